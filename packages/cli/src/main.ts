@@ -1,0 +1,26 @@
+import { Command, CommanderError } from 'commander';
+import { registerUrlCommand } from './commands/url';
+import { registerMirrorCommand } from './commands/mirror';
+
+/** Builds the `ccpipe` command tree. Commands only parse arguments and call the services' mains. */
+export function buildProgram(): Command {
+  const program = new Command('ccpipe')
+    .description('Common Crawl and WARC collections into a versioned Domain → Datasets → URLs index')
+    .version('0.1.0')
+    .exitOverride();
+  registerUrlCommand(program);
+  registerMirrorCommand(program);
+  return program;
+}
+
+/** Runs the CLI; resolves to the process exit code. */
+export async function main(argv: string[]): Promise<number> {
+  process.exitCode = 0;
+  try {
+    await buildProgram().parseAsync(argv);
+  } catch (err) {
+    if (err instanceof CommanderError) return err.exitCode;
+    throw err;
+  }
+  return typeof process.exitCode === 'number' ? process.exitCode : 0;
+}
