@@ -5,3 +5,4 @@ export * from './warc';
 export * from './url';
 export * from './keys';
 export * from './extract';
+export * from './ingest';
