@@ -1,0 +1,25 @@
+import { CcpError } from '../errors';
+import { BatchFormatError } from './batch';
+import { queueActionFor } from './queue-action';
+
+describe('queueActionFor', () => {
+  it('acks success', () => expect(queueActionFor({ ok: true })).toEqual({ action: 'ack' }));
+
+  it('dead-letters batches that can never succeed', () => {
+    expect(queueActionFor({ ok: false, error: new BatchFormatError('bad') })).toEqual({
+      action: 'dead-letter',
+      reason: 'CCP_ERR_BATCH_FORMAT',
+    });
+  });
+
+  it('requeues retryable and unexpected failures (the delivery limit bounds them)', () => {
+    const transient = new CcpError('CCP_ERR_STORE_UNAVAILABLE', 'store down', { retryable: true });
+    expect(queueActionFor({ ok: false, error: transient }).action).toBe('requeue');
+    expect(queueActionFor({ ok: false, error: new TypeError('bug') })).toEqual({ action: 'requeue', reason: 'CCP_ERR_UNEXPECTED' });
+  });
+
+  it('crashes on local system failures', () => {
+    const enospc = Object.assign(new Error('no space left on device'), { code: 'ENOSPC' });
+    expect(queueActionFor({ ok: false, error: enospc })).toEqual({ action: 'crash', reason: 'ENOSPC' });
+  });
+});
