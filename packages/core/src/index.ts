@@ -6,3 +6,4 @@ export * from './url';
 export * from './keys';
 export * from './extract';
 export * from './ingest';
+export * from './ports';

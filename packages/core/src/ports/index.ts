@@ -1,0 +1,4 @@
+export type * from './range-reader';
+export type * from './batch-queue';
+export type * from './object-store';
+export type * from './clock';
