@@ -1,1 +1,3 @@
-export {};
+export * from './cluster-idx';
+export * from './cdx-line';
+export * from './zipnum';

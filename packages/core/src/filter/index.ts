@@ -1,1 +1,2 @@
-export {};
+export * from './filter-spec';
+export * from './compile-filter';

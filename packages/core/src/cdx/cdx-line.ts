@@ -1,0 +1,248 @@
+import { FormatError } from '../errors';
+import { parseDecimal } from './cluster-idx';
+
+/**
+ * One capture from a Common Crawl CDX line (`SURT TIMESTAMP {json}`). JSON values are all strings in the
+ * file; `length`/`offset` are turned into numbers, `languages` into a list (primary first, `[]` when absent).
+ * Every optional field is present as a property (possibly `undefined`) so that all records share one shape.
+ */
+export interface CdxRecord {
+  surt: string;
+  timestamp: string;
+  url: string;
+  mime?: string | undefined;
+  /** `mime-detected` in the file. */
+  mimeDetected?: string | undefined;
+  status?: string | undefined;
+  digest?: string | undefined;
+  /** Length in bytes of the WARC record's gzip member. */
+  length: number;
+  /** Offset of the WARC record's gzip member in `filename`. */
+  offset: number;
+  /** WARC path relative to the crawl-data root, e.g. `crawl-data/CC-MAIN-…/warc/….warc.gz`. */
+  filename: string;
+  charset?: string | undefined;
+  /** Up to three CLD2 ISO-639-3 codes, primary first; `[]` when the line has no `languages`. */
+  languages: string[];
+  redirect?: string | undefined;
+  /** Written instead of `charset` by some index versions (seen in CC-MAIN-2025-33 API output). */
+  encoding?: string | undefined;
+  /** Why the WARC payload was truncated (`length`, `time`, `disconnect`), when it was. */
+  truncated?: string | undefined;
+  /** Fields this parser does not know, kept as strings so that formatting loses nothing. */
+  extra?: Record<string, string> | undefined;
+  /**
+   * The JSON keys in file order, set only when it differs from {@link CDX_FIELD_ORDER} or the line has
+   * unknown keys; lets {@link formatCdxLine} reproduce such lines byte for byte.
+   */
+  keyOrder?: string[] | undefined;
+}
+
+/** Error code of a CDX line that cannot be parsed. */
+export const CDX_LINE_ERROR = 'CCP_ERR_CDX_LINE';
+
+/** Why a CDX line was rejected: a small closed set, safe as a metric label. */
+export type CdxLineReason = 'shape' | 'timestamp' | 'json' | 'value_type' | 'missing_field' | 'number';
+
+/**
+ * The order Common Crawl writes the JSON keys in. Checked on every real line in the corpus (CC-MAIN-2021-43,
+ * 2024-30, the 2025-33 API output and cc-mirror-dev): `redirect` comes right after `filename` and before
+ * `charset`; `encoding` (newer indexes) after `languages`.
+ */
+export const CDX_FIELD_ORDER = [
+  'url', 'mime', 'mime-detected', 'status', 'digest', 'length', 'offset', 'filename',
+  'redirect', 'charset', 'languages', 'encoding', 'truncated',
+] as const;
+
+function fail(reason: CdxLineReason, message: string, line: string, lineNo: number | undefined, cause?: unknown): FormatError {
+  return new FormatError(CDX_LINE_ERROR, `bad CDX line: ${message}`, {
+    cause,
+    detail: { lineNo, reason, excerpt: line.slice(0, 200) },
+  });
+}
+
+/** The reason a CDX line was rejected, read from a FormatError thrown by {@link parseCdxLine}. */
+export function cdxLineReason(err: unknown): CdxLineReason | 'unexpected' {
+  const d = err instanceof FormatError ? err.detail : undefined;
+  return (d?.reason as CdxLineReason | undefined) ?? 'unexpected';
+}
+
+function newRecord(surt: string, timestamp: string): CdxRecord {
+  return {
+    surt, timestamp, url: '', mime: undefined, mimeDetected: undefined, status: undefined, digest: undefined,
+    length: -1, offset: -1, filename: '', charset: undefined, languages: NO_LANGUAGES, redirect: undefined,
+    encoding: undefined, truncated: undefined, extra: undefined, keyOrder: undefined,
+  };
+}
+
+// Shared empty list for lines without `languages`; frozen so that no caller can grow it for everyone.
+const NO_LANGUAGES = Object.freeze([]) as unknown as string[];
+
+/**
+ * Stores one key/value. Returns the key's rank in CDX_FIELD_ORDER, -1 for an unknown key, -2 for a bad number.
+ */
+function assign(rec: CdxRecord, key: string, v: string): number {
+  switch (key) {
+    case 'url': rec.url = v; return 0;
+    case 'mime': rec.mime = v; return 1;
+    case 'mime-detected': rec.mimeDetected = v; return 2;
+    case 'status': rec.status = v; return 3;
+    case 'digest': rec.digest = v; return 4;
+    case 'length': return (rec.length = parseDecimal(v)) < 0 ? -2 : 5;
+    case 'offset': return (rec.offset = parseDecimal(v)) < 0 ? -2 : 6;
+    case 'filename': rec.filename = v; return 7;
+    case 'redirect': rec.redirect = v; return 8;
+    case 'charset': rec.charset = v; return 9;
+    case 'languages': rec.languages = v.length === 0 ? [] : v.split(','); return 10;
+    case 'encoding': rec.encoding = v; return 11;
+    case 'truncated': rec.truncated = v; return 12;
+    default:
+      (rec.extra ??= {})[key] = v;
+      return -1;
+  }
+}
+
+/**
+ * Scans `{"k": "v", "k": "v"}` exactly as Common Crawl writes it, between `open` (the `{`) and `close` (the
+ * `}`). Only called when the JSON has no backslash, so a `"` always ends a string. Returns 0 on success,
+ * 1 when the text deviates from that exact layout (the caller falls back to JSON.parse), -2 on a bad number,
+ * 2 when the keys are out of the usual order or unknown (the caller records keyOrder).
+ */
+function scan(line: string, open: number, close: number, rec: CdxRecord): number {
+  let p = open + 1;
+  if (p === close) return 0;
+  let last = -1;
+  let irregular = false;
+  for (;;) {
+    if (line.charCodeAt(p) !== 34) return 1;
+    const kEnd = line.indexOf('"', p + 1);
+    if (kEnd < 0 || kEnd + 3 >= close) return 1;
+    if (line.charCodeAt(kEnd + 1) !== 58 || line.charCodeAt(kEnd + 2) !== 32 || line.charCodeAt(kEnd + 3) !== 34) return 1;
+    const vStart = kEnd + 4;
+    const vEnd = line.indexOf('"', vStart);
+    if (vEnd < 0 || vEnd >= close) return 1;
+    const rank = assign(rec, line.slice(p + 1, kEnd), line.slice(vStart, vEnd));
+    if (rank === -2) return -2;
+    if (rank <= last) irregular = true;
+    else last = rank;
+    p = vEnd + 1;
+    if (p === close) return irregular ? 2 : 0;
+    if (line.charCodeAt(p) !== 44 || line.charCodeAt(p + 1) !== 32) return 1;
+    p += 2;
+  }
+}
+
+/** Slow path: any valid JSON object of string values (escapes, other spacing). */
+function parseJsonFields(line: string, open: number, close: number, rec: CdxRecord, lineNo: number | undefined): void {
+  let obj: unknown;
+  try {
+    obj = JSON.parse(line.slice(open, close + 1));
+  } catch (err) {
+    throw fail('json', 'JSON part does not parse', line, lineNo, err);
+  }
+  if (obj === null || typeof obj !== 'object' || Array.isArray(obj)) throw fail('json', 'JSON part is not an object', line, lineNo);
+  let last = -1;
+  let irregular = false;
+  const keys = Object.keys(obj);
+  for (const key of keys) {
+    const v = (obj as Record<string, unknown>)[key];
+    if (typeof v !== 'string') throw fail('value_type', `value of "${key.slice(0, 40)}" is not a string`, line, lineNo);
+    const rank = assign(rec, key, v);
+    if (rank === -2) throw fail('number', `${key} is not a decimal number`, line, lineNo);
+    if (rank <= last) irregular = true;
+    else last = rank;
+  }
+  if (irregular) rec.keyOrder = keys;
+}
+
+/**
+ * Parses one CDX line `SURT TIMESTAMP {json}`, splitting on the first two spaces. A hand-rolled scanner
+ * handles Common Crawl's exact layout; a line with a backslash or any other spacing goes through JSON.parse.
+ * A trailing `\r` is tolerated. Pure and idempotent.
+ * @param lineNo only used in the error detail.
+ * @throws FormatError `CCP_ERR_CDX_LINE` with `detail.reason` ({@link CdxLineReason}), `detail.lineNo`
+ *   and an excerpt when: fewer than three parts, the timestamp is not 14 digits, the JSON is invalid or
+ *   not an object of strings, `url`/`filename`/`length`/`offset` are missing, or a number is not decimal.
+ */
+export function parseCdxLine(line: string, lineNo?: number): CdxRecord {
+  const sp1 = line.indexOf(' ');
+  const sp2 = sp1 > 0 ? line.indexOf(' ', sp1 + 1) : -1;
+  if (sp2 < 0) throw fail('shape', 'expected "SURT TIMESTAMP {json}"', line, lineNo);
+  if (sp2 - sp1 - 1 !== 14 || parseDecimal(line, sp1 + 1, sp2) < 0) throw fail('timestamp', 'timestamp is not 14 digits', line, lineNo);
+  let close = line.length - 1;
+  if (line.charCodeAt(close) === 13) close--;
+  const open = sp2 + 1;
+  if (line.charCodeAt(open) !== 123 || line.charCodeAt(close) !== 125) throw fail('json', 'JSON part is not an object', line, lineNo);
+  const rec = newRecord(line.slice(0, sp1), line.slice(sp1 + 1, sp2));
+  const r = line.indexOf('\\', open) >= 0 ? 1 : scan(line, open, close, rec);
+  if (r === 1) {
+    parseJsonFields(line, open, close, newRecordInto(rec), lineNo);
+  } else if (r === -2) {
+    throw fail('number', 'length/offset is not a decimal number', line, lineNo);
+  } else if (r === 2) {
+    rec.keyOrder = Object.keys(JSON.parse(line.slice(open, close + 1)) as object);
+  }
+  if (rec.url.length === 0) throw fail('missing_field', 'no url', line, lineNo);
+  if (rec.filename.length === 0) throw fail('missing_field', 'no filename', line, lineNo);
+  if (rec.length < 0) throw fail('missing_field', 'no length', line, lineNo);
+  if (rec.offset < 0) throw fail('missing_field', 'no offset', line, lineNo);
+  return rec;
+}
+
+/** Resets the fields a failed fast scan may have set, keeping surt/timestamp. */
+function newRecordInto(rec: CdxRecord): CdxRecord {
+  Object.assign(rec, newRecord(rec.surt, rec.timestamp));
+  return rec;
+}
+
+const NEEDS_ESCAPE = /["\\\u0000-\u001f]/;
+const NON_ASCII = /[\u007f-\uffff]/g;
+
+function quote(v: string, ensureAscii: boolean): string {
+  let s = NEEDS_ESCAPE.test(v) ? JSON.stringify(v) : `"${v}"`;
+  if (ensureAscii) s = s.replace(NON_ASCII, (c) => (c === '\u007f' ? c : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`));
+  return s;
+}
+
+function fieldValue(rec: CdxRecord, key: string): string | undefined {
+  switch (key) {
+    case 'url': return rec.url;
+    case 'mime': return rec.mime;
+    case 'mime-detected': return rec.mimeDetected;
+    case 'status': return rec.status;
+    case 'digest': return rec.digest;
+    case 'length': return String(rec.length);
+    case 'offset': return String(rec.offset);
+    case 'filename': return rec.filename;
+    case 'redirect': return rec.redirect;
+    case 'charset': return rec.charset;
+    case 'languages': return rec.languages.length === 0 ? undefined : rec.languages.join(',');
+    case 'encoding': return rec.encoding;
+    case 'truncated': return rec.truncated;
+    default: return rec.extra?.[key];
+  }
+}
+
+/** Options of {@link formatCdxLine}. */
+export interface FormatCdxOptions {
+  /** Escape non-ASCII as `\uXXXX` like Python's json.dumps default. Default false: UTF-8 as is. */
+  ensureAscii?: boolean;
+}
+
+/**
+ * Writes a record in Common Crawl's exact layout: `SURT TIMESTAMP {"url": "…", "mime": "…", …}` with
+ * `", "` and `": "` separators, keys in {@link CDX_FIELD_ORDER} (or the record's `keyOrder`), then any
+ * `extra` keys; undefined fields and empty `languages` are left out. No trailing newline.
+ * `parseCdxLine` then `formatCdxLine` gives back every real corpus line byte for byte. Pure.
+ */
+export function formatCdxLine(rec: CdxRecord, options: FormatCdxOptions = {}): string {
+  const ascii = options.ensureAscii === true;
+  const keys: readonly string[] = rec.keyOrder ?? [...CDX_FIELD_ORDER, ...Object.keys(rec.extra ?? {})];
+  let out = '';
+  for (const key of keys) {
+    const v = fieldValue(rec, key);
+    if (v === undefined) continue;
+    out += `${out.length === 0 ? '' : ', '}${quote(key, ascii)}: ${quote(v, ascii)}`;
+  }
+  return `${rec.surt} ${rec.timestamp} {${out}}`;
+}
