@@ -1,0 +1,134 @@
+import { readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { gunzipSync, gzipSync } from 'node:zlib';
+import { hasCode } from '../errors';
+import { formatCdxLine, parseCdxLine } from './cdx-line';
+import { clusterIdxKey, parseClusterIdx } from './cluster-idx';
+import { inflateCdxBlock, parseCdxBlock, writeZipNumShard } from './zipnum';
+
+const CORPUS = join(resolve(__dirname, '../../../..'), '../shared/corpus');
+const MIRROR = join(CORPUS, 'cc-mirror-dev');
+const CRAWLS = ['CC-MAIN-2030-40', 'CC-MAIN-2030-44'];
+const lines = (t: string): string[] => t.split('\n').filter((l) => l.length > 0);
+
+interface Oracle {
+  crawls: Record<string, { cdx_lines: number; kept_captures: number; blocks: number }>;
+}
+const oracle = JSON.parse(readFileSync(join(MIRROR, 'oracle.json'), 'utf8')) as Oracle;
+
+function loadCrawl(crawl: string) {
+  const dir = join(MIRROR, 'cc-index/collections', crawl, 'indexes');
+  const entries = parseClusterIdx(readFileSync(join(dir, 'cluster.idx'), 'utf8'));
+  const shards = new Map<string, Buffer>();
+  const shard = (name: string): Buffer => {
+    let b = shards.get(name);
+    if (!b) shards.set(name, (b = readFileSync(join(dir, name))));
+    return b;
+  };
+  const blocks = entries.map((e) => shard(e.shard).subarray(e.offset, e.offset + e.length));
+  return { entries, blocks, shard };
+}
+
+describe('parseCdxBlock on cc-mirror-dev', () => {
+  test.each(CRAWLS)('%s: every block parses cleanly, starts at its cluster.idx key, and lines add up to the oracle', (crawl) => {
+    const { entries, blocks } = loadCrawl(crawl);
+    expect(entries.length).toBe(oracle.crawls[crawl]!.blocks);
+    let total = 0;
+    blocks.forEach((gz, i) => {
+      const { records, errors, lines: n } = parseCdxBlock(gz);
+      expect(errors).toEqual([]);
+      expect(records.length).toBe(n);
+      expect(clusterIdxKey(records[0]!)).toBe(clusterIdxKey(entries[i]!));
+      total += n;
+    });
+    expect(total).toBe(oracle.crawls[crawl]!.cdx_lines);
+  });
+
+  test('one bad line is reported with its line number and reason; the rest of the block is kept', () => {
+    const { blocks } = loadCrawl(CRAWLS[0]!);
+    const text = lines(gunzipSync(blocks[3]!).toString('utf8'));
+    const broken = [...text];
+    broken[9] = broken[9]!.replace(/"offset": "\d+"/, '"offset": "x"');
+    broken[20] = broken[20]!.slice(0, broken[20]!.indexOf(' {') + 30); // cut inside the JSON
+    const { records, errors, lines: n } = parseCdxBlock(gzipSync(`${broken.join('\n')}\n`));
+    expect(n).toBe(text.length);
+    expect(records.length).toBe(text.length - 2);
+    expect(errors.map((e) => [e.lineNo, e.reason])).toEqual([[10, 'number'], [21, 'json']]);
+    expect(hasCode(errors[0]!.error, 'CCP_ERR_CDX_LINE')).toBe(true);
+    expect(records.map((r) => formatCdxLine(r))).toEqual(text.filter((_l, i) => i !== 9 && i !== 20));
+  });
+
+  test('bytes that are not gzip give CCP_ERR_CDX_BLOCK', () => {
+    const { blocks } = loadCrawl(CRAWLS[0]!);
+    const cut = blocks[0]!.subarray(0, blocks[0]!.length - 30);
+    expect(() => parseCdxBlock(cut)).toThrow(expect.objectContaining({ code: 'CCP_ERR_CDX_BLOCK' }));
+    expect(() => inflateCdxBlock(Buffer.from('not gzip'))).toThrow(expect.objectContaining({ code: 'CCP_ERR_CDX_BLOCK' }));
+  });
+});
+
+describe('other real ZipNum data', () => {
+  test('cdx_toolkit filtered cdx-00187.gz (one member) gives the same records as its plain text', () => {
+    const gz = readFileSync(join(CORPUS, 'cocrawler-cdx_toolkit/warc_by_cdx/filtered_CC-MAIN-2024-30_cdx-00187.gz'));
+    const plain = lines(readFileSync(join(CORPUS, 'cocrawler-cdx_toolkit/warc_by_cdx/cdx-00187'), 'utf8'));
+    const { records, errors } = parseCdxBlock(gz);
+    expect(errors).toEqual([]);
+    expect(records).toEqual(plain.map((l) => parseCdxLine(l)));
+  });
+
+  test('pywb sample: every cluster.idx entry\'s block inflates and its first line starts with the entry key', () => {
+    const idx = parseClusterIdx(readFileSync(join(CORPUS, 'webrecorder-pywb-sample_archive/zipcdx/zipnum-sample.idx'), 'utf8'));
+    const data = readFileSync(join(CORPUS, 'webrecorder-pywb-sample_archive/zipcdx/zipnum-sample.cdx.gz'));
+    expect(idx.length).toBeGreaterThan(30);
+    let end = 0;
+    for (const e of idx) {
+      const blockLines = lines(inflateCdxBlock(data.subarray(e.offset, e.offset + e.length)).toString('utf8'));
+      expect(blockLines[0]!.startsWith(`${clusterIdxKey(e)} `)).toBe(true);
+      end = e.offset + e.length;
+      // Classic 11-field CDX, not CC's JSON: each line is reported, none throws.
+      const { records, errors } = parseCdxBlock(data.subarray(e.offset, e.offset + e.length));
+      expect(records).toEqual([]);
+      expect(errors.map((x) => x.reason)).toEqual(blockLines.map(() => 'json'));
+    }
+    expect(end).toBe(data.length);
+  });
+});
+
+describe('writeZipNumShard', () => {
+  test.each(CRAWLS)('%s: rewriting each shard with 50-line blocks reproduces cluster.idx keys, shard names and block numbers', (crawl) => {
+    const { entries, shard } = loadCrawl(crawl);
+    const names = [...new Set(entries.map((e) => e.shard))];
+    let nextBlockNo = 1;
+    for (const name of names) {
+      const shardLines = lines(gunzipSync(shard(name)).toString('utf8'));
+      const { data, entries: written } = writeZipNumShard(shardLines, { shard: name, blockSize: 50, startBlockNo: nextBlockNo });
+      const real = entries.filter((e) => e.shard === name);
+      expect(written.map((e) => [e.surt, e.timestamp, e.shard, e.blockNo])).toEqual(real.map((e) => [e.surt, e.timestamp, e.shard, e.blockNo]));
+      nextBlockNo += written.length;
+      // Each entry addresses one member that inflates alone to its own lines.
+      const back: string[] = [];
+      for (const e of written) {
+        const { records, errors } = parseCdxBlock(data.subarray(e.offset, e.offset + e.length));
+        expect(errors).toEqual([]);
+        expect(records.length).toBeLessThanOrEqual(50);
+        back.push(...records.map((r) => formatCdxLine(r)));
+      }
+      expect(back).toEqual(shardLines);
+      expect(written[written.length - 1]!.offset + written[written.length - 1]!.length).toBe(data.length);
+      expect(gunzipSync(data).toString('utf8')).toBe(`${shardLines.join('\n')}\n`);
+    }
+  });
+
+  test('default block size is 3000 lines; the output is deterministic', () => {
+    const plain = lines(readFileSync(join(CORPUS, 'cocrawler-cdx_toolkit/warc_by_cdx/cdx-00187'), 'utf8'));
+    const many = [...plain, ...plain, ...plain].sort();
+    const a = writeZipNumShard(many, { shard: 'cdx-00007.gz', startBlockNo: 11 });
+    expect(a.entries.map((e) => e.blockNo)).toEqual([11, 12]);
+    expect(parseCdxBlock(a.data.subarray(0, a.entries[0]!.length)).records.length).toBe(3000);
+    expect(writeZipNumShard(many, { shard: 'cdx-00007.gz', startBlockNo: 11 }).data.equals(a.data)).toBe(true);
+    expect(writeZipNumShard([], { shard: 'cdx-00000.gz' })).toEqual({ data: Buffer.alloc(0), entries: [] });
+  });
+
+  test('a first line without "SURT TIMESTAMP " is refused with a typed error', () => {
+    expect(() => writeZipNumShard(['nospace'], { shard: 'cdx-00000.gz' })).toThrow(expect.objectContaining({ code: 'CCP_ERR_CDX_LINE' }));
+  });
+});
