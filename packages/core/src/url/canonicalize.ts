@@ -1,0 +1,87 @@
+import { normalizePercent } from './percent';
+import { registeredDomainsOfHost } from './registered-domain';
+import { buildSurt } from './surt';
+import { UrlError } from './url-error';
+
+/** An http(s) URL in the one form the index stores, plus the parts every stage needs. */
+export interface CanonicalUrl {
+  /** The input, untouched. */
+  raw: string;
+  /** Canonical serialisation: `scheme://host[:port]path[?query]` (see docs/urls.md). */
+  url: string;
+  scheme: 'http' | 'https';
+  /** Lower-case ASCII (punycode) host without trailing dot; IPv4 dotted-quad; IPv6 in brackets. */
+  host: string;
+  /** null for the scheme's default port. */
+  port: number | null;
+  /** Starts with `/`; dot segments resolved, `//` runs collapsed, percent-escapes normalised. */
+  path: string;
+  /** Without the `?`; parameters stably sorted by key; '' when there is none. */
+  query: string;
+  /** ICANN-section registered domain (eTLD+1); the IP for IP hosts; null when the host is a public suffix. */
+  domain: string | null;
+  /** Registered domain with the PSL private section too (`x.blogspot.com`, `x.github.io`). */
+  privateDomain: string | null;
+  /** Common Crawl CDX key (`com,example)/path?a=1`). */
+  surt: string;
+}
+
+function canonicalPath(pathname: string): string {
+  const p = pathname.includes('//') ? pathname.replace(/\/{2,}/g, '/') : pathname;
+  return normalizePercent(p);
+}
+
+function keyOf(param: string): string {
+  const eq = param.indexOf('=');
+  return eq < 0 ? param : param.slice(0, eq);
+}
+
+/** Query without `?`: escapes normalised, empty parameters dropped, stable sort on key only. */
+export function canonicalQuery(search: string): string {
+  if (search.length <= 1) return '';
+  const q = normalizePercent(search.charCodeAt(0) === 63 ? search.slice(1) : search);
+  if (!q.includes('&')) return q;
+  const params = q.split('&').filter((p) => p.length > 0);
+  let sorted = true;
+  for (let i = 1; i < params.length && sorted; i++) sorted = keyOf(params[i - 1] as string) <= keyOf(params[i] as string);
+  if (!sorted) {
+    // Array.prototype.sort is stable: duplicate keys keep their relative order
+    const keyed = params.map((p) => ({ k: keyOf(p), p }));
+    keyed.sort((a, b) => (a.k < b.k ? -1 : a.k > b.k ? 1 : 0));
+    return keyed.map((x) => x.p).join('&');
+  }
+  return params.length === 0 ? '' : params.join('&');
+}
+
+/**
+ * Canonicalises an absolute http(s) URL: WHATWG parse (lower-case scheme and host, IDNA → punycode,
+ * IPv4 forms normalised, default port dropped, dot segments resolved), then: fragment and userinfo
+ * dropped, trailing dot of the host dropped, `//` runs in the path collapsed, percent-escapes
+ * upper-cased and unreserved ones decoded, empty query parameters dropped and the rest stably
+ * sorted by key. Idempotent: `canonicalizeUrl(c.url).url === c.url`. Pure; parses the input once.
+ * @throws UrlError CCP_ERR_URL_INVALID when WHATWG rejects the input (relative URLs included),
+ *   CCP_ERR_URL_SCHEME when the scheme is not http/https.
+ */
+export function canonicalizeUrl(raw: string): CanonicalUrl {
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch (err) {
+    throw new UrlError('CCP_ERR_URL_INVALID', 'URL does not parse', raw, err);
+  }
+  const proto = u.protocol;
+  if (proto !== 'http:' && proto !== 'https:') throw new UrlError('CCP_ERR_URL_SCHEME', 'only http and https URLs are indexed', raw);
+  const scheme = proto === 'http:' ? 'http' : 'https';
+  let host = u.hostname;
+  if (host.endsWith('.')) host = host.slice(0, -1);
+  if (host.length === 0) throw new UrlError('CCP_ERR_URL_INVALID', 'URL has an empty host', raw);
+  const port = u.port === '' ? null : Number(u.port);
+  const pathname = u.pathname;
+  const search = u.search;
+  const path = canonicalPath(pathname);
+  const query = canonicalQuery(search);
+  const authority = port === null ? host : `${host}:${port}`;
+  const url = query.length === 0 ? `${scheme}://${authority}${path}` : `${scheme}://${authority}${path}?${query}`;
+  const { domain, privateDomain } = registeredDomainsOfHost(host);
+  return { raw, url, scheme, host, port, path, query, domain, privateDomain, surt: buildSurt(raw, host, port, pathname, search) };
+}
