@@ -5,6 +5,7 @@ const batch: Batch = {
   id: batchId('CC-MAIN-2024-30', 12345, 2),
   crawl: 'CC-MAIN-2024-30',
   dataset: 'CC-MAIN-2024-30',
+  datasetId: 1,
   blockNo: 12345,
   seq: 2,
   records: [

@@ -23,6 +23,8 @@ export const BatchSchema = z.object({
   id: z.string().regex(/^[A-Za-z0-9._-]+\/\d{8}\/\d{4}$/),
   crawl: z.string().min(1),
   dataset: z.string().min(1),
+  /** Stable id of `dataset` from the dataset registry (assigned by the batcher, the registry's one writer). */
+  datasetId: z.number().int().min(0).max(0xffffffff),
   blockNo: z.number().int().min(0),
   seq: z.number().int().min(0),
   records: z.array(BatchRecordSchema),
