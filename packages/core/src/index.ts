@@ -7,3 +7,4 @@ export * from './keys';
 export * from './extract';
 export * from './ingest';
 export * from './ports';
+export * from './config';

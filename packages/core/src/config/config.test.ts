@@ -1,0 +1,46 @@
+import { ConfigError, describeOptions, loadConfig } from './config';
+
+describe('loadConfig', () => {
+  it('applies defaults', () => {
+    const c = loadConfig({});
+    expect(c.data).toBe('./data');
+    expect(c.rabbitmqUrl).toBe('amqp://guest:guest@127.0.0.1:5672');
+    expect(c.baseUrl).toBe('https://data.commoncrawl.org');
+    expect(c.filterStatus).toEqual(['200']);
+    expect(c.filterLanguages).toEqual(['eng']);
+    expect(c.includeText).toBe(true);
+    expect(c.crawl).toBeUndefined();
+  });
+
+  it('takes env vars, and flags over env vars', () => {
+    const env = { CC_BASE_URL: 'http://127.0.0.1:8081', CCPIPE_BATCH_SIZE: '50', CCPIPE_INCLUDE_TEXT: 'false', CCPIPE_FILTER_STATUS: '200, 301' };
+    const c = loadConfig(env, { batchSize: '7', crawl: 'CC-MAIN-2030-40' });
+    expect(c.baseUrl).toBe('http://127.0.0.1:8081');
+    expect(c.batchSize).toBe(7);
+    expect(c.includeText).toBe(false);
+    expect(c.filterStatus).toEqual(['200', '301']);
+    expect(c.crawl).toBe('CC-MAIN-2030-40');
+  });
+
+  it('reports every problem at once, naming flag and env var', () => {
+    let err: unknown;
+    try {
+      loadConfig({ CCPIPE_BATCH_SIZE: 'many', RABBITMQ_URL: 'not a url' }, { crawl: '../etc' });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ConfigError);
+    const problems = (err as ConfigError).problems;
+    expect(problems).toHaveLength(3);
+    expect(problems.join('\n')).toMatch(/--batch-size \/ CCPIPE_BATCH_SIZE/);
+    expect(problems.join('\n')).toMatch(/--rabbitmq \/ RABBITMQ_URL/);
+    expect(problems.join('\n')).toMatch(/--crawl \/ CCPIPE_CRAWL/);
+  });
+
+  it('documents every option with a distinct env var and flag', () => {
+    const rows = describeOptions();
+    expect(new Set(rows.map((r) => r.env)).size).toBe(rows.length);
+    expect(new Set(rows.map((r) => r.flag)).size).toBe(rows.length);
+    for (const r of rows) expect(r.doc.length).toBeGreaterThan(5);
+  });
+});

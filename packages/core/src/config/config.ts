@@ -1,0 +1,92 @@
+import { z } from 'zod';
+import { CcpError } from '../errors';
+
+/** One configurable setting: its schema, the env var and CLI flag that set it, and what it means. */
+interface Option<S extends z.ZodType> {
+  schema: S;
+  env: string;
+  /** Long flag name without dashes, as commander stores it camel-cased under the option key. */
+  flag: string;
+  doc: string;
+}
+const opt = <S extends z.ZodType>(schema: S, env: string, flag: string, doc: string): Option<S> => ({ schema, env, flag, doc });
+
+const csv = z.preprocess(
+  (v) => (typeof v === 'string' ? v.split(',').map((s) => s.trim()).filter(Boolean) : v),
+  z.array(z.string()),
+);
+const bool = z.preprocess((v) => (typeof v === 'string' ? !/^(0|false|no|off)$/i.test(v.trim()) : v), z.boolean());
+const port = z.coerce.number().int().min(0).max(65535);
+
+/**
+ * Every setting of every service, in one table. Precedence: CLI flag, then environment variable, then default.
+ * Nothing else in ccpipe reads process.env.
+ */
+export const OPTIONS = {
+  data: opt(z.string().min(1).default('./data'), 'CCPIPE_DATA', 'data', 'data store: a directory (later s3://bucket/prefix)'),
+  logLevel: opt(z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'), 'LOG_LEVEL', 'log-level', 'pino log level'),
+  rabbitmqUrl: opt(z.string().url().default('amqp://guest:guest@127.0.0.1:5672'), 'RABBITMQ_URL', 'rabbitmq', 'AMQP URL of the broker'),
+  queuePrefix: opt(z.string().regex(/^[A-Za-z0-9._-]+$/).default('ccpipe'), 'CCPIPE_QUEUE_PREFIX', 'queue-prefix', 'prefix of queue names (<prefix>.batches, <prefix>.batches.dlq)'),
+  baseUrl: opt(z.string().url().default('https://data.commoncrawl.org'), 'CC_BASE_URL', 'base-url', 'where cluster.idx, CDX blocks and WARC files are read from'),
+  crawl: opt(z.string().regex(/^[A-Za-z0-9._-]+$/).optional(), 'CCPIPE_CRAWL', 'crawl', 'crawl name, e.g. CC-MAIN-2024-30'),
+  dataset: opt(z.string().regex(/^[A-Za-z0-9._-]+$/).optional(), 'CCPIPE_DATASET', 'dataset', 'dataset name (default: the crawl name)'),
+  clusterIdxDir: opt(z.string().default('./cluster-idx'), 'CCPIPE_CLUSTER_IDX_DIR', 'cluster-idx-dir', 'local copies of cluster.idx: <dir>/<crawl>/cluster.idx'),
+  metricsPort: opt(port.optional(), 'CCPIPE_METRICS_PORT', 'metrics-port', '/metrics port (batcher 9000, worker 9001 by default; 0 = any free port)'),
+  metricsHost: opt(z.string().default('0.0.0.0'), 'CCPIPE_METRICS_HOST', 'metrics-host', '/metrics bind address'),
+  batchSize: opt(z.coerce.number().int().min(1).max(10_000).default(500), 'CCPIPE_BATCH_SIZE', 'batch-size', 'records per published batch'),
+  maxBlocks: opt(z.coerce.number().int().min(1).optional(), 'CCPIPE_MAX_BLOCKS', 'max-blocks', 'stop after this many CDX blocks (sampling)'),
+  domainsFile: opt(z.string().optional(), 'CCPIPE_DOMAINS_FILE', 'domains', 'file of registered domains or hosts to target, one per line'),
+  filterStatus: opt(csv.default(['200']), 'CCPIPE_FILTER_STATUS', 'status', 'HTTP statuses to keep (comma-separated)'),
+  filterLanguages: opt(csv.default(['eng']), 'CCPIPE_FILTER_LANGUAGES', 'languages', 'languages to keep (ISO 639-3, comma-separated; empty = any)'),
+  filterLanguageMode: opt(z.enum(['contains', 'primary']).default('contains'), 'CCPIPE_FILTER_LANGUAGE_MODE', 'language-mode', 'match a language anywhere in the list, or only as primary'),
+  filterMimes: opt(csv.optional(), 'CCPIPE_FILTER_MIMES', 'mimes', 'mime types to keep (comma-separated)'),
+  filterUrlRegex: opt(z.string().optional(), 'CCPIPE_FILTER_URL_REGEX', 'url-regex', 'keep only URLs matching this regex'),
+  publishConfirmTimeoutMs: opt(z.coerce.number().int().min(100).default(30_000), 'CCPIPE_CONFIRM_TIMEOUT_MS', 'confirm-timeout-ms', 'publisher confirm timeout'),
+  prefetch: opt(z.coerce.number().int().min(1).max(1000).default(2), 'CCPIPE_PREFETCH', 'prefetch', 'batches a worker holds unacknowledged'),
+  concurrency: opt(z.coerce.number().int().min(1).max(512).default(16), 'CCPIPE_CONCURRENCY', 'concurrency', 'record fetches in flight per worker'),
+  extractThreads: opt(z.coerce.number().int().min(1).max(64).optional(), 'CCPIPE_EXTRACT_THREADS', 'extract-threads', 'extraction worker threads (default: CPU count)'),
+  extractTimeoutMs: opt(z.coerce.number().int().min(10).default(10_000), 'CCPIPE_EXTRACT_TIMEOUT_MS', 'extract-timeout-ms', 'per-document extraction time limit'),
+  dom: opt(z.enum(['linkedom', 'jsdom']).default('linkedom'), 'CCPIPE_DOM', 'dom', 'DOM implementation under Readability'),
+  includeText: opt(bool.default(true), 'CCPIPE_INCLUDE_TEXT', 'include-text', 'store extracted text in Parquet parts'),
+  parquetEngine: opt(z.enum(['parquet-wasm', 'duckdb']).default('parquet-wasm'), 'CCPIPE_PARQUET_ENGINE', 'parquet-engine', 'Parquet writer'),
+  rowGroupSize: opt(z.coerce.number().int().min(1).default(100_000), 'CCPIPE_ROW_GROUP_SIZE', 'row-group-size', 'rows per Parquet row group'),
+  connections: opt(z.coerce.number().int().min(1).max(1024).default(32), 'CCPIPE_CONNECTIONS', 'connections', 'HTTP connections per origin'),
+} as const;
+
+type Options = typeof OPTIONS;
+/** The resolved configuration. */
+export type Config = { [K in keyof Options]: z.output<Options[K]['schema']> };
+export type ConfigKey = keyof Options;
+
+/** The configuration could not be loaded; `problems` lists every one, each naming its flag and env var. */
+export class ConfigError extends CcpError {
+  readonly problems: string[];
+  constructor(problems: string[]) {
+    super('CCP_ERR_CONFIG', `invalid configuration:\n  - ${problems.join('\n  - ')}`, { retryable: false });
+    this.problems = problems;
+  }
+}
+
+/**
+ * Resolves the configuration from CLI flags (camel-cased keys as commander gives them) over environment variables
+ * over defaults. Unknown env vars are ignored. Throws {@link ConfigError} listing every invalid value at once.
+ * Pure: the caller passes `process.env` in.
+ */
+export function loadConfig(env: Record<string, string | undefined>, flags: Partial<Record<ConfigKey, unknown>> = {}): Config {
+  const out: Record<string, unknown> = {};
+  const problems: string[] = [];
+  for (const [key, o] of Object.entries(OPTIONS) as [ConfigKey, Option<z.ZodType>][]) {
+    const fromFlag = flags[key];
+    const raw = fromFlag !== undefined ? fromFlag : env[o.env];
+    const parsed = o.schema.safeParse(raw === '' ? undefined : raw);
+    if (parsed.success) out[key] = parsed.data;
+    else problems.push(`--${o.flag} / ${o.env}: ${parsed.error.issues.map((i) => i.message).join('; ')}`);
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return out as Config;
+}
+
+/** The options table as rows for help text and docs: key, flag, env, doc. */
+export function describeOptions(): { key: ConfigKey; flag: string; env: string; doc: string }[] {
+  return (Object.entries(OPTIONS) as [ConfigKey, Option<z.ZodType>][]).map(([key, o]) => ({ key, flag: o.flag, env: o.env, doc: o.doc }));
+}
