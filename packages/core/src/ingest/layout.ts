@@ -1,0 +1,29 @@
+import { batchKey } from './batch';
+
+/**
+ * Where everything lives in the data store (an ObjectStore: a directory or a bucket). Keys only; no I/O.
+ *
+ * ```
+ * datasets.json                                     dataset registry: name → stable UInt32 id
+ * batcher/<crawl>/checkpoint.json                   last block whose batches were all confirmed
+ * batches/dataset_id=<id>/<batch key>/part.parquet  the batch's rows (one per indexed capture)
+ * batches/dataset_id=<id>/<batch key>/postings.json domain → rows of the part (the merger's delta)
+ * batches/dataset_id=<id>/<batch key>/failures.jsonl one line per record that could not be indexed, with its reason
+ * batches/dataset_id=<id>/<batch key>/_SUCCESS.json completion marker, written last, with counts
+ * index/manifest.json, index/<version>/…            the merger's immutable index versions
+ * ```
+ * A batch's files are complete exactly when its marker exists; everything else in a batch folder without a marker
+ * is a leftover of a crash and is overwritten by the redelivered batch.
+ */
+export const layout = {
+  datasetRegistry: (): string => 'datasets.json',
+  batcherCheckpoint: (crawl: string): string => `batcher/${crawl}/checkpoint.json`,
+  batchesPrefix: (): string => 'batches/',
+  batchDir: (datasetId: number, id: string): string => `batches/dataset_id=${datasetId}/${batchKey(id)}`,
+  batchPart: (datasetId: number, id: string): string => `${layout.batchDir(datasetId, id)}/part.parquet`,
+  batchPostings: (datasetId: number, id: string): string => `${layout.batchDir(datasetId, id)}/postings.json`,
+  batchFailures: (datasetId: number, id: string): string => `${layout.batchDir(datasetId, id)}/failures.jsonl`,
+  batchMarker: (datasetId: number, id: string): string => `${layout.batchDir(datasetId, id)}/_SUCCESS.json`,
+  /** True when `key` is a batch completion marker. */
+  isBatchMarker: (key: string): boolean => key.startsWith('batches/') && key.endsWith('/_SUCCESS.json'),
+} as const;
