@@ -62,10 +62,10 @@ export function canonicalQuery(search: string): string {
  * @throws UrlError CCP_ERR_URL_INVALID when WHATWG rejects the input (relative URLs included),
  *   CCP_ERR_URL_SCHEME when the scheme is not http/https.
  */
-export function canonicalizeUrl(raw: string): CanonicalUrl {
+export function canonicalizeUrl(raw: string, base?: string): CanonicalUrl {
   let u: URL;
   try {
-    u = new URL(raw);
+    u = base === undefined ? new URL(raw) : new URL(raw, base);
   } catch (err) {
     throw new UrlError('CCP_ERR_URL_INVALID', 'URL does not parse', raw, err);
   }
@@ -73,8 +73,8 @@ export function canonicalizeUrl(raw: string): CanonicalUrl {
   if (proto !== 'http:' && proto !== 'https:') throw new UrlError('CCP_ERR_URL_SCHEME', 'only http and https URLs are indexed', raw);
   const scheme = proto === 'http:' ? 'http' : 'https';
   let host = u.hostname;
-  if (host.endsWith('.')) host = host.slice(0, -1);
-  if (host.length === 0) throw new UrlError('CCP_ERR_URL_INVALID', 'URL has an empty host', raw);
+  // 'example.com.' and 'example.com' are one site; a host of only dots ('http://./') stays as is
+  if (host.length > 1 && host.endsWith('.') && host.charCodeAt(host.length - 2) !== 46) host = host.slice(0, -1);
   const port = u.port === '' ? null : Number(u.port);
   const pathname = u.pathname;
   const search = u.search;
@@ -83,5 +83,5 @@ export function canonicalizeUrl(raw: string): CanonicalUrl {
   const authority = port === null ? host : `${host}:${port}`;
   const url = query.length === 0 ? `${scheme}://${authority}${path}` : `${scheme}://${authority}${path}?${query}`;
   const { domain, privateDomain } = registeredDomainsOfHost(host);
-  return { raw, url, scheme, host, port, path, query, domain, privateDomain, surt: buildSurt(raw, host, port, pathname, search) };
+  return { raw, url, scheme, host, port, path, query, domain, privateDomain, surt: buildSurt(base === undefined ? raw : u.href, host, port, pathname, search) };
 }

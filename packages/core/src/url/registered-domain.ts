@@ -78,7 +78,8 @@ export function registeredDomainOf(urlOrHost: string): string | null {
   } else {
     host = normalizeHost(urlOrHost);
   }
-  if (host.length === 0) return null;
+  // '.example.com' is not a host name (PSL test vectors expect null)
+  if (host.length === 0 || host.charCodeAt(0) === 46) return null;
   if (isIpHost(host)) return host;
   return getDomain(host, ICANN_OPTS);
 }
