@@ -45,6 +45,24 @@ function bomCharset(b: Uint8Array): string | undefined {
 
 const META = /<meta\b([^>]*)>/gi;
 
+// WHATWG index-windows-1252 for 0x80..0x9F (the rest of the table is latin1). Node 20.18.3+ decodes
+// `windows-1252` (and its labels latin1, iso-8859-1, ascii) as ISO-8859-1, turning these bytes into C1
+// controls (nodejs/node#60888), so this one encoding is decoded here.
+const CP1252_C1 = [
+  0x20ac, 0x81, 0x201a, 0x192, 0x201e, 0x2026, 0x2020, 0x2021, 0x2c6, 0x2030, 0x160, 0x2039, 0x152, 0x8d, 0x17d, 0x8f,
+  0x90, 0x2018, 0x2019, 0x201c, 0x201d, 0x2022, 0x2013, 0x2014, 0x2dc, 0x2122, 0x161, 0x203a, 0x153, 0x9d, 0x17e, 0x178,
+].map((c) => String.fromCharCode(c));
+
+/**
+ * Decodes bytes in a canonical WHATWG encoding (as returned by {@link resolveCharset}); windows-1252 is
+ * decoded per the WHATWG table whatever Node's TextDecoder does. Invalid sequences become U+FFFD. Pure.
+ */
+export function decodeBytes(bytes: Uint8Array, encoding: string): string {
+  if (encoding !== 'windows-1252') return new TextDecoder(encoding).decode(bytes);
+  const s = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
+  return s.replace(/[\x80-\x9f]/g, (c) => CP1252_C1[c.charCodeAt(0) - 0x80]!);
+}
+
 /**
  * The charset a `<meta charset>` or `<meta http-equiv="content-type" content="...; charset=...">` in the
  * first {@link META_PRESCAN_BYTES} bytes declares, resolved; comments are skipped. As the HTML standard
@@ -86,12 +104,12 @@ export function decodeHtml(payload: Uint8Array, opts: { contentType?: string } =
   const bom = bomCharset(payload);
   if (bom) return { text: new TextDecoder(bom).decode(payload), charset: bom, source: 'bom' };
   const fromHeader = resolveCharset(charsetFromContentType(opts.contentType));
-  if (fromHeader) return { text: new TextDecoder(fromHeader).decode(payload), charset: fromHeader, source: 'header' };
+  if (fromHeader) return { text: decodeBytes(payload, fromHeader), charset: fromHeader, source: 'header' };
   const fromMeta = sniffMetaCharset(payload);
-  if (fromMeta) return { text: new TextDecoder(fromMeta).decode(payload), charset: fromMeta, source: 'meta' };
+  if (fromMeta) return { text: decodeBytes(payload, fromMeta), charset: fromMeta, source: 'meta' };
   try {
     return { text: new TextDecoder('utf-8', { fatal: true }).decode(payload), charset: 'utf-8', source: 'fallback' };
   } catch {
-    return { text: new TextDecoder('windows-1252').decode(payload), charset: 'windows-1252', source: 'fallback' };
+    return { text: decodeBytes(payload, 'windows-1252'), charset: 'windows-1252', source: 'fallback' };
   }
 }

@@ -17,4 +17,4 @@ export {
 export { readWarcRecord } from './read-warc-record';
 export { readWarcRecordWithWarcio } from './read-warc-record-warcio';
 export { iterateWarcFile, type IterateWarcOptions, type WarcFileEntry } from './iterate-warc-file';
-export { decodeHtml, resolveCharset, charsetFromContentType, sniffMetaCharset, META_PRESCAN_BYTES, type CharsetSource, type DecodedHtml } from './decode-html';
+export { decodeHtml, decodeBytes, resolveCharset, charsetFromContentType, sniffMetaCharset, META_PRESCAN_BYTES, type CharsetSource, type DecodedHtml } from './decode-html';

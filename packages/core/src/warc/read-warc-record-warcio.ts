@@ -1,22 +1,11 @@
 import { HeaderList } from './header-list';
-import type { HttpResponse } from './http-response';
-import { DEFAULT_MAX_PAYLOAD_BYTES, type ReadWarcOptions, type WarcRecord } from './warc-record';
+import { parseHttpResponse, type HttpResponse } from './http-response';
+import { DEFAULT_MAX_HEADER_BYTES, DEFAULT_MAX_PAYLOAD_BYTES, type ReadWarcOptions, type WarcRecord } from './warc-record';
 import { WarcError } from './warc-error';
 
 // The few parts of warcio 2.4 used here, typed locally so @ccpipe/core does not pull warcio's typings.
-interface WarcioHeaders extends Iterable<[string, string]> {
-  get(name: string): string | null | undefined;
-}
-interface WarcioStatusAndHeaders {
-  statusline: string;
-  headers: WarcioHeaders;
-  readonly protocol: string | undefined;
-  readonly statusCode: string | number | undefined;
-  readonly statusText: string | undefined;
-}
 interface WarcioRecord {
-  warcHeaders: WarcioStatusAndHeaders;
-  httpHeaders: WarcioStatusAndHeaders | null;
+  warcHeaders: { statusline: string; headers: Iterable<[string, string]> };
   readFully(isContent?: boolean): Promise<Uint8Array>;
 }
 interface WarcioModule {
@@ -28,27 +17,27 @@ interface WarcioModule {
 let warcio: WarcioModule | undefined;
 function loadWarcio(): WarcioModule {
   // Loaded on first use: importing @ccpipe/core must not load warcio, pako and hash-wasm.
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
   warcio ??= require('warcio') as WarcioModule;
   return warcio;
 }
 
 /**
- * The same contract as `readWarcRecord`, read by warcio.js (`WARCParser`, pure-JS pako inflate), kept
- * selectable for comparison and as a second opinion on odd files. Differences: `block` is empty for
- * records whose HTTP head warcio parsed (warcio consumes the stream and does not keep it);
- * `http.decoding` only lists the header tokens (warcio undoes chunked/gzip/deflate/br itself and does
- * not say whether it succeeded); no header size caps. See docs/warc.md for why it is not the default.
- * Throws WarcError CCP_ERR_WARC_GZIP/CCP_ERR_WARC_HEADER (wrapping warcio's error) or
- * CCP_ERR_WARC_TRUNCATED when no record is found.
+ * The same contract and result as `readWarcRecord`, but the gzip member and the WARC head are read by
+ * warcio.js (`WARCParser`, pure-JS pako inflate). Kept selectable for comparison and as a second
+ * opinion on odd files; see docs/warc.md for why it is not the default (about 3-4x slower here).
+ * The HTTP head and payload are parsed by ccpipe's parser from the raw block warcio returns, because
+ * warcio's own HTTP path drops the block and silently returns a short payload for a truncated member.
+ * Throws WarcError: CCP_ERR_WARC_GZIP / CCP_ERR_WARC_HEADER (wrapping warcio's error),
+ * CCP_ERR_WARC_TRUNCATED (no record, or a block shorter than its Content-Length), CCP_ERR_HTTP_HEAD
+ * unless `opts.lenientHttp`. Idempotent.
  */
 export async function readWarcRecordWithWarcio(bytes: Uint8Array, opts: ReadWarcOptions = {}): Promise<WarcRecord> {
   const { WARCParser } = loadWarcio();
   let rec: WarcioRecord | null;
-  let content: Uint8Array;
+  let block: Uint8Array;
   try {
-    rec = await new WARCParser([bytes], { keepHeadersCase: true }).parse();
-    content = rec ? await rec.readFully(rec.httpHeaders !== null) : new Uint8Array(0);
+    rec = await new WARCParser([bytes], { keepHeadersCase: true, parseHttp: false }).parse();
+    block = rec ? await rec.readFully(false) : new Uint8Array(0);
   } catch (err) {
     throw new WarcError(bytes[0] === 0x1f ? 'CCP_ERR_WARC_GZIP' : 'CCP_ERR_WARC_HEADER', 'warcio could not read the record', {
       cause: err,
@@ -57,42 +46,37 @@ export async function readWarcRecordWithWarcio(bytes: Uint8Array, opts: ReadWarc
   }
   if (!rec) throw new WarcError('CCP_ERR_WARC_TRUNCATED', 'no WARC record in the bytes', { detail: { length: bytes.length } });
   const headers = new HeaderList([...rec.warcHeaders.headers]);
-  const cl = Number(headers.get('content-length') ?? NaN);
-  if (!Number.isFinite(cl)) throw new WarcError('CCP_ERR_WARC_HEADER', 'missing or invalid Content-Length');
+  const cl = headers.get('content-length');
+  if (cl === undefined || !/^\d{1,15}$/.test(cl)) throw new WarcError('CCP_ERR_WARC_HEADER', 'missing or invalid Content-Length');
+  const contentLength = Number(cl);
+  if (block.length < contentLength) {
+    throw new WarcError('CCP_ERR_WARC_TRUNCATED', 'record block shorter than its Content-Length', { detail: { contentLength, available: block.length } });
+  }
+  const type = headers.get('warc-type') ?? '';
+  const contentType = headers.get('content-type');
   let http: HttpResponse | undefined;
-  if (rec.httpHeaders) {
-    const hh = new HeaderList([...rec.httpHeaders.headers]);
-    const max = opts.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
-    const list = (n: string): string[] => hh.getAll(n).flatMap((v) => v.split(',').map((t) => t.trim().toLowerCase()).filter((t) => t && t !== 'identity'));
-    http = {
-      httpVersion: rec.httpHeaders.protocol ?? '',
-      status: Number(rec.httpHeaders.statusCode),
-      reason: rec.httpHeaders.statusText ?? '',
-      headers: hh,
-      headLength: -1,
-      payload: content.length > max ? content.subarray(0, max) : content,
-      decoding: {
-        transferEncoding: list('transfer-encoding'),
-        contentEncoding: list('content-encoding'),
-        applied: [],
-        storedDecoded: hh.has('x-crawler-transfer-encoding') || hh.has('x-crawler-content-encoding'),
-      },
-      payloadClipped: content.length > max,
-    };
+  let httpError: WarcError | undefined;
+  if (/^(response|revisit)$/i.test(type) && contentType !== undefined && /^application\/http\b/i.test(contentType)) {
+    try {
+      http = parseHttpResponse(block, opts.maxHeaderBytes ?? DEFAULT_MAX_HEADER_BYTES, opts.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES);
+    } catch (err) {
+      if (!opts.lenientHttp || !(err instanceof WarcError)) throw err;
+      httpError = err;
+    }
   }
   const uri = headers.get('warc-target-uri')?.trim();
   return {
     version: rec.warcHeaders.statusline.trim(),
     headers,
-    type: headers.get('warc-type') ?? '',
-    targetUri: uri && uri.startsWith('<') && uri.endsWith('>') ? uri.slice(1, -1) : uri,
+    type,
+    targetUri: uri && uri.length >= 2 && uri.startsWith('<') && uri.endsWith('>') ? uri.slice(1, -1).trim() : uri,
     date: headers.get('warc-date'),
     recordId: headers.get('warc-record-id'),
-    contentType: headers.get('content-type'),
-    contentLength: cl,
+    contentType,
+    contentLength,
     truncated: headers.get('warc-truncated'),
-    block: http ? new Uint8Array(0) : content,
+    block,
     http,
-    httpError: undefined,
+    httpError,
   };
 }
