@@ -2,7 +2,7 @@ import { HeaderList } from './header-list';
 
 const LF = 0x0a;
 const CR = 0x0d;
-const SP = 0x20;
+const SP = 0x20; // char codes, compared with charCodeAt
 const HT = 0x09;
 
 /** A header block (first line + `Name: value` fields) found in a byte buffer. */
@@ -38,37 +38,10 @@ export function parseHeadBlock(
 ): HeadBlock | HeadFailure {
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const stop = Math.min(limit, buf.length);
+  // Find the blank line with native byte search; decode the head once, then split it in JS.
   let pos = start;
-  let firstLine: string | undefined;
-  const entries: Array<[string, string]> = [];
-  let malformed = 0;
-
-  const takeLine = (a: number, b: number): void => {
-    if (firstLine === undefined) {
-      firstLine = buf.toString(charset, a, b).trim();
-      return;
-    }
-    const c0 = buf[a];
-    if ((c0 === SP || c0 === HT) && entries.length > 0) {
-      const prev = entries[entries.length - 1]!;
-      const more = buf.toString(charset, a, b).trim();
-      if (more) prev[1] = prev[1] ? `${prev[1]} ${more}` : more;
-      return;
-    }
-    const rel = buf.subarray(a, b).indexOf(0x3a);
-    const colon = a + rel;
-    if (rel < 0) {
-      malformed++;
-      return;
-    }
-    const name = buf.toString(charset, a, colon).trim();
-    if (!name) {
-      malformed++;
-      return;
-    }
-    entries.push([name, buf.toString(charset, colon + 1, b).trim()]);
-  };
-
+  let headEnd = -1; // end of the last header line (exclusive of its line break)
+  let end = -1; // just past the blank line
   for (;;) {
     if (pos >= stop) break;
     if (pos - start >= maxBytes) return 'too-large';
@@ -77,20 +50,50 @@ export function parseHeadBlock(
     if (nl < 0) {
       if (stop - start > maxBytes) return 'too-large';
       if (!allowUnterminated) return 'incomplete';
-      takeLine(pos, stop);
       pos = stop;
       break;
     }
     if (nl - start >= maxBytes) return 'too-large';
     const lineEnd = nl > pos && buf[nl - 1] === CR ? nl - 1 : nl;
     if (lineEnd === pos) {
-      if (firstLine === undefined) return 'empty';
-      return { firstLine, headers: new HeaderList(entries), end: nl + 1, complete: true, malformedLines: malformed };
+      if (pos === start) return 'empty';
+      headEnd = pos;
+      end = nl + 1;
+      break;
     }
-    takeLine(pos, lineEnd);
     pos = nl + 1;
   }
-  if (!allowUnterminated) return 'incomplete';
-  if (firstLine === undefined) return 'empty';
-  return { firstLine, headers: new HeaderList(entries), end: stop, complete: false, malformedLines: malformed };
+  const terminated = end >= 0;
+  if (!terminated) {
+    if (!allowUnterminated) return 'incomplete';
+    if (stop <= start) return 'empty';
+    headEnd = stop;
+    end = stop;
+  }
+  const lines = buf.toString(charset, start, headEnd).split('\n');
+  let firstLine: string | undefined;
+  const entries: Array<[string, string]> = [];
+  let malformed = 0;
+  for (const line of lines) {
+    if (firstLine === undefined) {
+      firstLine = line.trim();
+      continue;
+    }
+    const c0 = line.charCodeAt(0);
+    if (c0 === SP || c0 === HT) {
+      const more = line.trim();
+      const prev = entries[entries.length - 1];
+      if (prev === undefined) malformed++;
+      else if (more) prev[1] = prev[1] ? `${prev[1]} ${more}` : more;
+      continue;
+    }
+    const colon = line.indexOf(':');
+    const name = colon > 0 ? line.slice(0, colon).trim() : '';
+    if (!name) {
+      if (line.trim()) malformed++;
+      continue;
+    }
+    entries.push([name, line.slice(colon + 1).trim()]);
+  }
+  return { firstLine: firstLine ?? '', headers: new HeaderList(entries), end, complete: terminated, malformedLines: malformed };
 }

@@ -5,29 +5,34 @@
 export class HeaderList {
   /** `[name, value]` pairs in their original order and case; values trimmed of surrounding whitespace. */
   readonly entries: ReadonlyArray<readonly [string, string]>;
+  // Lower-cased names, computed once: records are looked up many times per parse.
+  readonly #lower: string[];
 
   constructor(entries: ReadonlyArray<readonly [string, string]>) {
     this.entries = entries;
+    this.#lower = entries.map(([k]) => k.toLowerCase());
+  }
+
+  #find(name: string, from: number): number {
+    return this.#lower.indexOf(name.toLowerCase(), from);
   }
 
   /** The first value of `name` (case-insensitive), or undefined. */
   get(name: string): string | undefined {
-    const want = name.toLowerCase();
-    for (const [k, v] of this.entries) if (k.toLowerCase() === want) return v;
-    return undefined;
+    const i = this.#find(name, 0);
+    return i < 0 ? undefined : this.entries[i]![1];
   }
 
   /** Every value of `name` (case-insensitive), in order. */
   getAll(name: string): string[] {
-    const want = name.toLowerCase();
     const out: string[] = [];
-    for (const [k, v] of this.entries) if (k.toLowerCase() === want) out.push(v);
+    for (let i = this.#find(name, 0); i >= 0; i = this.#find(name, i + 1)) out.push(this.entries[i]![1]);
     return out;
   }
 
   /** True when `name` occurs at least once (case-insensitive). */
   has(name: string): boolean {
-    return this.get(name) !== undefined;
+    return this.#find(name, 0) >= 0;
   }
 
   get size(): number {
