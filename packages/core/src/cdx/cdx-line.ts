@@ -54,10 +54,18 @@ export const CDX_FIELD_ORDER = [
   'redirect', 'charset', 'languages', 'encoding', 'truncated',
 ] as const;
 
-function fail(reason: CdxLineReason, message: string, line: string, lineNo: number | undefined, cause?: unknown): FormatError {
+/** Where a line sits, for error details only. */
+interface LineRef {
+  text: string;
+  start: number;
+  end: number;
+  lineNo: number | undefined;
+}
+
+function fail(reason: CdxLineReason, message: string, at: LineRef, cause?: unknown): FormatError {
   return new FormatError(CDX_LINE_ERROR, `bad CDX line: ${message}`, {
     cause,
-    detail: { lineNo, reason, excerpt: line.slice(0, 200) },
+    detail: { lineNo: at.lineNo, reason, excerpt: at.text.slice(at.start, Math.min(at.end, at.start + 200)) },
   });
 }
 
@@ -102,13 +110,55 @@ function assign(rec: CdxRecord, key: string, v: string): number {
   }
 }
 
+const KEY_PREFIX: readonly string[] = CDX_FIELD_ORDER.map((k) => `"${k}": "`);
+const KEY_FIRST: readonly number[] = CDX_FIELD_ORDER.map((k) => k.charCodeAt(0));
+const N_KEYS = CDX_FIELD_ORDER.length;
+
 /**
- * Scans `{"k": "v", "k": "v"}` exactly as Common Crawl writes it, between `open` (the `{`) and `close` (the
- * `}`). Only called when the JSON has no backslash, so a `"` always ends a string. Returns 0 on success,
- * 1 when the text deviates from that exact layout (the caller falls back to JSON.parse), -2 on a bad number,
- * 2 when the keys are out of the usual order or unknown (the caller records keyOrder).
+ * Fast path: `{"k": "v", "k": "v"}` exactly as Common Crawl writes it, keys in CDX_FIELD_ORDER, between
+ * `open` (the `{`) and `close` (the `}`). Keys are matched in place (no slicing). Only called when the JSON
+ * has no backslash, so a `"` always ends a string. Returns 0 on success, -2 on a bad number, 1 when the
+ * text deviates (other spacing, unknown or reordered keys): the caller then tries {@link scanAny}.
  */
-function scan(line: string, open: number, close: number, rec: CdxRecord): number {
+function scanCanonical(t: string, open: number, close: number, rec: CdxRecord): number {
+  let p = open + 1;
+  if (p === close) return 0;
+  let k = 0;
+  for (;;) {
+    const c = t.charCodeAt(p + 1);
+    while (k < N_KEYS && (KEY_FIRST[k] !== c || !t.startsWith(KEY_PREFIX[k]!, p))) k++;
+    if (k === N_KEYS) return 1;
+    const vStart = p + KEY_PREFIX[k]!.length;
+    const vEnd = t.indexOf('"', vStart);
+    if (vEnd < 0 || vEnd >= close) return 1;
+    switch (k) {
+      case 0: rec.url = t.slice(vStart, vEnd); break;
+      case 1: rec.mime = t.slice(vStart, vEnd); break;
+      case 2: rec.mimeDetected = t.slice(vStart, vEnd); break;
+      case 3: rec.status = t.slice(vStart, vEnd); break;
+      case 4: rec.digest = t.slice(vStart, vEnd); break;
+      case 5: if ((rec.length = parseDecimal(t, vStart, vEnd)) < 0) return -2; break;
+      case 6: if ((rec.offset = parseDecimal(t, vStart, vEnd)) < 0) return -2; break;
+      case 7: rec.filename = t.slice(vStart, vEnd); break;
+      case 8: rec.redirect = t.slice(vStart, vEnd); break;
+      case 9: rec.charset = t.slice(vStart, vEnd); break;
+      case 10: rec.languages = vEnd === vStart ? [] : t.slice(vStart, vEnd).split(','); break;
+      case 11: rec.encoding = t.slice(vStart, vEnd); break;
+      default: rec.truncated = t.slice(vStart, vEnd); break;
+    }
+    k++;
+    p = vEnd + 1;
+    if (p === close) return 0;
+    if (t.charCodeAt(p) !== 44 || t.charCodeAt(p + 1) !== 32) return 1;
+    p += 2;
+  }
+}
+
+/**
+ * Any key order, CC spacing, no backslash. Returns like {@link scanCanonical}, or 2 when the keys are out
+ * of the usual order or unknown (the caller records keyOrder).
+ */
+function scanAny(line: string, open: number, close: number, rec: CdxRecord): number {
   let p = open + 1;
   if (p === close) return 0;
   let last = -1;
@@ -133,22 +183,22 @@ function scan(line: string, open: number, close: number, rec: CdxRecord): number
 }
 
 /** Slow path: any valid JSON object of string values (escapes, other spacing). */
-function parseJsonFields(line: string, open: number, close: number, rec: CdxRecord, lineNo: number | undefined): void {
+function parseJsonFields(json: string, rec: CdxRecord, at: LineRef): void {
   let obj: unknown;
   try {
-    obj = JSON.parse(line.slice(open, close + 1));
+    obj = JSON.parse(json);
   } catch (err) {
-    throw fail('json', 'JSON part does not parse', line, lineNo, err);
+    throw fail('json', 'JSON part does not parse', at, err);
   }
-  if (obj === null || typeof obj !== 'object' || Array.isArray(obj)) throw fail('json', 'JSON part is not an object', line, lineNo);
+  if (obj === null || typeof obj !== 'object' || Array.isArray(obj)) throw fail('json', 'JSON part is not an object', at);
   let last = -1;
   let irregular = false;
   const keys = Object.keys(obj);
   for (const key of keys) {
     const v = (obj as Record<string, unknown>)[key];
-    if (typeof v !== 'string') throw fail('value_type', `value of "${key.slice(0, 40)}" is not a string`, line, lineNo);
+    if (typeof v !== 'string') throw fail('value_type', `value of "${key.slice(0, 40)}" is not a string`, at);
     const rank = assign(rec, key, v);
-    if (rank === -2) throw fail('number', `${key} is not a decimal number`, line, lineNo);
+    if (rank === -2) throw fail('number', `${key} is not a decimal number`, at);
     if (rank <= last) irregular = true;
     else last = rank;
   }
@@ -165,27 +215,37 @@ function parseJsonFields(line: string, open: number, close: number, rec: CdxReco
  *   not an object of strings, `url`/`filename`/`length`/`offset` are missing, or a number is not decimal.
  */
 export function parseCdxLine(line: string, lineNo?: number): CdxRecord {
-  const sp1 = line.indexOf(' ');
-  const sp2 = sp1 > 0 ? line.indexOf(' ', sp1 + 1) : -1;
-  if (sp2 < 0) throw fail('shape', 'expected "SURT TIMESTAMP {json}"', line, lineNo);
-  if (sp2 - sp1 - 1 !== 14 || parseDecimal(line, sp1 + 1, sp2) < 0) throw fail('timestamp', 'timestamp is not 14 digits', line, lineNo);
-  let close = line.length - 1;
-  if (line.charCodeAt(close) === 13) close--;
+  return parseCdxLineAt(line, 0, line.length, lineNo, line.indexOf('\\') >= 0);
+}
+
+/**
+ * {@link parseCdxLine} on `text.slice(start, end)` without copying it: the block parser's entry point.
+ * @param hasBackslash whether the line holds a `\` (the caller finds that once per block); when false the
+ *   scanner trusts that no JSON string is escaped. Throws as parseCdxLine.
+ */
+export function parseCdxLineAt(text: string, start: number, end: number, lineNo: number | undefined, hasBackslash: boolean): CdxRecord {
+  const sp1 = text.indexOf(' ', start);
+  const sp2 = sp1 > start && sp1 < end ? text.indexOf(' ', sp1 + 1) : -1;
+  if (sp2 < 0 || sp2 >= end) throw fail('shape', 'expected "SURT TIMESTAMP {json}"', { text, start, end, lineNo });
+  if (sp2 - sp1 - 1 !== 14 || parseDecimal(text, sp1 + 1, sp2) < 0) throw fail('timestamp', 'timestamp is not 14 digits', { text, start, end, lineNo });
+  let close = end - 1;
+  if (text.charCodeAt(close) === 13) close--;
   const open = sp2 + 1;
-  if (line.charCodeAt(open) !== 123 || line.charCodeAt(close) !== 125) throw fail('json', 'JSON part is not an object', line, lineNo);
-  const rec = newRecord(line.slice(0, sp1), line.slice(sp1 + 1, sp2));
-  const r = line.indexOf('\\', open) >= 0 ? 1 : scan(line, open, close, rec);
+  if (close <= open || text.charCodeAt(open) !== 123 || text.charCodeAt(close) !== 125) throw fail('json', 'JSON part is not an object', { text, start, end, lineNo });
+  const rec = newRecord(text.slice(start, sp1), text.slice(sp1 + 1, sp2));
+  let r = hasBackslash ? 1 : scanCanonical(text, open, close, rec);
+  if (r === 1 && !hasBackslash) r = scanAny(text, open, close, newRecordInto(rec));
   if (r === 1) {
-    parseJsonFields(line, open, close, newRecordInto(rec), lineNo);
+    parseJsonFields(text.slice(open, close + 1), newRecordInto(rec), { text, start, end, lineNo });
   } else if (r === -2) {
-    throw fail('number', 'length/offset is not a decimal number', line, lineNo);
+    throw fail('number', 'length/offset is not a decimal number', { text, start, end, lineNo });
   } else if (r === 2) {
-    rec.keyOrder = Object.keys(JSON.parse(line.slice(open, close + 1)) as object);
+    rec.keyOrder = Object.keys(JSON.parse(text.slice(open, close + 1)) as object);
   }
-  if (rec.url.length === 0) throw fail('missing_field', 'no url', line, lineNo);
-  if (rec.filename.length === 0) throw fail('missing_field', 'no filename', line, lineNo);
-  if (rec.length < 0) throw fail('missing_field', 'no length', line, lineNo);
-  if (rec.offset < 0) throw fail('missing_field', 'no offset', line, lineNo);
+  if (rec.url.length === 0) throw fail('missing_field', 'no url', { text, start, end, lineNo });
+  if (rec.filename.length === 0) throw fail('missing_field', 'no filename', { text, start, end, lineNo });
+  if (rec.length < 0) throw fail('missing_field', 'no length', { text, start, end, lineNo });
+  if (rec.offset < 0) throw fail('missing_field', 'no offset', { text, start, end, lineNo });
   return rec;
 }
 

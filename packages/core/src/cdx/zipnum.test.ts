@@ -58,6 +58,22 @@ describe('parseCdxBlock on cc-mirror-dev', () => {
     expect(records.map((r) => formatCdxLine(r))).toEqual(text.filter((_l, i) => i !== 9 && i !== 20));
   });
 
+  test('lines with JSON escapes amid plain lines parse like parseCdxLine, line by line', () => {
+    const { blocks } = loadCrawl(CRAWLS[1]!);
+    const text = lines(gunzipSync(blocks[5]!).toString('utf8'));
+    const mixed = [...text];
+    mixed[4] = mixed[4]!.replace(/"url": "([^"]*)"/, '"url": "$1?q=\\"x\\""');
+    mixed[30] = mixed[30]!.replace(/"mime": "text\/html"/, '"mime": "text\\/html"');
+    mixed[31] = mixed[31]!.replace('"url": "', '"url":"'); // other spacing, no backslash
+    const { records, errors } = parseCdxBlock(gzipSync(mixed.join('\r\n')));
+    expect(errors).toEqual([]);
+    expect(records).toEqual(mixed.map((l) => parseCdxLine(l)));
+    expect(records[4]!.url.endsWith('?q="x"')).toBe(true);
+    expect(records[30]!.mime).toBe('text/html');
+    // Lines after an escaped one still take the fast path and round-trip exactly.
+    expect(records.slice(32).map((r) => formatCdxLine(r))).toEqual(text.slice(32));
+  });
+
   test('bytes that are not gzip give CCP_ERR_CDX_BLOCK', () => {
     const { blocks } = loadCrawl(CRAWLS[0]!);
     const cut = blocks[0]!.subarray(0, blocks[0]!.length - 30);

@@ -1,6 +1,6 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { FormatError } from '../errors';
-import { cdxLineReason, parseCdxLine, type CdxLineReason, type CdxRecord } from './cdx-line';
+import { cdxLineReason, parseCdxLineAt, type CdxLineReason, type CdxRecord } from './cdx-line';
 import type { ClusterIdxEntry } from './cluster-idx';
 
 /** Error code of a ZipNum block that does not inflate. */
@@ -47,14 +47,16 @@ export function parseCdxText(text: string): CdxBlockResult {
   let lineNo = 0;
   let start = 0;
   const n = text.length;
+  // Next backslash at or after `start`; found once per stretch so that the per-line check costs nothing.
+  let bs = text.indexOf('\\');
   while (start < n) {
     let nl = text.indexOf('\n', start);
     if (nl < 0) nl = n;
     lineNo++;
     if (nl > start && !(nl === start + 1 && text.charCodeAt(start) === 13)) {
-      const line = text.slice(start, nl);
+      if (bs >= 0 && bs < start) bs = text.indexOf('\\', start);
       try {
-        records.push(parseCdxLine(line, lineNo));
+        records.push(parseCdxLineAt(text, start, nl, lineNo, bs >= 0 && bs < nl));
       } catch (err) {
         errors.push({ lineNo, reason: cdxLineReason(err), error: err });
       }
