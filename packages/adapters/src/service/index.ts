@@ -1,0 +1,3 @@
+export * from './logger';
+export * from './metrics-server';
+export * from './shutdown';
