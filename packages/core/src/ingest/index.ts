@@ -1,4 +1,5 @@
 export * from './batch';
+export * from './dataset-registry';
 export * from './layout';
 export * from './postings';
 export * from './queue-action';
