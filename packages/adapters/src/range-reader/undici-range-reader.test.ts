@@ -182,7 +182,10 @@ describe('UndiciRangeReader retries', () => {
   });
 
   it('retries a connection reset before the headers', async () => {
-    const s = await server((req, res, n) => (n === 1 ? req.socket.destroy() : sendRange(req, res, warc)));
+    const s = await server((req, res, n) => {
+      if (n === 1) req.socket.destroy();
+      else sendRange(req, res, warc);
+    });
     const obs = recorder();
     const r = reader(s.url, { observer: obs });
     expect(same(await r.read(rec.path, rec.offset, rec.length), rec.bytes)).toBe(true);
