@@ -1,0 +1,147 @@
+import { promises as fsp } from 'node:fs';
+import * as path from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { isGzipAt, iterateWarcFile, WarcError, type CdxRecord, type WarcFileEntry } from '@ccpipe/core';
+import { cdxRecordFor } from './cdx-fields';
+import { mirrorWarcName, segmentFromDate, segmentFromPath, warcRelPath } from './layout';
+
+/** Options of {@link indexWarcFile}. */
+export interface IndexWarcFileOptions {
+  input: string;
+  out: string;
+  crawl: string;
+  segment?: string;
+  languages: boolean;
+}
+
+/** One WARC placed in the mirror, with its CDX records. */
+export interface WarcIndexResult {
+  /** Path relative to the mirror root (POSIX), as in CDX `filename`. */
+  relPath: string;
+  records: number;
+  cdx: CdxRecord[];
+  skipped: Record<string, number>;
+  /** True when the WARC was rewritten one gzip member per record. */
+  rewritten: boolean;
+  minTimestamp: string | undefined;
+  maxTimestamp: string | undefined;
+}
+
+interface Pass {
+  records: number;
+  cdx: CdxRecord[];
+  skipped: Record<string, number>;
+  relPath: string;
+}
+
+/**
+ * Places one WARC in the mirror and returns its CDX records. A gzip WARC with one member per record is
+ * copied as is (CDX offsets are its member offsets); any other (one gzip stream, several records per
+ * member, uncompressed) is rewritten with each record gzipped as its own member, so every CDX
+ * offset/length is a standalone member. A WARC that breaks off (truncated, bad gzip) keeps the
+ * records before the fault and counts `warc_error` in `skipped`.
+ */
+export async function indexWarcFile(opts: IndexWarcFileOptions): Promise<WarcIndexResult> {
+  const bytes = await fsp.readFile(opts.input);
+  if (isGzipAt(bytes, 0)) {
+    const copied = await copyPass(bytes, opts);
+    if (copied !== undefined) return finish(copied, false);
+  }
+  return finish(await rewritePass(bytes, opts), true);
+}
+
+function finish(p: Pass, rewritten: boolean): WarcIndexResult {
+  let min: string | undefined;
+  let max: string | undefined;
+  for (const r of p.cdx) {
+    if (min === undefined || r.timestamp < min) min = r.timestamp;
+    if (max === undefined || r.timestamp > max) max = r.timestamp;
+  }
+  return { relPath: p.relPath, records: p.records, cdx: p.cdx, skipped: p.skipped, rewritten, minTimestamp: min, maxTimestamp: max };
+}
+
+/** Walks the file; `onEntry` gets each record with its mirror path. Stops (counting) at a WARC fault. */
+function walk(bytes: Buffer, opts: IndexWarcFileOptions, pass: Pass, onEntry: (e: WarcFileEntry, relPath: string) => boolean): void {
+  const name = mirrorWarcName(opts.input, true);
+  try {
+    for (const entry of iterateWarcFile(bytes)) {
+      if (pass.relPath === '') {
+        const seg = opts.segment ?? segmentFromPath(opts.input) ?? segmentFromDate(entry.record.date);
+        pass.relPath = warcRelPath(opts.crawl, seg, name);
+      }
+      pass.records += 1;
+      if (!onEntry(entry, pass.relPath)) return;
+    }
+  } catch (err) {
+    if (!(err instanceof WarcError)) throw err;
+    pass.skipped.warc_error = (pass.skipped.warc_error ?? 0) + 1;
+  }
+  if (pass.relPath === '') pass.relPath = warcRelPath(opts.crawl, opts.segment ?? segmentFromPath(opts.input) ?? segmentFromDate(undefined), name);
+}
+
+function newPass(): Pass {
+  return { records: 0, cdx: [], skipped: {}, relPath: '' };
+}
+
+function addCdx(pass: Pass, entry: WarcFileEntry, relPath: string, offset: number, length: number, languages: boolean): void {
+  const r = cdxRecordFor(entry.record, { filename: relPath, offset, length }, { languages });
+  if (typeof r === 'string') pass.skipped[r] = (pass.skipped[r] ?? 0) + 1;
+  else pass.cdx.push(r);
+}
+
+/** Copy mode; undefined when some record does not sit on its own gzip member(s). */
+async function copyPass(bytes: Buffer, opts: IndexWarcFileOptions): Promise<Pass | undefined> {
+  let aligned = true;
+  const pass = newPass();
+  walk(bytes, opts, pass, (entry, relPath) => {
+    if (!entry.memberPerRecord) {
+      aligned = false;
+      return false;
+    }
+    addCdx(pass, entry, relPath, entry.offset, entry.length, opts.languages);
+    return true;
+  });
+  if (!aligned) return undefined;
+  const dest = path.join(opts.out, ...pass.relPath.split('/'));
+  await fsp.mkdir(path.dirname(dest), { recursive: true });
+  if (!(await sameFile(opts.input, dest))) {
+    const tmp = `${dest}.tmp-${process.pid}`;
+    await fsp.copyFile(opts.input, tmp);
+    await fsp.rename(tmp, dest);
+  }
+  return pass;
+}
+
+/** Rewrite mode: every record becomes its own gzip member in the mirror copy. */
+async function rewritePass(bytes: Buffer, opts: IndexWarcFileOptions): Promise<Pass> {
+  const members: Buffer[] = [];
+  let offset = 0;
+  const pass = newPass();
+  walk(bytes, opts, pass, (entry, relPath) => {
+    const member = gzipSync(entry.raw);
+    members.push(member);
+    addCdx(pass, entry, relPath, offset, member.length, opts.languages);
+    offset += member.length;
+    return true;
+  });
+  const dest = path.join(opts.out, ...pass.relPath.split('/'));
+  await fsp.mkdir(path.dirname(dest), { recursive: true });
+  const tmp = `${dest}.tmp-${process.pid}`;
+  const fh = await fsp.open(tmp, 'w');
+  try {
+    for (const m of members) await fh.write(m);
+  } finally {
+    await fh.close();
+  }
+  await fsp.rename(tmp, dest);
+  return pass;
+}
+
+async function sameFile(a: string, b: string): Promise<boolean> {
+  try {
+    const [sa, sb] = await Promise.all([fsp.stat(a), fsp.stat(b)]);
+    return sa.dev === sb.dev && sa.ino === sb.ino;
+  } catch {
+    return false;
+  }
+}
