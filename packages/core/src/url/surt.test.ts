@@ -2,7 +2,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { domainToUnicode } from 'node:url';
-import { surtHost, surtInRanges, surtOf, surtPrefixForDomain, surtRangesForDomain, splitRawPathQuery } from './surt';
+import { alphaReorderQuery, surtHost, surtInRanges, surtOf, surtPrefixForDomain, surtRangesForDomain, splitRawPathQuery } from './surt';
 import { UrlError } from './url-error';
 
 const CORPUS = join(resolve(__dirname, '../../../..'), '../shared/corpus');
@@ -151,6 +151,12 @@ describe('surtOf: rules', () => {
     expect(surtOf('http://www2foo.com/')).toBe('com,www2foo)/');
     expect(surtOf('https://www.archive.org:80/')).toBe('org,archive:80)/');
     expect(surtOf('https://www.archive.org:443/')).toBe('org,archive)/');
+  });
+
+  it('sorts query args as python sorts (key,)/(key, value) tuples, not as plain strings', () => {
+    expect(alphaReorderQuery('p1=2&p=1&a-b=3&a=4')).toBe('a=4&a-b=3&p=1&p1=2');
+    expect(alphaReorderQuery('k=&k&j=1')).toBe('j=1&k&k=');
+    expect(surtOf('http://a.com/x?p1=2&p=1')).toBe('com,a)/x?p=1&p1=2');
   });
 
   it('reverses IPv4 hosts like python surt does by default', () => {

@@ -17,16 +17,21 @@ const WWW_N = /^www\d*\./;
 export function surtHost(host: string): string {
   let h = host;
   if (h.charCodeAt(0) === 91) h = h.slice(1, -1); // python's urlsplit hostname has no brackets
-  if (h.includes('..')) h = h.replace(/\.\./g, '.');
-  let a = 0;
-  let b = h.length;
-  while (a < b && h.charCodeAt(a) === 46) a++;
-  while (b > a && h.charCodeAt(b - 1) === 46) b--;
-  if (a > 0 || b < h.length) h = h.slice(a, b);
-  const m = WWW_N.exec(h);
-  if (m !== null) h = h.slice(m[0].length);
-  if (!h.includes('.')) return h;
-  return h.split('.').reverse().join(',');
+  if (h.includes('..')) h = h.replace(/\.\./g, '.'); // python str.replace: non-overlapping, once
+  if (h.charCodeAt(0) === 46 || h.charCodeAt(h.length - 1) === 46) h = h.replace(/^\.+|\.+$/g, '');
+  if (h.charCodeAt(0) === 119 /* w */) {
+    const m = WWW_N.exec(h);
+    if (m !== null) h = h.slice(m[0].length);
+  }
+  let out = '';
+  let end = h.length;
+  for (let i = h.length - 1; i >= 0; i--) {
+    if (h.charCodeAt(i) === 46) {
+      out += out.length === 0 ? h.slice(i + 1, end) : `,${h.slice(i + 1, end)}`;
+      end = i;
+    }
+  }
+  return out.length === 0 ? h : `${out},${h.slice(0, end)}`;
 }
 
 /** python surt normalizePath: drops empty segments (`//`), `.`, resolves `..`; keeps a trailing `/`. */
@@ -84,32 +89,57 @@ export function stripQuerySessionId(query: string): string {
   return query;
 }
 
+/** python's order of (key,) / (key, value) tuples split at the first '=', without allocating. */
 function compareArgs(a: string, b: string): number {
-  // python sorts tuples: (key,) or (key, value); (k,) < (k, v)
-  const ia = a.indexOf('=');
-  const ib = b.indexOf('=');
-  const ka = ia < 0 ? a : a.slice(0, ia);
-  const kb = ib < 0 ? b : b.slice(0, ib);
-  if (ka !== kb) return ka < kb ? -1 : 1;
-  if (ia < 0 || ib < 0) return ia < 0 ? (ib < 0 ? 0 : -1) : 1;
-  const va = a.slice(ia + 1);
-  const vb = b.slice(ib + 1);
-  return va === vb ? 0 : va < vb ? -1 : 1;
+  const la = a.length;
+  const lb = b.length;
+  let i = 0;
+  for (;;) {
+    const ca = i < la ? a.charCodeAt(i) : -1;
+    const cb = i < lb ? b.charCodeAt(i) : -1;
+    const ea = ca === -1 || ca === 61;
+    const eb = cb === -1 || cb === 61;
+    if (ea || eb) {
+      if (!(ea && eb)) return ea ? -1 : 1;
+      break;
+    }
+    if (ca !== cb) return ca < cb ? -1 : 1;
+    i++;
+  }
+  const ha = i < la; // a has '=value'
+  const hb = i < lb;
+  if (!ha || !hb) return ha === hb ? 0 : ha ? 1 : -1; // (k,) < (k, v)
+  for (let j = i + 1; ; j++) {
+    const ca = j < la ? a.charCodeAt(j) : -1;
+    const cb = j < lb ? b.charCodeAt(j) : -1;
+    if (ca !== cb) return ca < cb ? -1 : 1;
+    if (ca === -1) return 0;
+  }
 }
 
 /** IA `alphaReorderQuery`: split on `&`, sort by (key, value) bytewise, keep empty args. */
 export function alphaReorderQuery(q: string): string {
   if (q.length <= 1 || !q.includes('&')) return q;
-  return q.split('&').sort(compareArgs).join('&');
+  const args = q.split('&');
+  let sorted = true;
+  for (let i = 1; i < args.length && sorted; i++) sorted = compareArgs(args[i - 1] as string, args[i] as string) <= 0;
+  return sorted ? q : args.sort(compareArgs).join('&');
 }
+
+// Fast paths: most captured paths and queries hold nothing to unescape, escape or normalise, and
+// then the IA rules reduce to lower-casing. Anything else takes the full python-faithful route.
+const PATH_NEEDS_WORK = /[%\x00-\x20#\x7f-\uffff]|\/\.|\/\/|\(/;
+const QUERY_NEEDS_WORK = /[%\x00-\x20#\x7f-\uffff]/;
 
 /** The SURT `/path?query` tail from raw (still escaped) path and query. `query` null = no `?`. */
 export function surtPathQuery(rawPath: string, rawQuery: string | null): string {
-  let path = escapeOnce(normalizeSurtPath(unescapeRepeatedly(toByteString(rawPath))), true);
-  path = stripPathSessionId(path);
+  let path: string;
+  if (rawPath.length > 0 && rawPath.charCodeAt(0) === 47 && !PATH_NEEDS_WORK.test(rawPath)) path = rawPath.toLowerCase();
+  else path = stripPathSessionId(escapeOnce(normalizeSurtPath(unescapeRepeatedly(toByteString(rawPath))), true));
   if (path.length > 1 && path.endsWith('/')) path = path.slice(0, -1);
   if (rawQuery === null || rawQuery.length === 0) return path;
-  const q = alphaReorderQuery(stripQuerySessionId(escapeOnce(unescapeRepeatedly(toByteString(rawQuery)), true)));
+  const lowered = QUERY_NEEDS_WORK.test(rawQuery) ? escapeOnce(unescapeRepeatedly(toByteString(rawQuery)), true) : rawQuery.toLowerCase();
+  const q = alphaReorderQuery(stripQuerySessionId(lowered));
   return q.length === 0 ? path : `${path}?${q}`;
 }
 
