@@ -1,0 +1,155 @@
+import { CcpError } from '@ccpipe/core';
+
+/**
+ * One capture as stored in a lake part: the CDX facts, the URL keys and what extraction found. Field names are
+ * camelCase here and snake_case in the file (see {@link PART_COLUMNS} and docs/parquet.md).
+ */
+export interface PartRow {
+  /** UINT32: which dataset (crawl / WARC collection) the capture belongs to. */
+  datasetId: number;
+  /** INT64: xxh3-64 of the canonical URL, reinterpreted as signed (`BigInt.asIntN(64, h)`). */
+  urlId: bigint;
+  /** Canonical URL. */
+  url: string;
+  /** URL exactly as the CDX line / WARC-Target-URI gave it. */
+  rawUrl: string;
+  host: string;
+  /** Registered domain (ICANN section of the PSL). */
+  domain: string;
+  /** Registered domain counting the PSL private section (`user.github.io`), null when it equals nothing known. */
+  privateDomain: string | null;
+  surt: string;
+  /** The 14-digit CDX timestamp `YYYYMMDDhhmmss`, UTC. Stored as a UTC timestamp. */
+  timestamp: string;
+  /** HTTP status, 0..32767 (INT16). */
+  status: number;
+  mime: string;
+  charset: string | null;
+  /** CC-style comma-separated ISO-639-3 codes, most likely first (`"eng,deu"`), or null when not detected. */
+  languages: string | null;
+  title: string | null;
+  /** Extracted main text; written as null when `includeText` is false. */
+  text: string | null;
+  /** Bytes of the HTTP payload (after transfer/content decoding), 0..2^31-1. */
+  contentLength: number;
+  /** Absolute outlink URLs in document order (may be empty, never null). */
+  outlinks: readonly string[];
+  warcFilename: string;
+  /** Offset of the gzip member in the WARC file (safe integer, INT64). */
+  warcOffset: number;
+  /** Length of the gzip member (INT32). */
+  warcLength: number;
+  /** The CDX digest (base32 SHA-1 of the payload). */
+  digest: string;
+}
+
+/** Which library encodes the file. Both produce the same schema (see docs/parquet.md for figures). */
+export type ParquetEngine = 'duckdb' | 'parquet-wasm';
+
+/** Options of writeParquetPart. */
+export interface WriteParquetPartOptions {
+  /** Default {@link DEFAULT_PARQUET_ENGINE}. */
+  engine?: ParquetEngine;
+  /** Write `text` values (default true); when false the column is kept, all null, so every part has one schema. */
+  includeText?: boolean;
+  /** Rows per row group (default 100 000). DuckDB rounds it up to a multiple of its 2048-row vector. */
+  rowGroupSize?: number;
+  /** ZSTD level 1..22 (default 3). parquet-wasm 0.8 cannot set it and always uses its library default. */
+  compressionLevel?: number;
+}
+
+export const DEFAULT_PARQUET_ENGINE: ParquetEngine = 'duckdb';
+export const DEFAULT_ROW_GROUP_SIZE = 100_000;
+export const DEFAULT_ZSTD_LEVEL = 3;
+/** DuckDB's vector size: its Parquet row groups are whole multiples of it. */
+export const DUCKDB_VECTOR_SIZE = 2048;
+
+/** Physical/logical type of each column, in file order (the documented schema; tests check files against it). */
+export const PART_COLUMNS = [
+  { name: 'dataset_id', type: 'UINT32', nullable: false, dictionary: true },
+  { name: 'url_id', type: 'INT64', nullable: false, dictionary: false },
+  { name: 'url', type: 'STRING', nullable: false, dictionary: false },
+  { name: 'raw_url', type: 'STRING', nullable: false, dictionary: false },
+  { name: 'host', type: 'STRING', nullable: false, dictionary: true },
+  { name: 'domain', type: 'STRING', nullable: false, dictionary: true },
+  { name: 'private_domain', type: 'STRING', nullable: true, dictionary: true },
+  { name: 'surt', type: 'STRING', nullable: false, dictionary: false },
+  { name: 'ts', type: 'TIMESTAMP(MICROS,UTC)', nullable: false, dictionary: false },
+  { name: 'status', type: 'INT16', nullable: false, dictionary: true },
+  { name: 'mime', type: 'STRING', nullable: false, dictionary: true },
+  { name: 'charset', type: 'STRING', nullable: true, dictionary: true },
+  { name: 'languages', type: 'STRING', nullable: true, dictionary: true },
+  { name: 'title', type: 'STRING', nullable: true, dictionary: false },
+  { name: 'text', type: 'STRING', nullable: true, dictionary: false },
+  { name: 'content_length', type: 'INT32', nullable: false, dictionary: false },
+  { name: 'outlink_count', type: 'INT32', nullable: false, dictionary: false },
+  { name: 'outlinks', type: 'LIST<STRING>', nullable: false, dictionary: false },
+  { name: 'warc_filename', type: 'STRING', nullable: false, dictionary: true },
+  { name: 'warc_offset', type: 'INT64', nullable: false, dictionary: false },
+  { name: 'warc_length', type: 'INT32', nullable: false, dictionary: false },
+  { name: 'digest', type: 'STRING', nullable: false, dictionary: false },
+] as const;
+
+/** A row or option writeParquetPart cannot encode (`CCP_ERR_PARQUET_ROW`, `CCP_ERR_PARQUET_OPTION`); not retryable. */
+export class ParquetPartError extends CcpError {
+  constructor(code: 'CCP_ERR_PARQUET_ROW' | 'CCP_ERR_PARQUET_OPTION' | 'CCP_ERR_PARQUET_WRITE', message: string, options: { cause?: unknown; detail?: Record<string, unknown> } = {}) {
+    super(code, message, { ...options, retryable: false });
+  }
+}
+
+const TS14 = /^(\d{4})(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})$/;
+
+/**
+ * Milliseconds since the epoch of a 14-digit CDX timestamp, read as UTC.
+ * @throws ParquetPartError CCP_ERR_PARQUET_ROW when it is not 14 digits or not a real date/time.
+ */
+export function cdxTimestampToMillis(ts: string): number {
+  const m = TS14.exec(ts);
+  if (m === null) throw new ParquetPartError('CCP_ERR_PARQUET_ROW', 'timestamp is not 14 digits', { detail: { ts: String(ts).slice(0, 40) } });
+  const [y, mo, d, h, mi, s] = m.slice(1).map(Number) as [number, number, number, number, number, number];
+  const ms = Date.UTC(y, mo - 1, d, h, mi, s);
+  const back = new Date(ms);
+  if (back.getUTCMonth() !== mo - 1 || back.getUTCDate() !== d || h > 23 || mi > 59 || s > 59) {
+    throw new ParquetPartError('CCP_ERR_PARQUET_ROW', 'timestamp is not a valid date', { detail: { ts } });
+  }
+  return ms;
+}
+
+/** Resolved options with defaults applied. @throws ParquetPartError CCP_ERR_PARQUET_OPTION */
+export function resolveOptions(opts: WriteParquetPartOptions): Required<WriteParquetPartOptions> {
+  const r = {
+    engine: opts.engine ?? DEFAULT_PARQUET_ENGINE,
+    includeText: opts.includeText ?? true,
+    rowGroupSize: opts.rowGroupSize ?? DEFAULT_ROW_GROUP_SIZE,
+    compressionLevel: opts.compressionLevel ?? DEFAULT_ZSTD_LEVEL,
+  };
+  if (r.engine !== 'duckdb' && r.engine !== 'parquet-wasm') throw optErr('unknown engine', { engine: r.engine });
+  if (!Number.isSafeInteger(r.rowGroupSize) || r.rowGroupSize < 1) throw optErr('rowGroupSize must be a positive integer', { rowGroupSize: r.rowGroupSize });
+  if (!Number.isInteger(r.compressionLevel) || r.compressionLevel < 1 || r.compressionLevel > 22) {
+    throw optErr('compressionLevel must be 1..22', { compressionLevel: r.compressionLevel });
+  }
+  return r;
+}
+
+function optErr(message: string, detail: Record<string, unknown>): ParquetPartError {
+  return new ParquetPartError('CCP_ERR_PARQUET_OPTION', message, { detail });
+}
+
+/**
+ * Checks the integer ranges the schema can hold, so neither engine silently wraps a value.
+ * @throws ParquetPartError CCP_ERR_PARQUET_ROW naming the row index and field.
+ */
+export function checkRow(row: PartRow, i: number): void {
+  const bad = (field: string) => new ParquetPartError('CCP_ERR_PARQUET_ROW', `row field out of range: ${field}`, { detail: { row: i, field } });
+  if (!isIntIn(row.datasetId, 0, 0xffff_ffff)) throw bad('datasetId');
+  if (typeof row.urlId !== 'bigint' || BigInt.asIntN(64, row.urlId) !== row.urlId) throw bad('urlId');
+  if (!isIntIn(row.status, 0, 0x7fff)) throw bad('status');
+  if (!isIntIn(row.contentLength, 0, 0x7fff_ffff)) throw bad('contentLength');
+  if (!isIntIn(row.warcLength, 0, 0x7fff_ffff)) throw bad('warcLength');
+  if (!isIntIn(row.warcOffset, 0, Number.MAX_SAFE_INTEGER)) throw bad('warcOffset');
+  if (!Array.isArray(row.outlinks)) throw bad('outlinks');
+}
+
+function isIntIn(v: number, lo: number, hi: number): boolean {
+  return Number.isInteger(v) && v >= lo && v <= hi;
+}

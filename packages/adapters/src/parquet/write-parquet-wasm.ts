@@ -1,0 +1,160 @@
+import {
+  Field, Int16, Int32, Int64, List, makeData, RecordBatch, Schema, Struct, Table, tableToIPC, TimestampMicrosecond, Uint32, Utf8,
+  type Data, type DataType,
+} from 'apache-arrow';
+import { Compression, Table as WasmTable, WriterPropertiesBuilder, WriterVersion, writeParquet } from 'parquet-wasm';
+import { cdxTimestampToMillis, PART_COLUMNS, type PartRow, type WriteParquetPartOptions } from './part-row';
+
+const utf8 = new Utf8();
+const LIST_ITEM = new Field('element', utf8, false);
+
+/** The Arrow schema of a part; nullability follows PART_COLUMNS. */
+function arrowType(name: string): DataType {
+  switch (name) {
+    case 'dataset_id': return new Uint32();
+    case 'url_id': case 'warc_offset': return new Int64();
+    case 'ts': return new TimestampMicrosecond('UTC');
+    case 'status': return new Int16();
+    case 'content_length': case 'outlink_count': case 'warc_length': return new Int32();
+    case 'outlinks': return new List(LIST_ITEM);
+    default: return utf8;
+  }
+}
+
+const SCHEMA = new Schema(PART_COLUMNS.map((c) => new Field(c.name, arrowType(c.name), c.nullable)));
+
+/**
+ * Encodes rows with parquet-wasm (arrow-rs) via an Arrow IPC stream. Columns are built straight into Arrow
+ * buffers (one UTF-8 byte buffer + offsets per string column), because apache-arrow's generic builders from JS
+ * arrays cost 3x the whole write (docs/parquet.md). Rows must already be checked (checkRow).
+ */
+export function writeWithParquetWasm(rows: readonly PartRow[], opts: Required<WriteParquetPartOptions>): Uint8Array {
+  const batches: RecordBatch[] = [];
+  // One record batch per row group keeps int32 offsets far from 2 GiB even with text, and lets the writer cut exactly.
+  for (let start = 0; start < rows.length; start += opts.rowGroupSize) {
+    batches.push(buildBatch(rows.slice(start, start + opts.rowGroupSize), opts.includeText));
+  }
+  if (batches.length === 0) batches.push(buildBatch([], opts.includeText));
+  const ipc = tableToIPC(new Table(SCHEMA, batches), 'stream');
+  let builder = new WriterPropertiesBuilder()
+    .setCompression(Compression.ZSTD)
+    .setWriterVersion(WriterVersion.V1)
+    .setMaxRowGroupSize(opts.rowGroupSize)
+    .setDictionaryEnabled(false)
+    .setCreatedBy('ccpipe parquet-wasm');
+  for (const c of PART_COLUMNS) if (c.dictionary) builder = builder.setColumnDictionaryEnabled(c.name, true);
+  return writeParquet(WasmTable.fromIPCStream(ipc), builder.build());
+}
+
+function buildBatch(rows: readonly PartRow[], includeText: boolean): RecordBatch {
+  const n = rows.length;
+  const u32 = new Uint32Array(n);
+  const urlId = new BigInt64Array(n);
+  const ts = new BigInt64Array(n);
+  const status = new Int16Array(n);
+  const contentLength = new Int32Array(n);
+  const outlinkCount = new Int32Array(n);
+  const warcOffset = new BigInt64Array(n);
+  const warcLength = new Int32Array(n);
+  for (let i = 0; i < n; i++) {
+    const r = rows[i]!;
+    u32[i] = r.datasetId;
+    urlId[i] = r.urlId;
+    ts[i] = BigInt(cdxTimestampToMillis(r.timestamp)) * 1000n;
+    status[i] = r.status;
+    contentLength[i] = r.contentLength;
+    outlinkCount[i] = r.outlinks.length;
+    warcOffset[i] = BigInt(r.warcOffset);
+    warcLength[i] = r.warcLength;
+  }
+  const prim = <T extends DataType>(type: T, data: ArrayLike<unknown>): Data<T> =>
+    (makeData as (props: object) => Data)({ type, length: n, nullCount: 0, data }) as Data<T>;
+  const str = (get: (r: PartRow) => string | null) => stringData(rows, get);
+  const children: Data[] = [
+    prim(new Uint32(), u32),
+    prim(new Int64(), urlId),
+    str((r) => r.url),
+    str((r) => r.rawUrl),
+    str((r) => r.host),
+    str((r) => r.domain),
+    str((r) => r.privateDomain),
+    str((r) => r.surt),
+    prim(new TimestampMicrosecond('UTC'), ts),
+    prim(new Int16(), status),
+    str((r) => r.mime),
+    str((r) => r.charset),
+    str((r) => r.languages),
+    str((r) => r.title),
+    str(includeText ? (r) => r.text : () => null),
+    prim(new Int32(), contentLength),
+    prim(new Int32(), outlinkCount),
+    listData(rows),
+    str((r) => r.warcFilename),
+    prim(new Int64(), warcOffset),
+    prim(new Int32(), warcLength),
+    str((r) => r.digest),
+  ];
+  const struct = makeData({ type: new Struct(SCHEMA.fields), length: n, nullCount: 0, children });
+  return new RecordBatch(SCHEMA, struct);
+}
+
+/** Growable UTF-8 byte buffer: encodeInto straight into it, no per-string allocation. */
+class ByteSink {
+  buf = new Uint8Array(1 << 16);
+  len = 0;
+  private readonly enc = new TextEncoder();
+  push(s: string): void {
+    // UTF-8 takes at most 3 bytes per UTF-16 code unit
+    const need = this.len + s.length * 3;
+    if (need > this.buf.length) {
+      const next = new Uint8Array(Math.max(need, this.buf.length * 2));
+      next.set(this.buf.subarray(0, this.len));
+      this.buf = next;
+    }
+    this.len += this.enc.encodeInto(s, this.buf.subarray(this.len)).written;
+  }
+  bytes(): Uint8Array {
+    return this.buf.subarray(0, this.len);
+  }
+}
+
+function stringData(rows: readonly PartRow[], get: (r: PartRow) => string | null): Data<Utf8> {
+  const n = rows.length;
+  const offsets = new Int32Array(n + 1);
+  const validity = new Uint8Array((n + 7) >> 3);
+  const sink = new ByteSink();
+  let nulls = 0;
+  for (let i = 0; i < n; i++) {
+    const v = get(rows[i]!);
+    if (v === null || v === undefined) nulls++;
+    else {
+      validity[i >> 3] = (validity[i >> 3] ?? 0) | (1 << (i & 7));
+      sink.push(v);
+    }
+    offsets[i + 1] = sink.len;
+  }
+  return makeData({
+    type: utf8, length: n, nullCount: nulls, nullBitmap: nulls === 0 ? null : validity, valueOffsets: offsets, data: sink.bytes(),
+  });
+}
+
+function listData(rows: readonly PartRow[]): Data<List<Utf8>> {
+  const n = rows.length;
+  const listOffsets = new Int32Array(n + 1);
+  let total = 0;
+  for (let i = 0; i < n; i++) {
+    total += rows[i]!.outlinks.length;
+    listOffsets[i + 1] = total;
+  }
+  const itemOffsets = new Int32Array(total + 1);
+  const sink = new ByteSink();
+  let k = 0;
+  for (let i = 0; i < n; i++) {
+    for (const link of rows[i]!.outlinks) {
+      sink.push(link);
+      itemOffsets[++k] = sink.len;
+    }
+  }
+  const child = makeData({ type: utf8, length: total, nullCount: 0, valueOffsets: itemOffsets, data: sink.bytes() });
+  return makeData({ type: new List(LIST_ITEM), length: n, nullCount: 0, valueOffsets: listOffsets, child });
+}
