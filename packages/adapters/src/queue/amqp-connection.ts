@@ -1,0 +1,268 @@
+import { EventEmitter } from 'node:events';
+import * as amqp from 'amqplib';
+import type { Channel, ChannelModel, ConfirmChannel } from 'amqplib';
+import { QueueError } from './queue-error';
+
+/** Reconnect timings: exponential backoff `initialDelayMs · factor^(attempt-1)`, capped, with optional jitter. */
+export interface ReconnectOptions {
+  initialDelayMs: number;
+  maxDelayMs: number;
+  factor: number;
+  /** 0..1: the delay is multiplied by a random factor in [1 - jitter, 1]. */
+  jitter: number;
+  /** Attempts after a loss (and for the first connect) before giving up; Infinity keeps trying. */
+  maxAttempts: number;
+}
+
+export const DEFAULT_RECONNECT: ReconnectOptions = { initialDelayMs: 250, maxDelayMs: 30_000, factor: 2, jitter: 0.2, maxAttempts: Infinity };
+
+/** Events an AmqpConnection reports; `detail` never carries credentials. */
+export type AmqpConnectionEvent =
+  | { type: 'connected'; attempt: number }
+  | { type: 'lost'; error: Error | undefined }
+  | { type: 'reconnect-scheduled'; attempt: number; delayMs: number; error: Error }
+  | { type: 'gave-up'; error: Error }
+  | { type: 'blocked'; reason: string }
+  | { type: 'unblocked' }
+  | { type: 'channel-error'; error: Error };
+
+export interface AmqpConnectionOptions {
+  /** `amqp://user:pass@host:port/vhost`. Never logged. */
+  url: string;
+  /** Shown in the management UI / `rabbitmqctl list_connections client_properties`. */
+  name?: string;
+  reconnect?: Partial<ReconnectOptions>;
+  /** AMQP heartbeat in seconds (0 disables) unless the URL sets `?heartbeat=`. Default 30. */
+  heartbeatSeconds?: number;
+  /** Socket connect + handshake timeout. Default 10 s. */
+  connectTimeoutMs?: number;
+  /** Injected for tests. */
+  random?: () => number;
+  /** Called for every lifecycle event (the owner logs / counts them). Must not throw. */
+  onEvent?: (event: AmqpConnectionEvent) => void;
+}
+
+/** Delay before reconnect attempt `attempt` (1-based). Pure. */
+export function reconnectDelayMs(opts: ReconnectOptions, attempt: number, random: () => number = Math.random): number {
+  const base = Math.min(opts.maxDelayMs, opts.initialDelayMs * opts.factor ** Math.max(0, attempt - 1));
+  return Math.round(base * (1 - opts.jitter * random()));
+}
+
+/** Longest wait for a broker's CloseOk before an owner forgets a connection or channel. */
+export const CLOSE_TIMEOUT_MS = 5_000;
+
+/** Awaits `closing` for at most `ms`; never rejects. For close() paths that must not hang on a dead socket. */
+export async function closeWithin(closing: Promise<unknown>, ms: number = CLOSE_TIMEOUT_MS): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([closing.catch(() => {}), new Promise<void>((r) => (timer = setTimeout(r, ms)))]);
+  clearTimeout(timer);
+}
+
+function withHeartbeat(url: string, seconds: number): string {
+  if (/[?&]heartbeat=/.test(url)) return url;
+  return `${url}${url.includes('?') ? '&' : '?'}heartbeat=${seconds}`;
+}
+
+type State = 'idle' | 'connecting' | 'open' | 'reconnecting' | 'failed' | 'closed';
+
+/**
+ * One AMQP connection that reconnects with backoff after the broker or network drops it.
+ * Channels do not survive a reconnect: owners listen for `'lost'` / `'connected'` (or their channel's `close`)
+ * and open new channels. Every connection and channel made here has `error` and `close` listeners, so a broker
+ * error never becomes an unhandled `error` event (which would kill Node).
+ *
+ * Emits `'connected'` (each time a connection opens), `'lost'` (error | undefined — a broker shutdown closes
+ * without an error), `'closed'` (after close()) and `'gave-up'` (reconnect attempts exhausted).
+ */
+export class AmqpConnection extends EventEmitter {
+  private readonly opts: Required<Omit<AmqpConnectionOptions, 'name' | 'onEvent'>> & { reconnect: ReconnectOptions };
+  private readonly name: string;
+  private readonly onEvent: (event: AmqpConnectionEvent) => void;
+  private state: State = 'idle';
+  private model: ChannelModel | null = null;
+  private waiters: Array<{ resolve: (m: ChannelModel) => void; reject: (e: unknown) => void }> = [];
+  private timer: NodeJS.Timeout | null = null;
+  private lastError: Error | null = null;
+  private blocked = false;
+
+  constructor(options: AmqpConnectionOptions) {
+    super();
+    this.opts = {
+      url: options.url,
+      heartbeatSeconds: options.heartbeatSeconds ?? 30,
+      connectTimeoutMs: options.connectTimeoutMs ?? 10_000,
+      random: options.random ?? Math.random,
+      reconnect: { ...DEFAULT_RECONNECT, ...options.reconnect },
+    };
+    this.name = options.name ?? 'ccpipe';
+    this.onEvent = options.onEvent ?? (() => {});
+    // An EventEmitter 'error' with no listener throws; we never emit it, but guard owners who might.
+    this.on('error', () => {});
+  }
+
+  /** True while a connection is open. */
+  get isOpen(): boolean {
+    return this.state === 'open';
+  }
+
+  /** True while the broker has blocked publishing (disk or memory alarm). */
+  get isBlocked(): boolean {
+    return this.blocked;
+  }
+
+  /**
+   * Connects (retrying with backoff up to `maxAttempts`). Idempotent: later calls wait for the same connection.
+   * Rejects with QueueError CCP_ERR_QUEUE_UNAVAILABLE when attempts run out, CCP_ERR_QUEUE_CLOSED after close().
+   */
+  async start(): Promise<void> {
+    await this.ready();
+  }
+
+  /**
+   * The open connection, waiting for (re)connection if needed. Rejects like {@link start}; with `signal`,
+   * rejects with the abort reason when aborted first.
+   */
+  ready(signal?: AbortSignal): Promise<ChannelModel> {
+    if (this.state === 'open' && this.model) return Promise.resolve(this.model);
+    if (this.state === 'closed') return Promise.reject(new QueueError('CCP_ERR_QUEUE_CLOSED', 'connection closed'));
+    if (this.state === 'failed') {
+      return Promise.reject(new QueueError('CCP_ERR_QUEUE_UNAVAILABLE', 'broker unreachable', { cause: this.lastError }));
+    }
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    const p = new Promise<ChannelModel>((resolve, reject) => {
+      const waiter = { resolve, reject };
+      this.waiters.push(waiter);
+      signal?.addEventListener(
+        'abort',
+        () => {
+          this.waiters = this.waiters.filter((w) => w !== waiter);
+          reject(signal.reason);
+        },
+        { once: true },
+      );
+    });
+    if (this.state === 'idle') void this.attempt(1);
+    return p;
+  }
+
+  /** A new channel on the current connection, with an `error` listener attached. */
+  async createChannel(signal?: AbortSignal): Promise<Channel> {
+    const model = await this.ready(signal);
+    return this.guard(await model.createChannel());
+  }
+
+  /** A new confirm-mode channel on the current connection, with an `error` listener attached. */
+  async createConfirmChannel(signal?: AbortSignal): Promise<ConfirmChannel> {
+    const model = await this.ready(signal);
+    return this.guard(await model.createConfirmChannel());
+  }
+
+  /**
+   * Closes the connection and stops reconnecting; pending ready() calls reject with CCP_ERR_QUEUE_CLOSED.
+   * Idempotent; never throws (a connection the broker already dropped is simply forgotten).
+   */
+  async close(): Promise<void> {
+    if (this.state === 'closed') return;
+    this.state = 'closed';
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.rejectWaiters(new QueueError('CCP_ERR_QUEUE_CLOSED', 'connection closed'));
+    const model = this.model;
+    this.model = null;
+    if (model) {
+      // already closing or closed by the broker: forget it; a half-dead socket never answers CloseOk
+      await closeWithin(model.close(), CLOSE_TIMEOUT_MS);
+    }
+    this.emit('closed');
+  }
+
+  /** Destroys the socket with an error, as a network failure would. For tests of reconnection. */
+  destroySocketForTest(): void {
+    const conn = (this.model as unknown as { connection?: { stream?: { destroy(err?: Error): void } } } | null)?.connection;
+    // amqplib watches the socket's 'error' and 'end', not 'close', so the destroy must carry an error
+    conn?.stream?.destroy(Object.assign(new Error('simulated network failure'), { code: 'ECONNRESET' }));
+  }
+
+  private guard<T extends Channel>(channel: T): T {
+    channel.on('error', (error: Error) => this.onEvent({ type: 'channel-error', error }));
+    channel.on('close', () => {});
+    return channel;
+  }
+
+  private async attempt(attempt: number): Promise<void> {
+    if (this.state === 'closed') return;
+    this.state = attempt === 1 && this.state === 'idle' ? 'connecting' : this.state;
+    let model: ChannelModel;
+    try {
+      model = await amqp.connect(withHeartbeat(this.opts.url, this.opts.heartbeatSeconds), {
+        clientProperties: { connection_name: this.name },
+        timeout: this.opts.connectTimeoutMs,
+        noDelay: true,
+      });
+    } catch (err) {
+      this.lastError = err instanceof Error ? err : new Error(String(err));
+      this.scheduleRetry(attempt, this.lastError);
+      return;
+    }
+    // close() may have run while we were connecting
+    if ((this.state as State) === 'closed') {
+      model.close().catch(() => {});
+      return;
+    }
+    this.model = model;
+    this.state = 'open';
+    this.blocked = false;
+    model.on('error', (error: Error) => {
+      this.lastError = error;
+    });
+    model.on('blocked', (reason: string) => {
+      this.blocked = true;
+      this.onEvent({ type: 'blocked', reason });
+    });
+    model.on('unblocked', () => {
+      this.blocked = false;
+      this.onEvent({ type: 'unblocked' });
+    });
+    model.on('close', (error?: Error) => this.onLost(model, error));
+    this.onEvent({ type: 'connected', attempt });
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const w of waiters) w.resolve(model);
+    this.emit('connected');
+  }
+
+  private onLost(model: ChannelModel, error: Error | undefined): void {
+    if (this.model !== model || this.state === 'closed') return;
+    this.model = null;
+    this.state = 'reconnecting';
+    this.onEvent({ type: 'lost', error });
+    this.emit('lost', error);
+    this.scheduleRetry(0, error ?? new Error('connection closed by broker'));
+  }
+
+  private scheduleRetry(failedAttempt: number, error: Error): void {
+    if (this.state === 'closed') return;
+    const next = failedAttempt + 1;
+    if (next > this.opts.reconnect.maxAttempts) {
+      this.state = 'failed';
+      this.onEvent({ type: 'gave-up', error });
+      this.rejectWaiters(new QueueError('CCP_ERR_QUEUE_UNAVAILABLE', 'broker unreachable', { cause: error }));
+      this.emit('gave-up', error);
+      return;
+    }
+    if (this.state !== 'connecting') this.state = 'reconnecting';
+    // The first reconnect after a loss goes at once; failed attempts back off.
+    const delayMs = failedAttempt === 0 ? 0 : reconnectDelayMs(this.opts.reconnect, failedAttempt, this.opts.random);
+    this.onEvent({ type: 'reconnect-scheduled', attempt: next, delayMs, error });
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      void this.attempt(next);
+    }, delayMs);
+  }
+
+  private rejectWaiters(err: unknown): void {
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const w of waiters) w.reject(err);
+  }
+}
