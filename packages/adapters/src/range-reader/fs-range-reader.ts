@@ -88,7 +88,10 @@ export class FsRangeReader implements RangeReader {
   /** Real path of a regular file inside the root, or CCP_ERR_FETCH_STATUS 404. Throws CCP_ERR_SSRF first. */
   private async resolve(path: string): Promise<string> {
     const rel = validateWarcFilename(path);
-    this.rootReal ??= fsp.realpath(this.root);
+    this.rootReal ??= fsp.realpath(this.root).catch((err: unknown) => {
+      this.rootReal = undefined; // a root that appears later is picked up by the next read
+      throw err;
+    });
     const rootReal = await this.rootReal;
     const notFound = (): FetchStatusError => new FetchStatusError(404, false, { path: rel });
     let real: string;
