@@ -1,0 +1,84 @@
+import { promises as fsp } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { Command } from 'commander';
+import { registerMirrorCommand, type MirrorCommandIo } from './mirror';
+
+const REPO_ROOT = path.resolve(__dirname, '../../../..');
+const CC_MIRROR_DEV = path.join(REPO_ROOT, '../shared/corpus/cc-mirror-dev');
+const WARC = 'crawl-data/CC-MAIN-2030-40/segments/1700003000.00/warc/CC-MAIN-20301110120000-20301110150000-00001.warc.gz';
+
+function harness(): { program: Command; out: string[]; stop: () => void; io: MirrorCommandIo } {
+  const out: string[] = [];
+  let release: () => void = () => undefined;
+  const stopped = new Promise<void>((r) => {
+    release = r;
+  });
+  const io: MirrorCommandIo = { write: (l) => void out.push(l), waitForStop: () => stopped };
+  const program = new Command('ccpipe').exitOverride().configureOutput({ writeErr: () => undefined, writeOut: () => undefined });
+  registerMirrorCommand(program, io);
+  return { program, out, stop: release, io };
+}
+
+async function until(cond: () => boolean): Promise<void> {
+  for (let i = 0; i < 200 && !cond(); i++) await new Promise((r) => setTimeout(r, 10));
+}
+
+describe('ccpipe mirror build', () => {
+  let tmp: string;
+  beforeAll(async () => {
+    tmp = await fsp.mkdtemp(path.join(os.tmpdir(), 'ccpipe-cli-mirror-'));
+  });
+  afterAll(() => fsp.rm(tmp, { recursive: true, force: true }));
+
+  it('indexes a WARC and prints records, CDX lines and blocks', async () => {
+    const { program, out } = harness();
+    const dest = path.join(tmp, 'm');
+    await program.parseAsync(['node', 'ccpipe', 'mirror', 'build', '--crawl', 'CC-MAIN-2030-40', '--out', dest, '--block-size', '100', '--no-languages', path.join(CC_MIRROR_DEV, WARC)]);
+    const text = out.join('');
+    const idx = await fsp.readFile(path.join(dest, 'cc-index/collections/CC-MAIN-2030-40/indexes/cluster.idx'), 'utf8');
+    const blocks = idx.trim().split('\n').length;
+    const lines = gunzipSync(await fsp.readFile(path.join(dest, 'cc-index/collections/CC-MAIN-2030-40/indexes/cdx-00000.gz'))).toString('utf8').trim().split('\n');
+    const records = gunzipSync(await fsp.readFile(path.join(CC_MIRROR_DEV, WARC))).toString('latin1').split('\r\nWARC-Type: ').length - 1;
+    expect(text).toContain(`records ${records}, CDX lines ${lines.length}, blocks ${blocks}, shards 1`);
+    expect(blocks).toBe(Math.ceil(lines.length / 100));
+    expect(lines.some((l) => l.includes('"languages"'))).toBe(false);
+    await expect(fsp.stat(path.join(dest, WARC))).resolves.toBeTruthy();
+  });
+
+  it('refuses a bad block size before doing anything', async () => {
+    const { program } = harness();
+    await expect(program.parseAsync(['node', 'ccpipe', 'mirror', 'build', '--crawl', 'X', '--out', tmp, '--block-size', '0', 'a.warc'])).rejects.toThrow(/positive integer/);
+  });
+
+  it('reports a missing WARC as an error line and exit code 1', async () => {
+    const { program, out } = harness();
+    const before = process.exitCode;
+    await program.parseAsync(['node', 'ccpipe', 'mirror', 'build', '--crawl', 'CC-MAIN-2030-40', '--out', path.join(tmp, 'x'), path.join(tmp, 'missing.warc.gz')]);
+    expect(out.join('')).toMatch(/^error: /);
+    expect(process.exitCode).toBe(1);
+    process.exitCode = before;
+  });
+});
+
+describe('ccpipe mirror serve', () => {
+  it('prints its URL, serves byte ranges with SlowDown faults, and stops when told', async () => {
+    const { program, out, stop } = harness();
+    const done = program.parseAsync(['node', 'ccpipe', 'mirror', 'serve', CC_MIRROR_DEV, '--port', '0', '--slow-down-every', '2']);
+    await until(() => out.length > 0);
+    const url = /^serving (http:\/\/127\.0\.0\.1:\d+)\n$/.exec(out[0] ?? '')?.[1];
+    expect(url).toBeDefined();
+    const first = await fetch(`${url}/${WARC}`, { headers: { Range: 'bytes=0-99' } });
+    expect(first.status).toBe(206);
+    const want = (await fsp.readFile(path.join(CC_MIRROR_DEV, WARC))).subarray(0, 100);
+    expect(Buffer.from(await first.arrayBuffer()).equals(want)).toBe(true);
+    const second = await fetch(`${url}/${WARC}`, { headers: { Range: 'bytes=0-99' } });
+    expect(second.status).toBe(503);
+    expect(await second.text()).toContain('<Code>SlowDown</Code>');
+    stop();
+    await done;
+    expect(out[out.length - 1]).toBe('stopped\n');
+    await expect(fetch(`${url}/collinfo.json`)).rejects.toThrow();
+  });
+});
