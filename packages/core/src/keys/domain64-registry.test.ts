@@ -2,6 +2,8 @@ import { Domain64Registry } from './domain64-registry';
 import type { Domain64Item, Domain64Range } from './domain64-registry';
 import { DEFAULT_DOMAIN64_LAYOUT, domain64FromInt64, domain64ToInt64, formatDomain64, packDomain64, parseDomain64, unpackDomain64 } from './domain64';
 import { hasCode } from '../errors';
+import { canonicalizeUrl } from '../url';
+import { domain64ItemOf } from './domain64-item';
 
 /** mulberry32: small seeded PRNG so every run makes the same sequence. */
 function rng(seed: number): () => number {
@@ -148,5 +150,18 @@ describe('domain64 text and int64 forms', () => {
     const signed = ks.map(domain64ToInt64);
     expect([...signed].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))).toEqual(signed);
     expect(signed.map(domain64FromInt64)).toEqual(ks);
+  });
+});
+
+describe('domain64ItemOf', () => {
+  it('maps canonical URLs to registry items', () => {
+    expect(domain64ItemOf(canonicalizeUrl('https://a.b.example.co.uk/x'))).toEqual({ suffix: 'co.uk', domain: 'example.co.uk', host: 'a.b.example.co.uk', url: 'https://a.b.example.co.uk/x' });
+    expect(domain64ItemOf(canonicalizeUrl('http://10.0.0.1/'))).toMatchObject({ suffix: '10.0.0.1', domain: '10.0.0.1' });
+    expect(domain64ItemOf(canonicalizeUrl('http://co.uk/'))).toMatchObject({ suffix: 'co.uk', domain: 'co.uk' });
+    const reg = new Domain64Registry();
+    const k = reg.assign(domain64ItemOf(canonicalizeUrl('https://www.berlin.de/a')));
+    expect(formatDomain64(k)).toBe('00:000000:00:000000');
+    expect(formatDomain64(reg.assign(domain64ItemOf(canonicalizeUrl('https://service.berlin.de/b'))))).toBe('00:000000:01:000000');
+    expect(formatDomain64(reg.assign(domain64ItemOf(canonicalizeUrl('https://www.bund.de/'))))).toBe('00:000001:00:000000');
   });
 });

@@ -7,3 +7,4 @@ export { Domain64Registry } from './domain64-registry';
 export type { Domain64Item, Domain64Range, Domain64Snapshot, Domain64RegistryOptions } from './domain64-registry';
 export { SlotSpace } from './slot-space';
 export type { SlotSpaceSnapshot } from './slot-space';
+export { domain64ItemOf } from './domain64-item';
