@@ -14,8 +14,8 @@ module.exports = {
   transformIgnorePatterns: [`/node_modules/(?!(${esmOnly.join('|')})/)`],
   moduleFileExtensions: ['ts', 'js', 'mjs', 'cjs', 'json'],
   moduleNameMapper: {
-    '^@ccpipe/(core|adapters|mirror)$': '<rootDir>/packages/$1/src/index.ts',
-    '^@ccpipe/(core|adapters|mirror)/(.*)$': '<rootDir>/packages/$1/src/$2',
+    '^@ccpipe/(core|adapters|mirror|batcher)$': '<rootDir>/packages/$1/src/index.ts',
+    '^@ccpipe/(core|adapters|mirror|batcher)/(.*)$': '<rootDir>/packages/$1/src/$2',
   },
   testTimeout: 60000,
 };

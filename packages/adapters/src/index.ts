@@ -1,1 +1,5 @@
-export {};
+export * from './service';
+export * from './range-reader';
+export * from './store';
+export * from './queue';
+export * from './parquet';

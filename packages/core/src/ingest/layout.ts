@@ -5,7 +5,7 @@ import { batchKey } from './batch';
  *
  * ```
  * datasets.json                                     dataset registry: name → stable UInt32 id
- * batcher/<crawl>/checkpoint.json                   last block whose batches were all confirmed
+ * batcher/<dataset>/checkpoint.json                 plan position before which every batch is confirmed
  * batches/dataset_id=<id>/<batch key>/part.parquet  the batch's rows (one per indexed capture)
  * batches/dataset_id=<id>/<batch key>/postings.json domain → rows of the part (the merger's delta)
  * batches/dataset_id=<id>/<batch key>/failures.jsonl one line per record that could not be indexed, with its reason
@@ -17,7 +17,7 @@ import { batchKey } from './batch';
  */
 export const layout = {
   datasetRegistry: (): string => 'datasets.json',
-  batcherCheckpoint: (crawl: string): string => `batcher/${crawl}/checkpoint.json`,
+  batcherCheckpoint: (dataset: string): string => `batcher/${dataset}/checkpoint.json`,
   batchesPrefix: (): string => 'batches/',
   batchDir: (datasetId: number, id: string): string => `batches/dataset_id=${datasetId}/${batchKey(id)}`,
   batchPart: (datasetId: number, id: string): string => `${layout.batchDir(datasetId, id)}/part.parquet`,

@@ -1,0 +1,147 @@
+import { compileFilter, decodeBatch, layout, registeredDomainOf, type Batch, type BatchPublisher, type RangeReader } from '@ccpipe/core';
+import { FsRangeReader, MemoryBatchQueue, MemoryObjectStore, systemClock } from '@ccpipe/adapters';
+import { CC_MIRROR_DEV, DEV_CRAWLS, loadOracle, oracleUrlForm } from '../../../tests/support/corpus';
+import { runBatcher, type BatcherParams } from './batcher';
+import { loadCheckpoint, runFingerprint } from './checkpoint';
+import { loadClusterIdx } from './cluster-idx-source';
+import { planBlocks } from './plan-blocks';
+import { TargetSet } from './targets';
+
+const oracle = loadOracle();
+const defaultFilter = compileFilter({}, { registeredDomainOf });
+
+/** Collects published batches; optionally fails (non-retryably) from the n-th publish on. */
+class CollectingPublisher implements BatchPublisher {
+  readonly batches: Batch[] = [];
+  constructor(private readonly failFrom = Infinity) {}
+  async publish(batch: Batch): Promise<void> {
+    if (this.batches.length >= this.failFrom) throw new Error('broker gone');
+    this.batches.push(batch);
+  }
+  async close(): Promise<void> {}
+}
+
+/** Counts reads of the wrapped reader. */
+function counting(reader: RangeReader): RangeReader & { reads: number } {
+  const r = {
+    reads: 0,
+    read: (path: string, offset: number, length: number, signal?: AbortSignal) => {
+      r.reads++;
+      return reader.read(path, offset, length, signal);
+    },
+    stream: (path: string, signal?: AbortSignal) => reader.stream(path, signal),
+    close: () => reader.close(),
+  };
+  return r;
+}
+
+async function setUp(crawl: string, opts: { targets?: TargetSet; maxBlocks?: number } = {}) {
+  const reader = counting(new FsRangeReader({ root: CC_MIRROR_DEV, expectGzip: true }));
+  const { entries } = await loadClusterIdx(crawl, { localDir: '/nonexistent', reader });
+  const plan = planBlocks(entries, { targets: opts.targets ?? null, maxBlocks: opts.maxBlocks ?? null });
+  const params: BatcherParams = {
+    crawl,
+    dataset: crawl,
+    datasetId: 1,
+    fingerprint: runFingerprint({ crawl }),
+    plan,
+    startIndex: 0,
+    filter: defaultFilter,
+    targets: opts.targets ?? null,
+    batchSize: 40,
+    blockConcurrency: 3,
+    publishWindow: 8,
+    publishAttempts: 1,
+  };
+  return { reader, entries, plan, params, store: new MemoryObjectStore() };
+}
+
+describe('runBatcher over cc-mirror-dev', () => {
+  it.each(DEV_CRAWLS)('%s: reads every line, keeps exactly the oracle captures, counts drops by reason', async (crawl) => {
+    const { reader, plan, params, store } = await setUp(crawl);
+    const publisher = new CollectingPublisher();
+    const summary = await runBatcher(params, { reader, publisher, store, clock: systemClock });
+    const want = oracle.crawls[crawl]!;
+    expect(plan.length).toBe(want.blocks);
+    expect(summary.blocks).toBe(want.blocks);
+    expect(summary.records).toBe(want.cdx_lines);
+    expect(summary.kept).toBe(want.kept_captures);
+    const droppedTotal = Object.values(summary.dropped).reduce((a, b) => a + b, 0);
+    expect(summary.kept + droppedTotal).toBe(summary.records);
+    expect(Object.keys(summary.dropped).sort()).toEqual(expect.arrayContaining(['language', 'status']));
+    const records = publisher.batches.flatMap((b) => b.records);
+    expect(records).toHaveLength(want.kept_captures);
+    expect(publisher.batches.every((b) => b.records.length > 0 && b.records.length <= 40)).toBe(true);
+    // Every kept capture's URL is one the oracle expects, and every expected URL is there.
+    const got = new Set(records.map((r) => oracleUrlForm(r.url)));
+    const expected = new Set(Object.values(want.domains).flatMap((d) => d.urls));
+    expect(got).toEqual(expected);
+    // Ids are deterministic and unique; the checkpoint says done.
+    expect(new Set(publisher.batches.map((b) => b.id)).size).toBe(publisher.batches.length);
+    const cp = await loadCheckpoint(store, crawl, params.fingerprint);
+    expect(cp).toMatchObject({ done: true, nextPlanIndex: plan.length });
+  });
+
+  it('resumes after a failure from its checkpoint without losing a batch', async () => {
+    const crawl = DEV_CRAWLS[0];
+    const first = await setUp(crawl);
+    const failing = new CollectingPublisher(9);
+    await expect(runBatcher({ ...first.params, publishWindow: 1 }, { reader: first.reader, publisher: failing, store: first.store, clock: systemClock })).rejects.toThrow('broker gone');
+    const cp = await loadCheckpoint(first.store, crawl, first.params.fingerprint);
+    expect(cp).not.toBeNull();
+    expect(cp!.done).toBe(false);
+    expect(cp!.nextPlanIndex).toBeGreaterThan(0);
+    expect(cp!.nextPlanIndex).toBeLessThan(first.plan.length);
+
+    const second = new CollectingPublisher();
+    const summary = await runBatcher({ ...first.params, startIndex: cp!.nextPlanIndex }, { reader: first.reader, publisher: second, store: first.store, clock: systemClock });
+    expect(summary.done).toBe(true);
+    // Union of both runs = a clean run's batches (ids and contents); overlap is only re-published whole batches.
+    const clean = new CollectingPublisher();
+    const fresh = await setUp(crawl);
+    await runBatcher(fresh.params, { reader: fresh.reader, publisher: clean, store: fresh.store, clock: systemClock });
+    const union = new Map([...failing.batches, ...second.batches].map((b) => [b.id, b]));
+    expect([...union.keys()].sort()).toEqual(clean.batches.map((b) => b.id).sort());
+    for (const b of clean.batches) expect(union.get(b.id)).toEqual(b);
+  });
+
+  it('refuses to resume a dataset with other settings', async () => {
+    const { store, params, reader } = await setUp(DEV_CRAWLS[0], { maxBlocks: 2 });
+    await runBatcher(params, { reader, publisher: new CollectingPublisher(), store, clock: systemClock });
+    await expect(loadCheckpoint(store, params.dataset, runFingerprint({ other: true }))).rejects.toMatchObject({ code: 'CCP_ERR_CHECKPOINT_MISMATCH' });
+  });
+
+  it('domain-targeted runs read only the blocks that can hold the domains', async () => {
+    const crawl = DEV_CRAWLS[0];
+    const domains = Object.entries(oracle.crawls[crawl]!.domains)
+      .sort((a, b) => b[1].count - a[1].count)
+      .slice(0, 3)
+      .map(([d]) => d);
+    const targets = TargetSet.fromLines(domains);
+    const { reader, plan, params, store, entries } = await setUp(crawl, { targets });
+    const publisher = new CollectingPublisher();
+    const summary = await runBatcher(params, { reader, publisher, store, clock: systemClock });
+    expect(plan.length).toBeLessThan(entries.length);
+    expect(reader.reads).toBe(plan.length);
+    const urls = new Set(publisher.batches.flatMap((b) => b.records).map((r) => oracleUrlForm(r.url)));
+    const expected = new Set(domains.flatMap((d) => oracle.crawls[crawl]!.domains[d]!.urls));
+    expect(urls).toEqual(expected);
+    expect(summary.dropped['not_targeted'] ?? 0).toBeGreaterThanOrEqual(0);
+  });
+
+  it('publishes batches a consumer can decode (through the in-memory queue)', async () => {
+    const { reader, params, store } = await setUp(DEV_CRAWLS[1], { maxBlocks: 3 });
+    const queue = new MemoryBatchQueue();
+    const summary = await runBatcher(params, { reader, publisher: queue.publisher(), store, clock: systemClock });
+    const consumer = queue.consumer({ prefetch: 100 });
+    const got: Batch[] = [];
+    await consumer.start(async (d) => {
+      got.push(decodeBatch(d.body));
+      await d.ack();
+    });
+    await new Promise((r) => setTimeout(r, 50));
+    await consumer.close();
+    expect(got.reduce((n, b) => n + b.records.length, 0)).toBe(summary.kept);
+    expect(layout.batcherCheckpoint(params.dataset)).toContain(params.dataset);
+  });
+});

@@ -1,0 +1,245 @@
+import {
+  CcpError,
+  batchId,
+  errorCode,
+  parseCdxBlock,
+  retryDelayMs,
+  DEFAULT_RETRY_POLICY,
+  type Batch,
+  type BatchPublisher,
+  type BatchRecord,
+  type CdxRecord,
+  type Clock,
+  type ObjectStore,
+  type RangeReader,
+  type RecordFilter,
+} from '@ccpipe/core';
+import { saveCheckpoint, type Checkpoint } from './checkpoint';
+import type { PlannedBlock } from './plan-blocks';
+import type { TargetSet } from './targets';
+
+/** What one run does. */
+export interface BatcherParams {
+  crawl: string;
+  dataset: string;
+  datasetId: number;
+  fingerprint: string;
+  plan: readonly PlannedBlock[];
+  /** Plan index to start from (from the checkpoint). */
+  startIndex: number;
+  filter: RecordFilter;
+  targets: TargetSet | null;
+  batchSize: number;
+  /** CDX blocks fetched concurrently. */
+  blockConcurrency: number;
+  /** Batches published and not yet confirmed, at most. */
+  publishWindow: number;
+  /** Attempts per batch publish before the run fails (the checkpoint makes a rerun resume). */
+  publishAttempts: number;
+}
+
+/** The ports a run uses. */
+export interface BatcherDeps {
+  reader: RangeReader;
+  publisher: BatchPublisher;
+  store: ObjectStore;
+  clock: Clock;
+  events?: BatcherEvents;
+  signal?: AbortSignal;
+}
+
+/** Progress and metric hooks (closed-set labels only). */
+export interface BatcherEvents {
+  onBlock?(e: { records: number; kept: number; dropped: Record<string, number>; lineErrors: number; bytes: number }): void;
+  onBatchPublished?(records: number): void;
+  onBatchConfirmed?(records: number): void;
+  onPublishRetry?(code: string): void;
+  onCheckpoint?(nextPlanIndex: number): void;
+}
+
+/** Totals of a run. */
+export interface BatcherSummary {
+  blocks: number;
+  records: number;
+  kept: number;
+  dropped: Record<string, number>;
+  batches: number;
+  done: boolean;
+}
+
+/** Dropped because a domain-targeted run did not ask for that domain. */
+export const NOT_TARGETED = 'not_targeted';
+/** Dropped because the CDX line did not parse. */
+export const BAD_CDX_LINE = 'cdx_line';
+
+/**
+ * Reads the planned blocks from `startIndex` on, filters their records, publishes them as batches of at most
+ * `batchSize` (batches never span blocks, so ids are (crawl, block ordinal, seq) and deterministic), and advances
+ * the checkpoint past every block whose batches are all confirmed, in plan order. Throws when a batch cannot be
+ * published after `publishAttempts` or a block cannot be read: everything before the checkpoint is safe, and a rerun
+ * resumes there (a re-published batch is harmless: workers see its completion marker).
+ */
+export async function runBatcher(p: BatcherParams, deps: BatcherDeps): Promise<BatcherSummary> {
+  const { reader, publisher, store, clock, events = {}, signal } = deps;
+  const summary: BatcherSummary = { blocks: 0, records: 0, kept: 0, dropped: {}, batches: 0, done: false };
+  const shardPath = (shard: string): string => `cc-index/collections/${p.crawl}/indexes/${shard}`;
+
+  // Per plan index: batches still unconfirmed (undefined until the block has been published).
+  const pending = new Map<number, number>();
+  let nextCheckpoint = p.startIndex;
+  let lastSaved = p.startIndex;
+  let lastSaveAt = clock.now();
+  let failure: unknown = null;
+  const inflight = new Set<Promise<void>>();
+
+  const saveIfDue = async (force: boolean): Promise<void> => {
+    while (pending.get(nextCheckpoint) === 0) pending.delete(nextCheckpoint++);
+    if (nextCheckpoint === lastSaved) return;
+    if (!force && nextCheckpoint - lastSaved < 64 && clock.now() - lastSaveAt < 5_000) return;
+    lastSaved = nextCheckpoint;
+    lastSaveAt = clock.now();
+    await saveCheckpoint(store, checkpointOf(p, nextCheckpoint, false, clock));
+    events.onCheckpoint?.(nextCheckpoint);
+  };
+
+  const publishWithRetry = async (batch: Batch): Promise<void> => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await publisher.publish(batch, signal);
+        return;
+      } catch (err) {
+        const retryable = err instanceof CcpError && err.retryable;
+        if (!retryable || attempt >= p.publishAttempts || signal?.aborted) throw err;
+        events.onPublishRetry?.(errorCode(err));
+        await clock.sleep(retryDelayMs(DEFAULT_RETRY_POLICY, attempt), signal);
+      }
+    }
+  };
+
+  const publishBlock = async (index: number, batches: Batch[]): Promise<void> => {
+    pending.set(index, batches.length);
+    for (const batch of batches) {
+      while (inflight.size >= p.publishWindow) await Promise.race(inflight);
+      if (failure) return;
+      events.onBatchPublished?.(batch.records.length);
+      const task = publishWithRetry(batch).then(
+        () => {
+          pending.set(index, (pending.get(index) ?? 1) - 1);
+          summary.batches++;
+          events.onBatchConfirmed?.(batch.records.length);
+        },
+        (err: unknown) => {
+          failure ??= err;
+        },
+      );
+      const tracked = task.finally(() => inflight.delete(tracked));
+      inflight.add(tracked);
+    }
+    await saveIfDue(false);
+  };
+
+  // Fetch blocks ahead (bounded), consume them in plan order.
+  const fetches: Promise<Uint8Array>[] = [];
+  const fetchAt = (i: number): Promise<Uint8Array> => {
+    const { entry } = p.plan[i]!;
+    return reader.read(shardPath(entry.shard), entry.offset, entry.length, signal);
+  };
+  let fetchedUpTo = p.startIndex;
+  const fillAhead = (from: number): void => {
+    while (fetchedUpTo < p.plan.length && fetchedUpTo < from + p.blockConcurrency) {
+      const pr = fetchAt(fetchedUpTo);
+      pr.catch(() => undefined); // observed when awaited in order
+      fetches[fetchedUpTo++] = pr;
+    }
+  };
+
+  try {
+    for (let i = p.startIndex; i < p.plan.length; i++) {
+      if (signal?.aborted || failure) break;
+      fillAhead(i);
+      const bytes = await fetches[i]!;
+      delete fetches[i];
+      const block = p.plan[i]!;
+      const batches = batchBlock(p, block.ordinal, bytes, summary, events);
+      await publishBlock(i, batches);
+    }
+  } catch (err) {
+    failure ??= err;
+  }
+  await Promise.allSettled(inflight);
+  if (failure) {
+    await saveIfDue(true).catch(() => undefined);
+    throw failure;
+  }
+  await saveIfDue(true);
+  if (!signal?.aborted && nextCheckpoint >= p.plan.length) {
+    summary.done = true;
+    await saveCheckpoint(store, checkpointOf(p, p.plan.length, true, clock));
+    events.onCheckpoint?.(p.plan.length);
+  }
+  return summary;
+}
+
+function batchBlock(p: BatcherParams, ordinal: number, bytes: Uint8Array, summary: BatcherSummary, events: BatcherEvents): Batch[] {
+  const { records, errors, lines } = parseCdxBlock(bytes);
+  const dropped: Record<string, number> = {};
+  const drop = (reason: string, n = 1): void => {
+    dropped[reason] = (dropped[reason] ?? 0) + n;
+    summary.dropped[reason] = (summary.dropped[reason] ?? 0) + n;
+  };
+  if (errors.length > 0) drop(BAD_CDX_LINE, errors.length);
+  const kept: BatchRecord[] = [];
+  for (const rec of records) {
+    if (p.targets && !p.targets.has(rec.surt)) {
+      drop(NOT_TARGETED);
+      continue;
+    }
+    const d = p.filter(rec);
+    if (!d.keep) {
+      drop(d.reason);
+      continue;
+    }
+    kept.push(toBatchRecord(rec));
+  }
+  summary.blocks++;
+  summary.records += lines;
+  summary.kept += kept.length;
+  events.onBlock?.({ records: lines, kept: kept.length, dropped, lineErrors: errors.length, bytes: bytes.length });
+  const batches: Batch[] = [];
+  for (let seq = 0; seq * p.batchSize < kept.length; seq++) {
+    batches.push({
+      v: 1,
+      id: batchId(p.crawl, ordinal, seq),
+      crawl: p.crawl,
+      dataset: p.dataset,
+      datasetId: p.datasetId,
+      blockNo: ordinal,
+      seq,
+      records: kept.slice(seq * p.batchSize, (seq + 1) * p.batchSize),
+    });
+  }
+  return batches;
+}
+
+function toBatchRecord(r: CdxRecord): BatchRecord {
+  const out: BatchRecord = { url: r.url, ts: r.timestamp, languages: r.languages, filename: r.filename, offset: r.offset, length: r.length };
+  if (r.status !== undefined) out.status = r.status;
+  if (r.mime !== undefined) out.mime = r.mime;
+  if (r.mimeDetected !== undefined) out.mimeDetected = r.mimeDetected;
+  if (r.charset !== undefined) out.charset = r.charset;
+  if (r.digest !== undefined) out.digest = r.digest;
+  return out;
+}
+
+function checkpointOf(p: BatcherParams, nextPlanIndex: number, done: boolean, clock: Clock): Checkpoint {
+  return {
+    v: 1,
+    crawl: p.crawl,
+    dataset: p.dataset,
+    fingerprint: p.fingerprint,
+    nextPlanIndex,
+    planLength: p.plan.length,
+    done,
+    updatedAt: new Date(clock.now()).toISOString(),
+  };
+}

@@ -1,0 +1,54 @@
+import { createHash } from 'node:crypto';
+import { CcpError, layout, type ObjectStore } from '@ccpipe/core';
+
+/** What a batcher run remembers between restarts. */
+export interface Checkpoint {
+  v: 1;
+  crawl: string;
+  dataset: string;
+  /** Hash of everything that decides batch contents (filter, batch size, targets, max blocks). */
+  fingerprint: string;
+  /** Every planned block before this plan index has all its batches confirmed. */
+  nextPlanIndex: number;
+  planLength: number;
+  done: boolean;
+  updatedAt: string;
+}
+
+/**
+ * A fingerprint of the settings that decide which records land in which batch. Batch ids are (crawl, block, seq),
+ * so resuming a dataset with other settings would publish different contents under ids workers already finished:
+ * the batcher refuses that (see {@link loadCheckpoint}).
+ */
+export function runFingerprint(parts: Record<string, unknown>): string {
+  return createHash('sha256').update(JSON.stringify(parts)).digest('hex').slice(0, 16);
+}
+
+/**
+ * Loads the dataset's checkpoint (`null` when the run is new). Throws CcpError CCP_ERR_CHECKPOINT_MISMATCH when the
+ * dataset was started with different settings, and CCP_ERR_CHECKPOINT when the file is corrupt.
+ */
+export async function loadCheckpoint(store: ObjectStore, dataset: string, fingerprint: string): Promise<Checkpoint | null> {
+  const bytes = await store.get(layout.batcherCheckpoint(dataset));
+  if (bytes === null) return null;
+  let cp: Checkpoint;
+  try {
+    cp = JSON.parse(Buffer.from(bytes).toString('utf8')) as Checkpoint;
+  } catch (cause) {
+    throw new CcpError('CCP_ERR_CHECKPOINT', 'batcher checkpoint is not JSON', { cause });
+  }
+  if (cp.v !== 1 || typeof cp.nextPlanIndex !== 'number') throw new CcpError('CCP_ERR_CHECKPOINT', 'batcher checkpoint has an unknown shape');
+  if (cp.fingerprint !== fingerprint) {
+    throw new CcpError(
+      'CCP_ERR_CHECKPOINT_MISMATCH',
+      `dataset "${dataset}" was started with other settings (filter, batch size, targets or max blocks); ` +
+        'finish it with the same settings or use a new --dataset name',
+    );
+  }
+  return cp;
+}
+
+/** Stores the checkpoint atomically. */
+export async function saveCheckpoint(store: ObjectStore, cp: Checkpoint): Promise<void> {
+  await store.put(layout.batcherCheckpoint(cp.dataset), Buffer.from(JSON.stringify(cp) + '\n', 'utf8'));
+}
