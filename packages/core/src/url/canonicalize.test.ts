@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { canonicalizeUrl, canonicalQuery } from './canonicalize';
 import { normalizePercent } from './percent';
+import { surtOf } from './surt';
 import { UrlError } from './url-error';
 
 const CORPUS = join(resolve(__dirname, '../../../..'), '../shared/corpus');
@@ -125,6 +126,7 @@ describe('canonicalizeUrl: our normalisations', () => {
     expect(urls.length).toBeGreaterThan(3400);
     for (const u of urls) {
       const c = canonicalizeUrl(u);
+      if (c.surt !== surtOf(u)) expect([u, c.surt]).toEqual([u, surtOf(u)]); // one parse, same key as surtOf
       const again = canonicalizeUrl(c.url);
       expect([u, again.url, again.surt.slice(0, again.surt.indexOf(')'))]).toEqual([u, c.url, c.surt.slice(0, c.surt.indexOf(')'))]);
     }
