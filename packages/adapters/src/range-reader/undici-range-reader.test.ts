@@ -106,7 +106,7 @@ describe('UndiciRangeReader under SlowDown', () => {
   it('halves the shared concurrency limit once per SlowDown burst, again when retries are refused, and obeys it', async () => {
     // Requests 1–8 arrive together and are refused; 9–12 (the first retries) are refused too; the rest succeed.
     const s = await server(async (req, res, n) => {
-      await delay(n <= 8 ? 60 : 15);
+      await delay(n <= 8 ? 200 : 15);
       if (n <= 12) sendSlowDown(res);
       else sendRange(req, res, warc);
     });
@@ -126,7 +126,7 @@ describe('UndiciRangeReader under SlowDown', () => {
     let r: UndiciRangeReader | undefined;
     const s = await server(async (req, res, n) => {
       if (n <= 8) {
-        await delay(60);
+        await delay(200);
         sendSlowDown(res);
         return;
       }

@@ -33,9 +33,9 @@ export interface RangeReaderObserver {
 export interface UndiciRangeReaderOptions {
   /** `http(s)://host[:port][/prefix]`, e.g. `https://data.commoncrawl.org`; every request stays under it. */
   baseUrl: string;
-  /** Connections to the origin (keep-alive), and the ceiling of the adaptive concurrency limit. */
+  /** Connections to the origin (keep-alive); the ceiling of the adaptive concurrency limit (× `pipelining`). */
   connections: number;
-  /** HTTP/1.1 pipelining depth per connection; default 1 (none). */
+  /** HTTP/1.1 pipelining depth per connection; default 1 (none). The concurrency ceiling is connections × this. */
   pipelining?: number;
   /** Default {@link DEFAULT_RETRY_POLICY}. */
   retryPolicy?: RetryPolicy;
@@ -105,14 +105,16 @@ export class UndiciRangeReader implements RangeReader {
     this.maxReadBytes = opts.maxReadBytes ?? DEFAULT_MAX_READ_BYTES;
     this.random = opts.random ?? Math.random;
     this.headers = { 'user-agent': opts.userAgent, 'accept-encoding': 'identity' };
+    const pipelining = Math.max(1, Math.floor(opts.pipelining ?? 1));
     this.pool = new Pool(base.origin, {
       connections: opts.connections,
-      pipelining: opts.pipelining ?? 1,
+      pipelining,
       headersTimeout: opts.headersTimeoutMs ?? 30_000,
       bodyTimeout: opts.bodyTimeoutMs ?? 60_000,
     });
     this.limiter = new AdaptiveLimiter({
-      ceiling: opts.connections,
+      // The most requests the pool can have on the wire: `connections` unless pipelining is on.
+      ceiling: opts.connections * pipelining,
       increaseAfter: opts.increaseAfter ?? 32,
       onChange: (n) => this.notify((o) => o.onConcurrencyChange?.(n)),
     });
