@@ -54,8 +54,9 @@ export interface BuildMirrorSummary {
  * i.e. by SURT then timestamp), `crawl-data/NAME/{warc,cc-index}.paths.gz`, and `collinfo.json` (merged).
  *
  * Rebuilding a crawl replaces its index and listed WARCs (idempotent for the same input); every file
- * is written to a temporary name and renamed. Each WARC is read whole into memory (the core walker
- * takes bytes); CDX lines of the crawl are held in memory until sorted.
+ * is written to a temporary name and renamed. A gzip WARC with one member per record (CC's layout) is
+ * streamed in 16 MiB windows; any other WARC is read whole into memory (the core walker takes bytes).
+ * CDX lines of the crawl are held in memory until sorted.
  * @throws Error on an invalid crawl/segment name or option, WarcError from a malformed WARC, fs errors.
  */
 export async function buildMirror(opts: BuildMirrorOptions): Promise<BuildMirrorSummary> {

@@ -1,8 +1,9 @@
-import { promises as fsp } from 'node:fs';
+import { closeSync, mkdirSync, openSync, promises as fsp, readSync, writeSync } from 'node:fs';
 import * as path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { isGzipAt, iterateWarcFile, WarcError, type CdxRecord, type WarcFileEntry } from '@ccpipe/core';
 import { cdxRecordFor } from './cdx-fields';
+import { walkRecordMembers } from './member-stream';
 import { mirrorWarcName, segmentFromDate, segmentFromPath, warcRelPath } from './layout';
 
 /** Options of {@link indexWarcFile}. */
@@ -42,12 +43,45 @@ interface Pass {
  * records before the fault and counts `warc_error` in `skipped`.
  */
 export async function indexWarcFile(opts: IndexWarcFileOptions): Promise<WarcIndexResult> {
+  const streamed = streamPass(opts);
+  if (streamed !== undefined) {
+    await placeCopy(opts.input, opts.out, streamed.relPath);
+    return finish(streamed, false);
+  }
   const bytes = await fsp.readFile(opts.input);
   if (isGzipAt(bytes, 0)) {
-    const copied = await copyPass(bytes, opts);
-    if (copied !== undefined) return finish(copied, false);
+    const copied = copyPass(bytes, opts);
+    if (copied !== undefined) {
+      await placeCopy(opts.input, opts.out, copied.relPath);
+      return finish(copied, false);
+    }
   }
   return finish(await rewritePass(bytes, opts), true);
+}
+
+/** The common case, in bounded memory: a gzip WARC with one member per record. */
+function streamPass(opts: IndexWarcFileOptions): Pass | undefined {
+  const head = Buffer.alloc(2);
+  const fd = openSync(opts.input, 'r');
+  try {
+    readSync(fd, head, 0, 2, 0);
+  } finally {
+    closeSync(fd);
+  }
+  if (!isGzipAt(head, 0)) return undefined;
+  const pass = newPass();
+  const name = mirrorWarcName(opts.input, true);
+  const end = walkRecordMembers(opts.input, (record, offset, length) => {
+    if (pass.relPath === '') pass.relPath = warcRelPath(opts.crawl, opts.segment ?? segmentFromPath(opts.input) ?? segmentFromDate(record.date), name);
+    pass.records += 1;
+    const r = cdxRecordFor(record, { filename: pass.relPath, offset, length }, { languages: opts.languages });
+    if (typeof r === 'string') pass.skipped[r] = (pass.skipped[r] ?? 0) + 1;
+    else pass.cdx.push(r);
+  });
+  if (end === 'not_aligned') return undefined;
+  if (end === 'warc_error') pass.skipped.warc_error = (pass.skipped.warc_error ?? 0) + 1;
+  if (pass.relPath === '') pass.relPath = warcRelPath(opts.crawl, opts.segment ?? segmentFromPath(opts.input) ?? segmentFromDate(undefined), name);
+  return pass;
 }
 
 function finish(p: Pass, rewritten: boolean): WarcIndexResult {
@@ -89,8 +123,8 @@ function addCdx(pass: Pass, entry: WarcFileEntry, relPath: string, offset: numbe
   else pass.cdx.push(r);
 }
 
-/** Copy mode; undefined when some record does not sit on its own gzip member(s). */
-async function copyPass(bytes: Buffer, opts: IndexWarcFileOptions): Promise<Pass | undefined> {
+/** Copy mode over the whole file (records split over several members); undefined when not aligned. */
+function copyPass(bytes: Buffer, opts: IndexWarcFileOptions): Pass | undefined {
   let aligned = true;
   const pass = newPass();
   walk(bytes, opts, pass, (entry, relPath) => {
@@ -101,39 +135,49 @@ async function copyPass(bytes: Buffer, opts: IndexWarcFileOptions): Promise<Pass
     addCdx(pass, entry, relPath, entry.offset, entry.length, opts.languages);
     return true;
   });
-  if (!aligned) return undefined;
-  const dest = path.join(opts.out, ...pass.relPath.split('/'));
-  await fsp.mkdir(path.dirname(dest), { recursive: true });
-  if (!(await sameFile(opts.input, dest))) {
-    const tmp = `${dest}.tmp-${process.pid}`;
-    await fsp.copyFile(opts.input, tmp);
-    await fsp.rename(tmp, dest);
-  }
-  return pass;
+  return aligned ? pass : undefined;
 }
 
-/** Rewrite mode: every record becomes its own gzip member in the mirror copy. */
-async function rewritePass(bytes: Buffer, opts: IndexWarcFileOptions): Promise<Pass> {
-  const members: Buffer[] = [];
-  let offset = 0;
-  const pass = newPass();
-  walk(bytes, opts, pass, (entry, relPath) => {
-    const member = gzipSync(entry.raw);
-    members.push(member);
-    addCdx(pass, entry, relPath, offset, member.length, opts.languages);
-    offset += member.length;
-    return true;
-  });
-  const dest = path.join(opts.out, ...pass.relPath.split('/'));
+/** Copies the input WARC to its mirror path (temp then rename), unless it already is that file. */
+async function placeCopy(input: string, out: string, relPath: string): Promise<void> {
+  const dest = path.join(out, ...relPath.split('/'));
   await fsp.mkdir(path.dirname(dest), { recursive: true });
+  if (await sameFile(input, dest)) return;
   const tmp = `${dest}.tmp-${process.pid}`;
-  const fh = await fsp.open(tmp, 'w');
-  try {
-    for (const m of members) await fh.write(m);
-  } finally {
-    await fh.close();
-  }
+  await fsp.copyFile(input, tmp);
   await fsp.rename(tmp, dest);
+}
+
+/** Rewrite mode: every record becomes its own gzip member in the mirror copy, written as it goes. */
+async function rewritePass(bytes: Buffer, opts: IndexWarcFileOptions): Promise<Pass> {
+  const pass = newPass();
+  let offset = 0;
+  let fd: number | undefined;
+  let tmp = '';
+  try {
+    walk(bytes, opts, pass, (entry, relPath) => {
+      if (fd === undefined) {
+        const dest = path.join(opts.out, ...relPath.split('/'));
+        mkdirSync(path.dirname(dest), { recursive: true });
+        tmp = `${dest}.tmp-${process.pid}`;
+        fd = openSync(tmp, 'w');
+      }
+      const member = gzipSync(entry.raw);
+      writeSync(fd, member);
+      addCdx(pass, entry, relPath, offset, member.length, opts.languages);
+      offset += member.length;
+      return true;
+    });
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+  const dest = path.join(opts.out, ...pass.relPath.split('/'));
+  if (tmp === '') {
+    await fsp.mkdir(path.dirname(dest), { recursive: true });
+    await fsp.writeFile(dest, Buffer.alloc(0));
+  } else {
+    await fsp.rename(tmp, dest);
+  }
   return pass;
 }
 
