@@ -201,10 +201,14 @@ describe('AmqpBatchConsumer (RabbitMQ)', () => {
       await Promise.all(batches.map((b) => pub.publish(b)));
       const acked = new Set<string>();
       const lostAcks: string[] = [];
+      // Deliveries after the 8th wait until the broker has killed the connection, so some acks are surely lost.
+      let release!: () => void;
+      const killed = new Promise<void>((r) => (release = r));
+      let killDone = false;
       const c = h.consumer(5);
       await c.start(async (d) => {
         const id = decodeBatch(d.body).id;
-        await sleep(30);
+        if (acked.size >= 8 && !killDone) await killed;
         try {
           await d.ack();
           acked.add(id);
@@ -214,7 +218,13 @@ describe('AmqpBatchConsumer (RabbitMQ)', () => {
         }
       });
       await eventually(() => acked.size >= 8, 10_000, 'some acks');
+      const lost = new Promise((r) => h.conn.once('lost', r));
+      const reconnected = new Promise((r) => h.conn.once('connected', r));
       killConnectionFromBroker(h.prefix);
+      await lost;
+      killDone = true;
+      release();
+      await reconnected;
       await eventually(() => acked.size === batches.length, 20_000, 'every batch acked');
       expect(lostAcks.length).toBeGreaterThan(0);
       await eventually(async () => (await h.depth()).ready === 0, 5000, 'empty queue');
