@@ -139,7 +139,7 @@ describe('buildMirror over cc-mirror-dev', () => {
   });
 });
 
-describe('buildMirror from WARCs that are not one gzip member per record', () => {
+describe('buildMirror from other WARCs (one stream, uncompressed, wget, pywb, revisits)', () => {
   let tmp: string;
   beforeAll(async () => {
     tmp = await fsp.mkdtemp(path.join(os.tmpdir(), 'ccpipe-build-stream-'));
@@ -199,5 +199,25 @@ describe('buildMirror from WARCs that are not one gzip member per record', () =>
     expect(idx2.equals(idx1)).toBe(true);
     const ids = (JSON.parse(await fsp.readFile(path.join(out, 'collinfo.json'), 'utf8')) as Array<{ id: string }>).map((c) => c.id);
     expect(ids).toEqual(['CC-MAIN-2030-44', 'CC-MAIN-2030-40', 'CC-MAIN-2020-34']);
+  });
+
+  it('indexes revisit records as pywb does (mime warc/revisit) and agrees with pywb on every capture', async () => {
+    const pywb = path.join(CORPUS, 'webrecorder-pywb-sample_archive');
+    const out = path.join(tmp, 'pywb');
+    const summary = await buildMirror({
+      crawl: 'PYWB-SAMPLE', out, segment: '1390000000.00', languages: false,
+      warcs: ['iana.warc.gz', 'dupes.warc.gz'].map((f) => path.join(pywb, 'warcs', f)),
+    });
+    expect(summary.rewrittenWarcs).toBe(0);
+    const got = (await readIndex(out, 'PYWB-SAMPLE')).records;
+    const want: CdxRecord[] = [];
+    for (const f of ['iana.cdxj', 'dupes.cdxj']) {
+      const text = await fsp.readFile(path.join(pywb, 'cdxj', f), 'utf8');
+      want.push(...text.trim().split('\n').map((l) => parseCdxLine(l)));
+    }
+    const fields = (r: CdxRecord): string =>
+      JSON.stringify([r.url, r.timestamp, path.basename(r.filename), r.offset, r.length, r.mime, r.digest, r.mime === 'warc/revisit' ? '-' : r.status]);
+    expect(new Set(got.map(fields))).toEqual(new Set(want.map(fields)));
+    expect(got.filter((r) => r.mime === 'warc/revisit').length).toBe(want.filter((r) => r.mime === 'warc/revisit').length);
   });
 });
