@@ -106,6 +106,11 @@ describe('lines off the usual layout', () => {
     expect(rec.extra).toEqual({ 'x-new': '1' });
     expect(rec.keyOrder).toEqual([...CDX_FIELD_ORDER.filter((k) => !['redirect', 'encoding', 'truncated', 'charset'].includes(k)), 'charset', 'x-new']);
     expect(formatCdxLine(rec)).toBe(moved);
+    // A key that extends a known one is not taken for it.
+    const lookalike = base.replace('"status": "200"', '"status": "200", "statusx": "7", "mime-detectedx": "8"');
+    const rec2 = parseCdxLine(lookalike);
+    expect([rec2.status, rec2.mimeDetected, rec2.extra]).toEqual(['200', 'application/xhtml+xml', { statusx: '7', 'mime-detectedx': '8' }]);
+    expect(formatCdxLine(rec2)).toBe(lookalike);
     // Same through the JSON.parse path.
     const escaped = moved.replace('"x-new": "1"', '"x-new": "\\u0031"');
     expect(formatCdxLine(parseCdxLine(escaped))).toBe(moved);

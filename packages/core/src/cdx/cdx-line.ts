@@ -110,9 +110,18 @@ function assign(rec: CdxRecord, key: string, v: string): number {
   }
 }
 
-const KEY_PREFIX: readonly string[] = CDX_FIELD_ORDER.map((k) => `"${k}": "`);
-const KEY_FIRST: readonly number[] = CDX_FIELD_ORDER.map((k) => k.charCodeAt(0));
+// Keys as char codes: comparing against a typed array measured ~30% faster per line than
+// String.prototype.startsWith or charCodeAt on both strings (docs/cdx.md).
+const KEY_CODES: readonly Uint8Array[] = CDX_FIELD_ORDER.map((k) => Uint8Array.from(k, (ch) => ch.charCodeAt(0)));
 const N_KEYS = CDX_FIELD_ORDER.length;
+
+/** True when `t` holds `"KEY": "` at `p` (the opening quote), KEY given by its codes. */
+function keyAt(t: string, p: number, codes: Uint8Array): boolean {
+  const n = codes.length;
+  if (t.charCodeAt(p + 1) !== codes[0] || t.charCodeAt(p + n + 1) !== 34) return false;
+  for (let i = 1; i < n; i++) if (t.charCodeAt(p + 1 + i) !== codes[i]) return false;
+  return t.charCodeAt(p + n + 2) === 58 && t.charCodeAt(p + n + 3) === 32 && t.charCodeAt(p + n + 4) === 34;
+}
 
 /**
  * Fast path: `{"k": "v", "k": "v"}` exactly as Common Crawl writes it, keys in CDX_FIELD_ORDER, between
@@ -125,10 +134,10 @@ function scanCanonical(t: string, open: number, close: number, rec: CdxRecord): 
   if (p === close) return 0;
   let k = 0;
   for (;;) {
-    const c = t.charCodeAt(p + 1);
-    while (k < N_KEYS && (KEY_FIRST[k] !== c || !t.startsWith(KEY_PREFIX[k]!, p))) k++;
+    if (t.charCodeAt(p) !== 34) return 1;
+    while (k < N_KEYS && !keyAt(t, p, KEY_CODES[k]!)) k++;
     if (k === N_KEYS) return 1;
-    const vStart = p + KEY_PREFIX[k]!.length;
+    const vStart = p + KEY_CODES[k]!.length + 5;
     const vEnd = t.indexOf('"', vStart);
     if (vEnd < 0 || vEnd >= close) return 1;
     switch (k) {

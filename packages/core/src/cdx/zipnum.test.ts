@@ -39,6 +39,8 @@ describe('parseCdxBlock on cc-mirror-dev', () => {
       expect(errors).toEqual([]);
       expect(records.length).toBe(n);
       expect(clusterIdxKey(records[0]!)).toBe(clusterIdxKey(entries[i]!));
+      // Byte-exact against a plain UTF-8 decode (one block holds an unescaped IDN host).
+      expect(records.map((r) => formatCdxLine(r))).toEqual(lines(gunzipSync(gz).toString('utf8')));
       total += n;
     });
     expect(total).toBe(oracle.crawls[crawl]!.cdx_lines);
@@ -89,6 +91,17 @@ describe('other real ZipNum data', () => {
     const { records, errors } = parseCdxBlock(gz);
     expect(errors).toEqual([]);
     expect(records).toEqual(plain.map((l) => parseCdxLine(l)));
+  });
+
+  test('line numbers of bad lines stay exact deep into a large block (the text is decoded in pieces)', () => {
+    const plain = lines(readFileSync(join(CORPUS, 'cocrawler-cdx_toolkit/warc_by_cdx/cdx-00187'), 'utf8'));
+    const broken = [...plain];
+    const bad = [1, 300, 777, plain.length];
+    for (const n of bad) broken[n - 1] = broken[n - 1]!.replace(/"length": "\d+"/, '"length": "?"');
+    const { records, errors, lines: n } = parseCdxBlock(gzipSync(`${broken.join('\n')}\n`));
+    expect(n).toBe(plain.length);
+    expect(errors.map((e) => e.lineNo)).toEqual(bad);
+    expect(records.map((r) => formatCdxLine(r))).toEqual(plain.filter((_l, i) => !bad.includes(i + 1)));
   });
 
   test('pywb sample: every cluster.idx entry\'s block inflates and its first line starts with the entry key', () => {
