@@ -92,17 +92,3 @@ export function inflateMember(bytes: Uint8Array, at: number, maxOutput: number):
   }
   return { data, length: hl + consumed + 8 };
 }
-
-/**
- * Inflates a gzip stream of one or more concatenated members (as a CDX range covering a record split
- * over members) with zlib's own gunzip, which checks every trailer. Pure.
- * Throws like {@link inflateMember}.
- */
-export function gunzipMembers(bytes: Uint8Array, maxOutput: number): Buffer {
-  gzipHeaderLength(bytes, 0);
-  try {
-    return zlib.gunzipSync(bytes, { maxOutputLength: maxOutput });
-  } catch (err) {
-    throw zlibToWarcError(err, 0, maxOutput);
-  }
-}

@@ -1,7 +1,7 @@
 export * from './warc-error';
 export * from './header-list';
 export { parseHeadBlock, type HeadBlock, type HeadFailure } from './head-block';
-export { isGzipAt, gzipHeaderLength, inflateMember, gunzipMembers, type InflatedMember } from './gzip-member';
+export { isGzipAt, gzipHeaderLength, inflateMember, type InflatedMember } from './gzip-member';
 export { decodeHttpBody, dechunk, type PayloadDecoding } from './http-payload';
 export { parseHttpResponse, type HttpResponse } from './http-response';
 export {

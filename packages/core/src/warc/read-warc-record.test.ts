@@ -129,6 +129,15 @@ describe('readWarcRecord on real Common Crawl range reads', () => {
     expect(readWarcRecord(mini).type).toBe('warcinfo');
   });
 
+  test('bytes after the record\'s member (a too-long range) are not read', () => {
+    const cc = read('iipc-jwarc/cc.warc.gz');
+    for (const tail of [Buffer.from('not gzip'), Buffer.alloc(64), Buffer.from([0x1f, 0x8b, 8, 0])]) {
+      const rec = readWarcRecord(Buffer.concat([cc, tail]));
+      expect(rec.targetUri).toBe('http://commoncrawl.org/');
+      expect(rec.block.length).toBe(rec.contentLength);
+    }
+  });
+
   test('a gzip header with an FEXTRA "sl" subfield (Heritrix style) is read', () => {
     const bytes = read('iipc-jwarc/gzip_extra_sl.warc.gz');
     expect(bytes[3]! & 0x04).toBe(0x04);
