@@ -158,7 +158,8 @@ export class AmqpBatchConsumer implements BatchConsumer {
   private onSessionLost(session: Session, cause: 'channel-closed'): void {
     if (this.session !== session) return;
     this.session = null;
-    if (!this.wanted || this.closed) return;
+    // A channel that dies while subscribing is retried by scheduleResubscribe's catch, with backoff.
+    if (!this.wanted || this.closed || session.consumerTag === null) return;
     this.onEvent({ type: 'subscription-lost', cause });
     this.scheduleResubscribe(0);
   }

@@ -16,7 +16,8 @@ import { declareTopology, deleteTopology, topologyNames, workQueueArguments, dea
 
 const AMQP_URL = 'amqp://guest:guest@127.0.0.1:5672';
 const REPO_ROOT = join(__dirname, '../../../..');
-const FAST_RECONNECT = { initialDelayMs: 50, maxDelayMs: 500, factor: 2, jitter: 0, maxAttempts: 40 };
+// Few attempts: with the broker down every test fails in seconds instead of running into jest's timeout.
+const FAST_RECONNECT = { initialDelayMs: 50, maxDelayMs: 500, factor: 2, jitter: 0, maxAttempts: 10 };
 
 const leftovers = new Set<string>();
 const uniquePrefix = (): string => `ccpipe-test-${randomBytes(6).toString('hex')}`;
@@ -230,6 +231,41 @@ describe('AmqpBatchConsumer (RabbitMQ)', () => {
       await eventually(async () => (await h.depth()).ready === 0, 5000, 'empty queue');
       expect((await h.depth()).deadLettered).toBe(0);
     } finally {
+      await h.dispose();
+    }
+  });
+
+  it('when its queue is deleted it backs off resubscribing, and resumes once the queue is back', async () => {
+    const h = await amqpHarness();
+    const events: Array<{ type: string; delayMs?: number }> = [];
+    const c = new AmqpBatchConsumer({
+      connection: h.conn, names: h.names, prefetch: 2,
+      resubscribe: { initialDelayMs: 40, maxDelayMs: 160, factor: 2, jitter: 0 },
+      onEvent: (e) => events.push(e),
+    });
+    try {
+      const got: string[] = [];
+      await c.start(async (d) => {
+        got.push(decodeBatch(d.body).id);
+        await d.ack();
+      });
+      await withChannel((ch) => ch.deleteQueue(h.names.queue));
+      await eventually(() => events.filter((e) => e.type === 'resubscribe-failed').length >= 4, 10_000, 'failed resubscribes');
+      const delays = events.filter((e) => e.type === 'resubscribe-failed').map((e) => e.delayMs);
+      expect(delays.slice(0, 4)).toEqual([40, 80, 160, 160]);
+      expect(events.find((e) => e.type === 'subscription-lost')).toBeDefined();
+      // The delays are really waited: in 480 ms at most 3 more attempts at 160 ms (a hot loop would make hundreds).
+      const before = events.filter((e) => e.type === 'resubscribe-failed').length;
+      await sleep(480);
+      expect(events.filter((e) => e.type === 'resubscribe-failed').length - before).toBeLessThanOrEqual(4);
+      await declare(h.names);
+      const [batch] = corpusBatches(100, 1);
+      await eventually(() => events.filter((e) => e.type === 'subscribed').length >= 2, 10_000, 'resubscribed');
+      await h.publisher().publish(batch!);
+      await eventually(() => got.length === 1, 5000, 'delivery after resubscribe');
+      expect(got).toEqual([batch!.id]);
+    } finally {
+      await c.close();
       await h.dispose();
     }
   });
