@@ -149,7 +149,8 @@ export class AmqpBatchConsumer implements BatchConsumer {
     const delivery = new AmqpDelivery(session.tracker, msg, this.names, this.confirmTimeoutMs, this.onEvent);
     const handler = this.handler;
     if (!handler) return;
-    void handler(delivery).catch((error: unknown) => {
+    // async wrapper: a handler that throws synchronously must not throw into amqplib's frame loop
+    void (async () => handler(delivery))().catch((error: unknown) => {
       this.onEvent({ type: 'handler-failed', error });
       if (!delivery.settled) delivery.requeue().catch(() => {});
     });

@@ -180,7 +180,7 @@ class MemoryConsumer implements BatchConsumer {
       this.queue.schedule();
     });
     if (!handler) return;
-    void handler(delivery).catch(() => {
+    void (async () => handler(delivery))().catch(() => {
       if (!delivery.settled) delivery.requeue().catch(() => {});
     });
   }
