@@ -1,3 +1,4 @@
+export { MirrorError, type MirrorErrorCode } from './mirror-error';
 export { serveMirror, type ServeMirrorOptions, type MirrorServer } from './serve/serve-mirror';
 export { decideRange, type RangeDecision } from './serve/byte-range';
 export { requestTargetToSegments } from './serve/safe-path';

@@ -220,4 +220,13 @@ describe('buildMirror from other WARCs (one stream, uncompressed, wget, pywb, re
     expect(new Set(got.map(fields))).toEqual(new Set(want.map(fields)));
     expect(got.filter((r) => r.mime === 'warc/revisit').length).toBe(want.filter((r) => r.mime === 'warc/revisit').length);
   });
+
+  it('refuses bad options and two inputs with one mirror path with stable error codes', async () => {
+    const out = path.join(tmp, 'bad');
+    const warc = path.join(CORPUS, 'allenai-dolma-wget-warc/sample-0001.warc.gz');
+    await expect(buildMirror({ crawl: '../x', out, warcs: [warc] })).rejects.toMatchObject({ code: 'CCP_ERR_MIRROR_OPTION' });
+    await expect(buildMirror({ crawl: 'X', out, warcs: [warc], blockSize: 0 })).rejects.toMatchObject({ code: 'CCP_ERR_MIRROR_OPTION' });
+    await expect(buildMirror({ crawl: 'X', out, warcs: [warc], segment: 'a/b' })).rejects.toMatchObject({ code: 'CCP_ERR_MIRROR_OPTION' });
+    await expect(buildMirror({ crawl: 'X', out, warcs: [warc, warc], languages: false })).rejects.toMatchObject({ code: 'CCP_ERR_MIRROR_PATH_CLASH' });
+  });
 });

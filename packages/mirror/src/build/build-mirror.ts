@@ -2,6 +2,7 @@ import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { formatCdxLine, formatClusterIdxLine, writeZipNumShard, type ClusterIdxEntry } from '@ccpipe/core';
+import { MirrorError } from '../mirror-error';
 import { indexWarcFile, type WarcIndexResult } from './index-warc-file';
 import {
   indexDir, isoOfTimestamp, isValidCrawlName, isValidSegmentName, mergeCollInfo, shardName, shardRanges,
@@ -57,16 +58,20 @@ export interface BuildMirrorSummary {
  * is written to a temporary name and renamed. A gzip WARC with one member per record (CC's layout) is
  * streamed in 16 MiB windows; any other WARC is read whole into memory (the core walker takes bytes).
  * CDX lines of the crawl are held in memory until sorted.
- * @throws Error on an invalid crawl/segment name or option, WarcError from a malformed WARC, fs errors.
+ * @throws MirrorError CCP_ERR_MIRROR_OPTION (bad crawl/segment name, blockSize, shards),
+ *   CCP_ERR_MIRROR_PATH_CLASH (two inputs with one mirror path), CCP_ERR_MIRROR_COLLINFO (unreadable
+ *   collinfo.json); fs errors. A malformed WARC does not throw: its records up to the fault are kept.
  */
 export async function buildMirror(opts: BuildMirrorOptions): Promise<BuildMirrorSummary> {
   const { crawl, out } = opts;
-  if (!isValidCrawlName(crawl)) throw new Error('invalid crawl name (use e.g. CC-MAIN-2030-40)');
-  if (opts.segment !== undefined && !isValidSegmentName(opts.segment)) throw new Error('invalid segment name');
+  if (!isValidCrawlName(crawl)) throw new MirrorError('CCP_ERR_MIRROR_OPTION', 'invalid crawl name (use e.g. CC-MAIN-2030-40)', { detail: { crawl } });
+  if (opts.segment !== undefined && !isValidSegmentName(opts.segment)) {
+    throw new MirrorError('CCP_ERR_MIRROR_OPTION', 'invalid segment name', { detail: { segment: opts.segment } });
+  }
   const blockSize = opts.blockSize ?? 3000;
   const shardCount = opts.shards ?? 1;
-  if (!Number.isInteger(blockSize) || blockSize < 1) throw new Error('blockSize must be a positive integer');
-  if (!Number.isInteger(shardCount) || shardCount < 1) throw new Error('shards must be a positive integer');
+  if (!Number.isInteger(blockSize) || blockSize < 1) throw new MirrorError('CCP_ERR_MIRROR_OPTION', 'blockSize must be a positive integer');
+  if (!Number.isInteger(shardCount) || shardCount < 1) throw new MirrorError('CCP_ERR_MIRROR_OPTION', 'shards must be a positive integer');
   await fsp.mkdir(out, { recursive: true });
 
   const lines: string[] = [];
@@ -78,7 +83,7 @@ export async function buildMirror(opts: BuildMirrorOptions): Promise<BuildMirror
       input: warc, out, crawl, ...(opts.segment === undefined ? {} : { segment: opts.segment }),
       languages: opts.languages !== false,
     });
-    if (seen.has(r.relPath)) throw new Error('two input WARCs map to the same mirror path');
+    if (seen.has(r.relPath)) throw new MirrorError('CCP_ERR_MIRROR_PATH_CLASH', 'two input WARCs map to the same mirror path', { detail: { relPath: r.relPath } });
     seen.add(r.relPath);
     results.push(r);
     for (const rec of r.cdx) lines.push(formatCdxLine(rec));
@@ -152,7 +157,7 @@ async function updateCollInfo(out: string, entry: CollInfoEntry): Promise<void> 
     const parsed = JSON.parse(await fsp.readFile(file, 'utf8')) as unknown;
     if (Array.isArray(parsed)) existing = parsed.filter((e): e is CollInfoEntry => typeof e === 'object' && e !== null && typeof (e as CollInfoEntry).id === 'string');
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw new Error('existing collinfo.json is unreadable', { cause: err });
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw new MirrorError('CCP_ERR_MIRROR_COLLINFO', 'existing collinfo.json is unreadable', { cause: err });
   }
   await writeAtomic(file, Buffer.from(`${JSON.stringify(mergeCollInfo(existing, entry), null, 1)}\n`, 'utf8'));
 }

@@ -134,12 +134,30 @@ describe('serveMirror', () => {
     '/empty.bin%00.gz',
     '/escape.txt',
     '/escape-dir/secret.txt',
-    'etc/passwd',
   ])('refuses path traversal %s with 404 and no outside bytes', async (target) => {
     const { status, raw } = await rawGet(server.port, target);
-    expect([400, 404]).toContain(status);
+    expect([target, status]).toEqual([target, 404]);
     expect(raw).not.toContain('top secret');
     expect(raw).not.toContain('root:');
+  });
+});
+
+describe('serveMirror request targets', () => {
+  it("leaves a target without a leading slash to Node's parser, which answers 400", async () => {
+    const server = await serveMirror({ dir: CC_MIRROR_DEV, port: 0 });
+    try {
+      const { status, raw } = await rawGet(server.port, 'etc/passwd');
+      expect(status).toBe(400);
+      expect(raw).not.toContain('root:');
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('serveMirror start-up', () => {
+  it('refuses to serve a file instead of a directory', async () => {
+    await expect(serveMirror({ dir: path.join(CC_MIRROR_DEV, 'collinfo.json'), port: 0 })).rejects.toMatchObject({ code: 'CCP_ERR_MIRROR_ROOT' });
   });
 });
 

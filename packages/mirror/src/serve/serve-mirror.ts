@@ -2,6 +2,7 @@ import { createReadStream, promises as fsp } from 'node:fs';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pipeline } from 'node:stream/promises';
+import { MirrorError } from '../mirror-error';
 import { decideRange } from './byte-range';
 import { pipeThrottled, sendSlowDown, type MirrorFaults } from './faults';
 import { requestTargetToSegments, resolveInsideRoot, type ResolvedFile } from './safe-path';
@@ -34,11 +35,12 @@ export interface MirrorServer {
  * missing or outside `dir` (no `..`, encoded dots/slashes, backslashes, NUL, or symlinks escaping
  * `dir`), 405 for other methods. Adds `Accept-Ranges`, `ETag`, `Last-Modified`.
  *
- * Throws (rejects) when `dir` is not a directory or the port cannot be bound.
+ * Rejects with MirrorError CCP_ERR_MIRROR_ROOT when `dir` is not a directory; with the fs/net error when
+ * it does not exist or the port cannot be bound.
  */
 export async function serveMirror(opts: ServeMirrorOptions): Promise<MirrorServer> {
   const rootReal = await fsp.realpath(opts.dir);
-  if (!(await fsp.stat(rootReal)).isDirectory()) throw new Error('mirror root is not a directory');
+  if (!(await fsp.stat(rootReal)).isDirectory()) throw new MirrorError('CCP_ERR_MIRROR_ROOT', 'mirror root is not a directory');
   const host = opts.host ?? '127.0.0.1';
   const faults = opts.faults ?? {};
   let requestCount = 0;
