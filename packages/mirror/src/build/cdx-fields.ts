@@ -31,7 +31,7 @@ const HTML_TYPES = new Set(['text/html', 'application/xhtml+xml']);
  * - mime: HTTP Content-Type, lower-cased, parameters dropped; `unk` when absent (CC's placeholder)
  * - mime-detected: WARC-Identified-Payload-Type when present (CC's records carry Tika's verdict there),
  *   else a small magic-byte sniff ({@link sniffMime})
- * - digest: WARC-Payload-Digest without `sha1:`; else base32 SHA-1 of the decoded payload
+ * - digest: WARC-Payload-Digest without `sha1:` (hex/base64 converted to base32); else base32 SHA-1 of the payload
  * - charset (HTML only): the encoding decodeHtml settles on, upper-cased (`UTF-8`, `WINDOWS-1252`)
  * - languages (HTML only): {@link detectLanguages}, omitted when not confident
  * - redirect: Location of a 3xx, resolved against url; truncated: WARC-Truncated
@@ -100,9 +100,19 @@ export function redirectOf(location: string | undefined, base: string): string |
 
 function digestOf(record: WarcRecord): string | undefined {
   const declared = record.headers.get('warc-payload-digest')?.trim();
-  if (declared !== undefined && /^sha1:/i.test(declared)) return declared.slice(5);
+  if (declared !== undefined && /^sha1:/i.test(declared)) return normalizeSha1(declared.slice(5));
   if (record.http === undefined) return undefined;
   return base32(createHash('sha1').update(record.http.payload).digest());
+}
+
+/**
+ * A declared SHA-1 in CC's base32 form: producers also write it in hex (40 digits) or base64/base64url
+ * (28 characters with `=`), which are converted; anything else is kept as written. Pure.
+ */
+export function normalizeSha1(v: string): string {
+  if (/^[0-9a-f]{40}$/i.test(v)) return base32(Buffer.from(v, 'hex'));
+  if (/^[A-Za-z0-9+/_-]{27}=$/.test(v)) return base32(Buffer.from(v, 'base64'));
+  return v;
 }
 
 const B32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
