@@ -3,3 +3,9 @@ export * from './range-reader';
 export * from './store';
 export * from './queue';
 export * from './parquet';
+export {
+  ExtractionPool,
+  defaultExtractWorkerPath,
+  type ExtractionPoolOptions,
+  type ExtractionPoolStats,
+} from './extract-pool';

@@ -17,16 +17,16 @@ export interface PostingsDelta {
 }
 
 /**
- * Sorts rows in place by (domain, url, ts) — the order a part is written in, so each domain is one contiguous run —
+ * Sorts rows in place by (domain, url, timestamp) — the order a part is written in, so each domain is one contiguous run —
  * and returns the runs. Rows without a domain sort last under the empty string. Pure; O(n log n).
  */
-export function sortAndPost<R extends { domain: string | null; url: string; ts: number | bigint | string }>(rows: R[]): DomainPosting[] {
+export function sortAndPost<R extends { domain: string | null; url: string; timestamp: string }>(rows: R[]): DomainPosting[] {
   rows.sort((a, b) => {
     const da = a.domain ?? '';
     const db = b.domain ?? '';
     if (da !== db) return da < db ? -1 : 1;
     if (a.url !== b.url) return a.url < b.url ? -1 : 1;
-    return a.ts < b.ts ? -1 : a.ts > b.ts ? 1 : 0;
+    return a.timestamp < b.timestamp ? -1 : a.timestamp > b.timestamp ? 1 : 0;
   });
   const out: DomainPosting[] = [];
   for (let i = 0; i < rows.length; ) {

@@ -1,0 +1,3 @@
+export * from './process-record';
+export * from './process-batch';
+export * from './run-worker';

@@ -1,0 +1,128 @@
+import { compileFilter, extractDocument, layout, registeredDomainOf, type Batch, type BatchPublisher, type PostingsDelta, type RangeReader } from '@ccpipe/core';
+import { FsRangeReader, MemoryObjectStore, closeDuckDbParquetEngine, systemClock, writeParquetPart } from '@ccpipe/adapters';
+import { loadClusterIdx, planBlocks, runBatcher, runFingerprint } from '@ccpipe/batcher';
+import { CC_MIRROR_DEV, DEV_CRAWLS, loadOracle, oracleUrlForm } from '../../../tests/support/corpus';
+import { readParquetRows } from '../../../tests/support/parquet';
+import { processBatch, type BatchDeps, type BatchMarker } from './process-batch';
+
+const crawl = DEV_CRAWLS[0];
+const oracle = loadOracle();
+
+async function batchesOf(maxBlocks?: number): Promise<Batch[]> {
+  const reader = new FsRangeReader({ root: CC_MIRROR_DEV, expectGzip: true });
+  const { entries } = await loadClusterIdx(crawl, { localDir: '/nonexistent', reader });
+  const out: Batch[] = [];
+  const publisher: BatchPublisher = { publish: async (b) => void out.push(b), close: async () => undefined };
+  await runBatcher(
+    {
+      crawl, dataset: crawl, datasetId: 7, fingerprint: runFingerprint({}), plan: planBlocks(entries, { maxBlocks: maxBlocks ?? null }),
+      startIndex: 0, filter: compileFilter({}, { registeredDomainOf }), targets: null, batchSize: 60, blockConcurrency: 2, publishWindow: 4, publishAttempts: 1,
+    },
+    { reader, publisher, store: new MemoryObjectStore(), clock: systemClock },
+  );
+  return out;
+}
+
+function deps(store: MemoryObjectStore, reader: RangeReader = new FsRangeReader({ root: CC_MIRROR_DEV, expectGzip: true })): BatchDeps {
+  return {
+    reader,
+    store,
+    extract: async (html, url) => extractDocument(html, { url }),
+    writePart: (rows) => writeParquetPart(rows, { engine: 'duckdb' }),
+  };
+}
+
+afterAll(async () => {
+  await closeDuckDbParquetEngine();
+});
+
+describe('processBatch on cc-mirror-dev', () => {
+  it('indexes every kept capture of the crawl exactly once, with text, read back by an independent reader', async () => {
+    const batches = await batchesOf();
+    const store = new MemoryObjectStore();
+    const urls: string[] = [];
+    let failed = 0;
+    let withText = 0;
+    const reasons: Record<string, number> = {};
+    for (const b of batches) {
+      const { marker } = await processBatch(b, deps(store), { concurrency: 8, includeText: true });
+      failed += marker.failed;
+      for (const [r, n] of Object.entries(marker.failures)) reasons[r] = (reasons[r] ?? 0) + n;
+      const part = await store.get(layout.batchPart(b.datasetId, b.id));
+      expect(part).not.toBeNull();
+      const rows = await readParquetRows(part!);
+      expect(rows).toHaveLength(marker.rows);
+      const delta = JSON.parse(Buffer.from((await store.get(layout.batchPostings(b.datasetId, b.id)))!).toString()) as PostingsDelta;
+      // Postings cover the part exactly, and each run holds only its domain.
+      expect(delta.domains.reduce((n, d) => n + d.rows, 0)).toBe(rows.length);
+      for (const d of delta.domains) for (const r of rows.slice(d.first, d.first + d.rows)) expect(r['domain']).toBe(d.domain);
+      for (const r of rows) {
+        expect(r['dataset_id']).toBe(7);
+        urls.push(oracleUrlForm(String(r['raw_url'])));
+      }
+      withText += rows.filter((r) => typeof r['text'] === 'string' && (r['text'] as string).length > 0).length;
+    }
+    // Nearly every page yields text (a few bulk pagination pages are empty shells).
+    expect(withText).toBeGreaterThan(urls.length * 0.9);
+    // Every record was read; only extraction may fail on a few pages (the row is still written, without text).
+    expect(Object.keys(reasons).filter((r) => !r.startsWith('CCP_ERR_EXTRACT'))).toEqual([]);
+    expect(failed).toBeLessThan(urls.length * 0.05);
+    expect(urls).toHaveLength(oracle.crawls[crawl]!.kept_captures);
+    const expected = new Set(Object.values(oracle.crawls[crawl]!.domains).flatMap((d) => d.urls));
+    expect(new Set(urls)).toEqual(expected);
+  }, 300_000);
+
+  it('a redelivered batch sees its marker and is skipped; a crash before the marker is redone whole', async () => {
+    const [b] = await batchesOf(1);
+    const store = new MemoryObjectStore();
+    const first = await processBatch(b!, deps(store), { concurrency: 4, includeText: false });
+    expect(first.skipped).toBe(false);
+    const again = await processBatch(b!, deps(store), { concurrency: 4, includeText: false });
+    expect(again).toEqual({ skipped: true, marker: first.marker });
+
+    // Simulate a crash after the part but before the marker: the redelivery rewrites the same files, then the marker.
+    const crashed = new MemoryObjectStore();
+    const partKey = layout.batchPart(b!.datasetId, b!.id);
+    await crashed.put(partKey, Buffer.from('half-written garbage'));
+    const redo = await processBatch(b!, deps(crashed), { concurrency: 4, includeText: false });
+    expect(redo.skipped).toBe(false);
+    expect((await readParquetRows((await crashed.get(partKey))!)).length).toBe(redo.marker.rows);
+    const keys: string[] = [];
+    for await (const o of crashed.list(layout.batchDir(b!.datasetId, b!.id))) keys.push(o.key);
+    expect(keys.sort()).toEqual([layout.batchMarker(b!.datasetId, b!.id), partKey, layout.batchPostings(b!.datasetId, b!.id)].sort());
+  });
+
+  it('a bad record is written to failures with its reason and never fails the batch', async () => {
+    const [b] = await batchesOf(1);
+    const broken: Batch = {
+      ...b!,
+      records: [
+        ...b!.records,
+        { ...b!.records[0]!, offset: b!.records[0]!.offset + 1 }, // not a gzip member
+        { ...b!.records[0]!, filename: 'crawl-data/../../etc/passwd' }, // SSRF attempt
+        { ...b!.records[0]!, filename: 'crawl-data/CC-MAIN-2030-40/missing.warc.gz' }, // 404
+      ],
+    };
+    const store = new MemoryObjectStore();
+    const { marker } = await processBatch(broken, deps(store), { concurrency: 4, includeText: true });
+    expect(marker.rows).toBe(b!.records.length);
+    expect(marker.failed).toBe(3);
+    expect(marker.failures).toEqual({ CCP_ERR_FETCH_NOT_GZIP: 1, CCP_ERR_SSRF: 1, CCP_ERR_FETCH_STATUS: 1 });
+    const lines = Buffer.from((await store.get(layout.batchFailures(b!.datasetId, b!.id)))!).toString().trim().split('\n');
+    expect(lines.map((l) => (JSON.parse(l) as { i: number }).i)).toEqual([b!.records.length, b!.records.length + 1, b!.records.length + 2]);
+  });
+
+  it('an extraction failure keeps the row without text and records the failure', async () => {
+    const [b] = await batchesOf(1);
+    const store = new MemoryObjectStore();
+    let calls = 0;
+    const d = deps(store);
+    d.extract = async (html, url) => {
+      if (calls++ === 0) throw Object.assign(new Error('too slow'), { code: 'CCP_ERR_EXTRACT_TIMEOUT' });
+      return extractDocument(html, { url });
+    };
+    const { marker }: { marker: BatchMarker } = await processBatch(b!, d, { concurrency: 1, includeText: true });
+    expect(marker.rows).toBe(b!.records.length);
+    expect(marker.failed).toBe(1);
+  });
+});

@@ -1,0 +1,117 @@
+import { layout, sortAndPost, type Batch, type ObjectStore, type PostingsDelta, type RangeReader } from '@ccpipe/core';
+import type { PartRow } from '@ccpipe/adapters';
+import { processRecord, type Extractor, type RecordFailure } from './process-record';
+
+/** The ports one batch needs. */
+export interface BatchDeps {
+  reader: RangeReader;
+  store: ObjectStore;
+  extract: Extractor;
+  /** Encodes rows as one Parquet part. */
+  writePart: (rows: readonly PartRow[]) => Promise<Uint8Array>;
+  events?: BatchEvents;
+}
+
+/** Metric hooks (closed-set labels only). */
+export interface BatchEvents {
+  onRecord?(e: { ok: boolean; reason?: string; bytes: number }): void;
+  onPartWritten?(e: { rows: number; bytes: number }): void;
+}
+
+/** Options of one batch. */
+export interface BatchOptions {
+  /** Records fetched and processed at once. */
+  concurrency: number;
+  includeText: boolean;
+}
+
+/** The completion marker: its presence means every other file of the batch is complete. */
+export interface BatchMarker {
+  v: 1;
+  batchId: string;
+  datasetId: number;
+  crawl: string;
+  records: number;
+  rows: number;
+  failed: number;
+  failures: Record<string, number>;
+  part: string | null;
+  postings: string | null;
+  failuresFile: string | null;
+  partBytes: number;
+  finishedAt: string;
+}
+
+/** What handling a batch did. */
+export type BatchOutcome = { skipped: true; marker: BatchMarker } | { skipped: false; marker: BatchMarker };
+
+/**
+ * Handles one batch: fetches and extracts every record (at most `concurrency` at once), writes the part (rows sorted
+ * by domain, url, time), its postings delta and its failures, each atomically under names derived from the batch id,
+ * then the completion marker last. A batch whose marker exists is skipped, so a redelivery is harmless; a crash
+ * before the marker leaves files the redelivery overwrites. A bad record is recorded in the failures file and never
+ * fails the batch; the call throws only when the store cannot be written or `signal` aborts.
+ */
+export async function processBatch(batch: Batch, deps: BatchDeps, opts: BatchOptions, signal?: AbortSignal): Promise<BatchOutcome> {
+  const markerKey = layout.batchMarker(batch.datasetId, batch.id);
+  const existing = await deps.store.get(markerKey);
+  if (existing) return { skipped: true, marker: JSON.parse(Buffer.from(existing).toString('utf8')) as BatchMarker };
+
+  const rows: PartRow[] = [];
+  const failures: RecordFailure[] = [];
+  let next = 0;
+  const ctx = { datasetId: batch.datasetId, reader: deps.reader, extract: deps.extract, includeText: opts.includeText, ...(signal ? { signal } : {}) };
+  const lane = async (): Promise<void> => {
+    while (next < batch.records.length) {
+      signal?.throwIfAborted();
+      const i = next++;
+      const r = await processRecord(batch.records[i]!, i, ctx);
+      if (r.row) rows.push(r.row);
+      if (r.failure) failures.push(r.failure);
+      deps.events?.onRecord?.({ ok: r.failure === null, ...(r.failure ? { reason: r.failure.reason } : {}), bytes: r.bytes });
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(opts.concurrency, Math.max(1, batch.records.length)) }, lane));
+  signal?.throwIfAborted();
+
+  const postings = sortAndPost(rows);
+  const partKey = layout.batchPart(batch.datasetId, batch.id);
+  const postingsKey = layout.batchPostings(batch.datasetId, batch.id);
+  const failuresKey = layout.batchFailures(batch.datasetId, batch.id);
+  let partBytes = 0;
+  if (rows.length > 0) {
+    const part = await deps.writePart(rows);
+    partBytes = part.length;
+    await deps.store.put(partKey, part);
+    deps.events?.onPartWritten?.({ rows: rows.length, bytes: part.length });
+    const delta: PostingsDelta = { v: 1, batchId: batch.id, datasetId: batch.datasetId, part: partKey, rows: rows.length, domains: postings };
+    await deps.store.put(postingsKey, Buffer.from(JSON.stringify(delta), 'utf8'));
+  }
+  if (failures.length > 0) {
+    failures.sort((a, b) => a.i - b.i);
+    const lines = failures.map((f) => {
+      const rec = batch.records[f.i]!;
+      return JSON.stringify({ ...f, url: rec.url, filename: rec.filename, offset: rec.offset, length: rec.length });
+    });
+    await deps.store.put(failuresKey, Buffer.from(lines.join('\n') + '\n', 'utf8'));
+  }
+  const byReason: Record<string, number> = {};
+  for (const f of failures) byReason[f.reason] = (byReason[f.reason] ?? 0) + 1;
+  const marker: BatchMarker = {
+    v: 1,
+    batchId: batch.id,
+    datasetId: batch.datasetId,
+    crawl: batch.crawl,
+    records: batch.records.length,
+    rows: rows.length,
+    failed: failures.length,
+    failures: byReason,
+    part: rows.length > 0 ? partKey : null,
+    postings: rows.length > 0 ? postingsKey : null,
+    failuresFile: failures.length > 0 ? failuresKey : null,
+    partBytes,
+    finishedAt: new Date().toISOString(),
+  };
+  await deps.store.put(markerKey, Buffer.from(JSON.stringify(marker) + '\n', 'utf8'));
+  return { skipped: false, marker };
+}

@@ -1,0 +1,116 @@
+import {
+  CcpError,
+  canonicalizeUrl,
+  decodeHtml,
+  errorCode,
+  readWarcRecord,
+  urlId,
+  type BatchRecord,
+  type Extracted,
+  type RangeReader,
+} from '@ccpipe/core';
+import type { PartRow } from '@ccpipe/adapters';
+
+/** Extracts main text from one HTML page; the pool enforces the time limit. */
+export type Extractor = (html: string, url: string, signal?: AbortSignal) => Promise<Extracted>;
+
+/** A record that could not be indexed (fully or partly), for the batch's failures file. */
+export interface RecordFailure {
+  /** Index of the record in the batch. */
+  i: number;
+  /** Stable error code (closed set; safe as a metric label). */
+  reason: string;
+  /** Where it failed. */
+  stage: 'fetch' | 'warc' | 'url' | 'extract';
+  /** True when a row was still written (without text). */
+  indexed: boolean;
+}
+
+/** Mime types whose payload goes through HTML extraction. */
+const HTML_MIMES = new Set(['text/html', 'application/xhtml+xml']);
+
+function failure(i: number, stage: RecordFailure['stage'], err: unknown, indexed = false): RecordFailure {
+  return { i, stage, reason: errorCode(err), indexed };
+}
+
+/**
+ * Fetches, parses and extracts one capture. Returns its row, and a failure when something went wrong: no row when
+ * the record could not be read at all (fetch, WARC, URL), a row without title/text when only extraction failed.
+ * Never throws for bad input; rethrows only an abort.
+ */
+export async function processRecord(
+  rec: BatchRecord,
+  i: number,
+  ctx: { datasetId: number; reader: RangeReader; extract: Extractor; includeText: boolean; signal?: AbortSignal },
+): Promise<{ row: PartRow | null; failure: RecordFailure | null; bytes: number }> {
+  let bytes: Uint8Array;
+  try {
+    bytes = await ctx.reader.read(rec.filename, rec.offset, rec.length, ctx.signal);
+  } catch (err) {
+    if (ctx.signal?.aborted) throw err;
+    return { row: null, failure: failure(i, 'fetch', err), bytes: 0 };
+  }
+  let canon;
+  try {
+    canon = canonicalizeUrl(rec.url);
+  } catch (err) {
+    return { row: null, failure: failure(i, 'url', err), bytes: bytes.length };
+  }
+  let http;
+  try {
+    const warc = readWarcRecord(bytes);
+    if (warc.type !== 'response' || !warc.http) throw new CcpError('CCP_ERR_WARC_NOT_RESPONSE', 'record is not an HTTP response');
+    if (warc.targetUri !== undefined && warc.targetUri !== rec.url) throw new CcpError('CCP_ERR_WARC_URI_MISMATCH', 'WARC-Target-URI differs from the CDX url');
+    http = warc.http;
+  } catch (err) {
+    return { row: null, failure: failure(i, 'warc', err), bytes: bytes.length };
+  }
+  const contentType = http.headers.get('content-type') ?? undefined;
+  const mime = (rec.mime ?? contentType?.split(';')[0] ?? '').trim().toLowerCase();
+  let title: string | null = null;
+  let text: string | null = null;
+  let outlinks: readonly string[] = [];
+  let charset: string | null = rec.charset ?? null;
+  let fail: RecordFailure | null = null;
+  if (HTML_MIMES.has(mime) || mime.startsWith('text/')) {
+    const decoded = decodeHtml(http.payload, contentType === undefined ? {} : { contentType });
+    charset = decoded.charset;
+    if (HTML_MIMES.has(mime)) {
+      try {
+        const ex = await ctx.extract(decoded.text, canon.url, ctx.signal);
+        title = ex.title;
+        text = ex.text;
+        outlinks = ex.outlinks;
+      } catch (err) {
+        if (ctx.signal?.aborted) throw err;
+        fail = failure(i, 'extract', err, true);
+      }
+    } else {
+      text = decoded.text;
+    }
+  }
+  const row: PartRow = {
+    datasetId: ctx.datasetId,
+    urlId: urlId(canon.url),
+    url: canon.url,
+    rawUrl: rec.url,
+    host: canon.host,
+    domain: canon.domain ?? canon.host,
+    privateDomain: canon.privateDomain,
+    surt: canon.surt,
+    timestamp: rec.ts,
+    status: rec.status !== undefined && /^\d{3}$/.test(rec.status) ? Number(rec.status) : http.status,
+    mime,
+    charset,
+    languages: rec.languages.length > 0 ? rec.languages.join(',') : null,
+    title,
+    text: ctx.includeText ? text : null,
+    contentLength: http.payload.length,
+    outlinks,
+    warcFilename: rec.filename,
+    warcOffset: rec.offset,
+    warcLength: rec.length,
+    digest: rec.digest ?? '',
+  };
+  return { row, failure: fail, bytes: bytes.length };
+}

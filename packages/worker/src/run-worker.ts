@@ -1,0 +1,84 @@
+import { decodeBatch, queueActionFor, type Batch, type BatchConsumer, type Delivery } from '@ccpipe/core';
+import { processBatch, type BatchDeps, type BatchMarker, type BatchOptions } from './process-batch';
+
+/** Hooks a worker's owner uses to log and count (closed-set labels only; never URLs). */
+export interface WorkerEvents {
+  onBatchDone?(e: { batchId: string; marker: BatchMarker; skipped: boolean; redelivered: boolean; ms: number }): void;
+  onBatchFailed?(e: { batchId: string | null; action: 'requeue' | 'dead-letter' | 'crash'; reason: string; error: unknown }): void;
+}
+
+/** A running worker. */
+export interface RunningWorker {
+  /** Stops taking batches, lets in-flight ones finish (up to `graceMs`, then aborts them: they are requeued), closes the consumer. */
+  drain(graceMs: number): Promise<void>;
+  /** Resolves with the error when a batch failed in a way that must stop the process (disk full, …). */
+  readonly crashed: Promise<unknown>;
+}
+
+/**
+ * Consumes batches and handles each with {@link processBatch}. What happens to a delivery is decided in one place,
+ * `queueActionFor`: done → ack; a message that is not a batch or a non-retryable failure → dead-letter with its code;
+ * anything else → requeue (the queue's delivery limit bounds retries); a local system failure → crash.
+ */
+export async function startWorker(consumer: BatchConsumer, deps: BatchDeps, opts: BatchOptions, events: WorkerEvents = {}): Promise<RunningWorker> {
+  const abort = new AbortController();
+  const inFlight = new Set<Promise<void>>();
+  let crash: (err: unknown) => void = () => undefined;
+  const crashed = new Promise<unknown>((resolve) => (crash = resolve));
+
+  const handle = async (d: Delivery): Promise<void> => {
+    const started = Date.now();
+    let batch: Batch | null = null;
+    let outcome: { ok: true } | { ok: false; error: unknown };
+    try {
+      batch = decodeBatch(d.body);
+      const r = await processBatch(batch, deps, opts, abort.signal);
+      outcome = { ok: true };
+      events.onBatchDone?.({ batchId: batch.id, marker: r.marker, skipped: r.skipped, redelivered: d.redelivered || d.deliveryCount > 0, ms: Date.now() - started });
+    } catch (error) {
+      outcome = { ok: false, error };
+    }
+    const { action, reason } = abort.signal.aborted && !outcome.ok ? { action: 'requeue' as const, reason: 'CCP_ERR_ABORTED' } : queueActionFor(outcome);
+    if (!outcome.ok) events.onBatchFailed?.({ batchId: batch?.id ?? null, action: action as 'requeue' | 'dead-letter' | 'crash', reason: reason ?? 'unknown', error: outcome.error });
+    switch (action) {
+      case 'ack':
+        await d.ack();
+        break;
+      case 'dead-letter':
+        await d.deadLetter(reason ?? 'unknown');
+        break;
+      case 'requeue':
+        await d.requeue();
+        break;
+      case 'crash':
+        crash(outcome.ok ? new Error('crash') : outcome.error);
+        break;
+    }
+  };
+
+  await consumer.start((d) => {
+    const p = handle(d).catch((err: unknown) => {
+      // Settling failed (channel lost): the broker redelivers the message; nothing else to do here.
+      events.onBatchFailed?.({ batchId: null, action: 'requeue', reason: 'CCP_ERR_QUEUE_SETTLE', error: err });
+    });
+    inFlight.add(p);
+    void p.finally(() => inFlight.delete(p));
+    return p;
+  });
+
+  let draining: Promise<void> | null = null;
+  return {
+    crashed,
+    drain: (graceMs) =>
+      (draining ??= (async () => {
+        await consumer.stop();
+        const timer = setTimeout(() => abort.abort(new Error('drain grace period over')), graceMs);
+        try {
+          await Promise.allSettled([...inFlight]);
+        } finally {
+          clearTimeout(timer);
+        }
+        await consumer.close();
+      })()),
+  };
+}
