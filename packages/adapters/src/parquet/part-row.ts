@@ -52,14 +52,15 @@ export interface WriteParquetPartOptions {
   engine?: ParquetEngine;
   /** Write `text` values (default true); when false the column is kept, all null, so every part has one schema. */
   includeText?: boolean;
-  /** Rows per row group (default 100 000). DuckDB rounds it up to a multiple of its 2048-row vector. */
+  /** Rows per row group (default 32 768). DuckDB rounds it up to a multiple of its 2048-row vector. */
   rowGroupSize?: number;
   /** ZSTD level 1..22 (default 3). parquet-wasm 0.8 cannot set it and always uses its library default. */
   compressionLevel?: number;
 }
 
 export const DEFAULT_PARQUET_ENGINE: ParquetEngine = 'duckdb';
-export const DEFAULT_ROW_GROUP_SIZE = 100_000;
+/** 16 DuckDB vectors, so both engines cut identical row groups by default. */
+export const DEFAULT_ROW_GROUP_SIZE = 32_768;
 export const DEFAULT_ZSTD_LEVEL = 3;
 /** DuckDB's vector size: its Parquet row groups are whole multiples of it. */
 export const DUCKDB_VECTOR_SIZE = 2048;
@@ -148,6 +149,11 @@ export function checkRow(row: PartRow, i: number): void {
   if (!isIntIn(row.warcLength, 0, 0x7fff_ffff)) throw bad('warcLength');
   if (!isIntIn(row.warcOffset, 0, Number.MAX_SAFE_INTEGER)) throw bad('warcOffset');
   if (!Array.isArray(row.outlinks)) throw bad('outlinks');
+  try {
+    cdxTimestampToMillis(row.timestamp);
+  } catch (err) {
+    throw new ParquetPartError('CCP_ERR_PARQUET_ROW', 'row field out of range: timestamp', { cause: err, detail: { row: i, field: 'timestamp' } });
+  }
 }
 
 function isIntIn(v: number, lo: number, hi: number): boolean {

@@ -13,7 +13,7 @@ export async function writeParquetPart(rows: readonly PartRow[], opts: WriteParq
   const o = resolveOptions(opts);
   rows.forEach(checkRow);
   try {
-    return o.engine === 'duckdb' ? await writeWithDuckDb(rows, o) : writeWithParquetWasm(rows, o);
+    return o.engine === 'duckdb' ? await writeWithDuckDb(rows, o) : await writeWithParquetWasm(rows, o);
   } catch (err) {
     if (err instanceof ParquetPartError) throw err;
     throw new ParquetPartError('CCP_ERR_PARQUET_WRITE', `${o.engine} failed to write the part`, { cause: err, detail: { rows: rows.length } });

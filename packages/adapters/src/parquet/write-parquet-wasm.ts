@@ -2,7 +2,7 @@ import {
   Field, Int16, Int32, Int64, List, makeData, RecordBatch, Schema, Struct, Table, tableToIPC, TimestampMicrosecond, Uint32, Utf8,
   type Data, type DataType,
 } from 'apache-arrow';
-import { Compression, Table as WasmTable, WriterPropertiesBuilder, WriterVersion, writeParquet } from 'parquet-wasm';
+import { Compression, Table as WasmTable, transformParquetStream, WriterPropertiesBuilder, WriterVersion, type RecordBatch as WasmRecordBatch } from 'parquet-wasm';
 import { cdxTimestampToMillis, PART_COLUMNS, type PartRow, type WriteParquetPartOptions } from './part-row';
 
 const utf8 = new Utf8();
@@ -24,18 +24,12 @@ function arrowType(name: string): DataType {
 const SCHEMA = new Schema(PART_COLUMNS.map((c) => new Field(c.name, arrowType(c.name), c.nullable)));
 
 /**
- * Encodes rows with parquet-wasm (arrow-rs) via an Arrow IPC stream. Columns are built straight into Arrow
- * buffers (one UTF-8 byte buffer + offsets per string column), because apache-arrow's generic builders from JS
- * arrays cost 3x the whole write (docs/parquet.md). Rows must already be checked (checkRow).
+ * Encodes rows with parquet-wasm (arrow-rs). Columns are built straight into Arrow buffers (one UTF-8 byte buffer
+ * + offsets per string column), because apache-arrow's generic builders from JS arrays cost 3x the whole write.
+ * Row groups are built and streamed one at a time (transformParquetStream): wasm32 has 4 GiB of memory, and a
+ * whole 100k-row part with outlinks and text copied in at once overflows it. Rows must already be checked.
  */
-export function writeWithParquetWasm(rows: readonly PartRow[], opts: Required<WriteParquetPartOptions>): Uint8Array {
-  const batches: RecordBatch[] = [];
-  // One record batch per row group keeps int32 offsets far from 2 GiB even with text, and lets the writer cut exactly.
-  for (let start = 0; start < rows.length; start += opts.rowGroupSize) {
-    batches.push(buildBatch(rows.slice(start, start + opts.rowGroupSize), opts.includeText));
-  }
-  if (batches.length === 0) batches.push(buildBatch([], opts.includeText));
-  const ipc = tableToIPC(new Table(SCHEMA, batches), 'stream');
+export async function writeWithParquetWasm(rows: readonly PartRow[], opts: Required<WriteParquetPartOptions>): Promise<Uint8Array> {
   let builder = new WriterPropertiesBuilder()
     .setCompression(Compression.ZSTD)
     .setWriterVersion(WriterVersion.V1)
@@ -43,7 +37,26 @@ export function writeWithParquetWasm(rows: readonly PartRow[], opts: Required<Wr
     .setDictionaryEnabled(false)
     .setCreatedBy('ccpipe parquet-wasm');
   for (const c of PART_COLUMNS) if (c.dictionary) builder = builder.setColumnDictionaryEnabled(c.name, true);
-  return writeParquet(WasmTable.fromIPCStream(ipc), builder.build());
+  let start = 0;
+  const batches = new ReadableStream<WasmRecordBatch>({
+    pull(ctrl) {
+      if (start >= rows.length && start > 0) return ctrl.close();
+      const batch = buildBatch(rows.slice(start, start + opts.rowGroupSize), opts.includeText);
+      start += Math.max(opts.rowGroupSize, 1);
+      const table = WasmTable.fromIPCStream(tableToIPC(new Table(SCHEMA, [batch]), 'stream'));
+      try {
+        const rb = table.recordBatch(0);
+        if (rb !== undefined) ctrl.enqueue(rb);
+      } finally {
+        table.free();
+      }
+      if (rows.length === 0) ctrl.close();
+    },
+  });
+  const out = await transformParquetStream(batches, builder.build());
+  const chunks: Uint8Array[] = [];
+  for await (const c of out as unknown as AsyncIterable<Uint8Array>) chunks.push(c);
+  return Buffer.concat(chunks);
 }
 
 function buildBatch(rows: readonly PartRow[], includeText: boolean): RecordBatch {
@@ -98,23 +111,22 @@ function buildBatch(rows: readonly PartRow[], includeText: boolean): RecordBatch
   return new RecordBatch(SCHEMA, struct);
 }
 
-/** Growable UTF-8 byte buffer: encodeInto straight into it, no per-string allocation. */
+/** Growable UTF-8 byte buffer written in place (no per-string allocation). */
 class ByteSink {
-  buf = new Uint8Array(1 << 16);
+  buf = Buffer.allocUnsafe(1 << 16);
   len = 0;
-  private readonly enc = new TextEncoder();
   push(s: string): void {
     // UTF-8 takes at most 3 bytes per UTF-16 code unit
     const need = this.len + s.length * 3;
     if (need > this.buf.length) {
-      const next = new Uint8Array(Math.max(need, this.buf.length * 2));
-      next.set(this.buf.subarray(0, this.len));
+      const next = Buffer.allocUnsafe(Math.max(need, this.buf.length * 2));
+      this.buf.copy(next, 0, 0, this.len);
       this.buf = next;
     }
-    this.len += this.enc.encodeInto(s, this.buf.subarray(this.len)).written;
+    this.len += this.buf.write(s, this.len, 'utf8');
   }
   bytes(): Uint8Array {
-    return this.buf.subarray(0, this.len);
+    return new Uint8Array(this.buf.buffer, this.buf.byteOffset, this.len);
   }
 }
 
