@@ -222,7 +222,7 @@ function batchBlock(p: BatcherParams, ordinal: number, bytes: Uint8Array, summar
 }
 
 function toBatchRecord(r: CdxRecord): BatchRecord {
-  const out: BatchRecord = { url: r.url, ts: r.timestamp, languages: r.languages, filename: r.filename, offset: r.offset, length: r.length };
+  const out: BatchRecord = { url: r.url, ts: r.timestamp, languages: [...r.languages], filename: r.filename, offset: r.offset, length: r.length };
   if (r.status !== undefined) out.status = r.status;
   if (r.mime !== undefined) out.mime = r.mime;
   if (r.mimeDetected !== undefined) out.mimeDetected = r.mimeDetected;
