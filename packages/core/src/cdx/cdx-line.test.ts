@@ -73,6 +73,17 @@ describe('parseCdxLine / formatCdxLine on real lines', () => {
   });
 });
 
+test('every record owns its languages list (equal values are memoised, never shared)', () => {
+  const [a, b] = readLines('preciz-common_crawl/index_snippet').map((l) => parseCdxLine(l));
+  expect(a!.languages).toEqual(b!.languages);
+  a!.languages.push('xxx');
+  expect(b!.languages).toEqual(['eng', 'spa']);
+  expect(parseCdxLine(readLines('preciz-common_crawl/index_snippet')[1]!).languages).toEqual(['eng', 'spa']);
+  const none = parseCdxLine(readLines('preciz-common_crawl/api_response')[0]!);
+  none.languages.push('deu');
+  expect(parseCdxLine(readLines('preciz-common_crawl/api_response')[1]!).languages).toEqual([]);
+});
+
 describe('lines off the usual layout', () => {
   const base = readLines('preciz-common_crawl/index_snippet')[0]!;
 
