@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { registerUrlCommand } from './commands/url';
 import { registerMirrorCommand } from './commands/mirror';
+import { registerServiceCommands } from './commands/services';
 
 /** Builds the `ccpipe` command tree. Commands only parse arguments and call the services' mains. */
 export function buildProgram(): Command {
@@ -10,6 +11,7 @@ export function buildProgram(): Command {
     .exitOverride();
   registerUrlCommand(program);
   registerMirrorCommand(program);
+  registerServiceCommands(program);
   return program;
 }
 

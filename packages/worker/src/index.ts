@@ -1,3 +1,5 @@
 export * from './process-record';
 export * from './process-batch';
 export * from './run-worker';
+export * from './metrics';
+export * from './main';

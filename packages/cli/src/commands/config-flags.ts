@@ -1,0 +1,22 @@
+import type { Command } from 'commander';
+import { describeOptions, type ConfigKey } from '@ccpipe/core';
+
+const camel = (flag: string): string => flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+
+/** Adds `--<flag> <value>` for each config key, documented with its env var. */
+export function addConfigFlags(cmd: Command, keys: readonly ConfigKey[]): Command {
+  const rows = describeOptions().filter((r) => keys.includes(r.key));
+  for (const r of rows) cmd.option(`--${r.flag} <value>`, `${r.doc} [env ${r.env}]`);
+  return cmd;
+}
+
+/** Commander's parsed options, keyed by config key (flags not given are left out, so env vars and defaults apply). */
+export function configFlagsOf(opts: Record<string, unknown>, keys: readonly ConfigKey[]): Partial<Record<ConfigKey, unknown>> {
+  const out: Partial<Record<ConfigKey, unknown>> = {};
+  for (const r of describeOptions()) {
+    if (!keys.includes(r.key)) continue;
+    const v = opts[camel(r.flag)];
+    if (v !== undefined) out[r.key] = v;
+  }
+  return out;
+}

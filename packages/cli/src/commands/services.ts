@@ -1,0 +1,28 @@
+import type { Command } from 'commander';
+import type { ConfigKey } from '@ccpipe/core';
+import { batcherMain } from '@ccpipe/batcher';
+import { workerMain } from '@ccpipe/worker';
+import { addConfigFlags, configFlagsOf } from './config-flags';
+
+const COMMON: ConfigKey[] = ['data', 'logLevel', 'rabbitmqUrl', 'queuePrefix', 'baseUrl', 'metricsPort', 'metricsHost', 'connections'];
+const BATCHER: ConfigKey[] = [
+  ...COMMON, 'crawl', 'dataset', 'clusterIdxDir', 'batchSize', 'maxBlocks', 'domainsFile', 'filterStatus', 'filterLanguages',
+  'filterLanguageMode', 'filterMimes', 'filterUrlRegex', 'publishConfirmTimeoutMs',
+];
+const WORKER: ConfigKey[] = [...COMMON, 'prefetch', 'concurrency', 'extractThreads', 'extractTimeoutMs', 'dom', 'includeText', 'parquetEngine', 'rowGroupSize'];
+
+/** `ccpipe batcher` and `ccpipe worker`: flags mirror the config table (flag > env var > default). */
+export function registerServiceCommands(program: Command): void {
+  addConfigFlags(
+    program.command('batcher').description("stream a crawl's cluster.idx, filter CDX records and publish batches to RabbitMQ"),
+    BATCHER,
+  ).action(async (opts: Record<string, unknown>) => {
+    process.exitCode = await batcherMain(configFlagsOf(opts, BATCHER), process.env);
+  });
+  addConfigFlags(
+    program.command('worker').description('consume batches: fetch WARC records, extract text, write Parquet parts and postings deltas'),
+    WORKER,
+  ).action(async (opts: Record<string, unknown>) => {
+    process.exitCode = await workerMain(configFlagsOf(opts, WORKER), process.env);
+  });
+}

@@ -1,0 +1,62 @@
+import { Counter, Histogram, type Registry } from 'prom-client';
+import type { RangeReaderObserver } from '@ccpipe/adapters';
+import type { BatchEvents } from './process-batch';
+import type { WorkerEvents } from './run-worker';
+
+/** The worker's metrics on `registry`, and the hooks that feed them. Labels are closed sets, never URLs or hosts. */
+export function workerMetrics(registry: Registry): {
+  batch: BatchEvents;
+  worker: WorkerEvents;
+  fetch: RangeReaderObserver;
+  extractSeconds: Histogram;
+} {
+  const registers = [registry];
+  const batchesDone = new Counter({ name: 'ccpipe_worker_batches_done_total', help: 'batches completed (marker written)', registers });
+  const batchesSkipped = new Counter({ name: 'ccpipe_worker_batches_skipped_total', help: 'batches already complete on delivery (marker found)', registers });
+  const redelivered = new Counter({ name: 'ccpipe_worker_batches_redelivered_total', help: 'deliveries that were redeliveries', registers });
+  const deadLettered = new Counter({ name: 'ccpipe_worker_batches_dead_lettered_total', help: 'batches sent to the DLQ, by reason', labelNames: ['reason'], registers });
+  const requeued = new Counter({ name: 'ccpipe_worker_batches_requeued_total', help: 'batches returned to the queue, by reason', labelNames: ['reason'], registers });
+  const indexed = new Counter({ name: 'ccpipe_worker_records_indexed_total', help: 'records written to a part without failure', registers });
+  const failed = new Counter({ name: 'ccpipe_worker_records_failed_total', help: 'records that failed, by reason', labelNames: ['reason'], registers });
+  const bytes = new Counter({ name: 'ccpipe_worker_bytes_fetched_total', help: 'WARC bytes received', registers });
+  const requests = new Counter({ name: 'ccpipe_worker_http_requests_total', help: 'HTTP requests sent (attempts)', registers });
+  const retries = new Counter({ name: 'ccpipe_worker_http_retries_total', help: 'HTTP attempts retried, by status class', labelNames: ['status_class'], registers });
+  const slowDowns = new Counter({ name: 'ccpipe_worker_http_slowdowns_total', help: 'overload answers (503/429) from the server', registers });
+  const rows = new Counter({ name: 'ccpipe_worker_parquet_rows_written_total', help: 'rows written to Parquet parts', registers });
+  const partBytes = new Counter({ name: 'ccpipe_worker_parquet_bytes_written_total', help: 'bytes of Parquet parts written', registers });
+  const batchSeconds = new Histogram({ name: 'ccpipe_worker_batch_seconds', help: 'time to process one batch', buckets: [0.5, 1, 2, 5, 10, 20, 40, 80, 160, 320], registers });
+  const extractSeconds = new Histogram({ name: 'ccpipe_worker_extraction_seconds', help: 'time to extract one page', buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10], registers });
+  return {
+    extractSeconds,
+    batch: {
+      onRecord: (e) => {
+        if (e.ok) indexed.inc();
+        else failed.inc({ reason: e.reason ?? 'unknown' });
+      },
+      onPartWritten: (e) => {
+        rows.inc(e.rows);
+        partBytes.inc(e.bytes);
+      },
+    },
+    worker: {
+      onBatchDone: (e) => {
+        if (e.redelivered) redelivered.inc();
+        if (e.skipped) batchesSkipped.inc();
+        else {
+          batchesDone.inc();
+          batchSeconds.observe(e.ms / 1000);
+        }
+      },
+      onBatchFailed: (e) => {
+        if (e.action === 'dead-letter') deadLettered.inc({ reason: e.reason });
+        else requeued.inc({ reason: e.reason });
+      },
+    },
+    fetch: {
+      onRequest: () => requests.inc(),
+      onRetry: (e) => retries.inc({ status_class: e.statusClass }),
+      onBytes: (n) => bytes.inc(n),
+      onSlowDown: () => slowDowns.inc(),
+    },
+  };
+}
