@@ -1,7 +1,7 @@
 import { closeSync, mkdirSync, openSync, promises as fsp, readSync, writeSync } from 'node:fs';
 import * as path from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { isGzipAt, iterateWarcFile, WarcError, type CdxRecord, type WarcFileEntry } from '@ccpipe/core';
+import { isGzipAt, iterateWarcFile, WarcError, type CdxRecord, type WarcFileEntry, type WarcRecord } from '@ccpipe/core';
 import { cdxRecordFor } from './cdx-fields';
 import { walkRecordMembers } from './member-stream';
 import { mirrorWarcName, segmentFromDate, segmentFromPath, warcRelPath } from './layout';
@@ -70,17 +70,14 @@ function streamPass(opts: IndexWarcFileOptions): Pass | undefined {
   }
   if (!isGzipAt(head, 0)) return undefined;
   const pass = newPass();
-  const name = mirrorWarcName(opts.input, true);
   const end = walkRecordMembers(opts.input, (record, offset, length) => {
-    if (pass.relPath === '') pass.relPath = warcRelPath(opts.crawl, opts.segment ?? segmentFromPath(opts.input) ?? segmentFromDate(record.date), name);
+    if (pass.relPath === '') pass.relPath = relPathFor(opts, record.date);
     pass.records += 1;
-    const r = cdxRecordFor(record, { filename: pass.relPath, offset, length }, { languages: opts.languages });
-    if (typeof r === 'string') pass.skipped[r] = (pass.skipped[r] ?? 0) + 1;
-    else pass.cdx.push(r);
+    addCdx(pass, record, offset, length, opts.languages);
   });
   if (end === 'not_aligned') return undefined;
   if (end === 'warc_error') pass.skipped.warc_error = (pass.skipped.warc_error ?? 0) + 1;
-  if (pass.relPath === '') pass.relPath = warcRelPath(opts.crawl, opts.segment ?? segmentFromPath(opts.input) ?? segmentFromDate(undefined), name);
+  if (pass.relPath === '') pass.relPath = relPathFor(opts, undefined);
   return pass;
 }
 
@@ -96,13 +93,9 @@ function finish(p: Pass, rewritten: boolean): WarcIndexResult {
 
 /** Walks the file; `onEntry` gets each record with its mirror path. Stops (counting) at a WARC fault. */
 function walk(bytes: Buffer, opts: IndexWarcFileOptions, pass: Pass, onEntry: (e: WarcFileEntry, relPath: string) => boolean): void {
-  const name = mirrorWarcName(opts.input, true);
   try {
     for (const entry of iterateWarcFile(bytes)) {
-      if (pass.relPath === '') {
-        const seg = opts.segment ?? segmentFromPath(opts.input) ?? segmentFromDate(entry.record.date);
-        pass.relPath = warcRelPath(opts.crawl, seg, name);
-      }
+      if (pass.relPath === '') pass.relPath = relPathFor(opts, entry.record.date);
       pass.records += 1;
       if (!onEntry(entry, pass.relPath)) return;
     }
@@ -110,15 +103,21 @@ function walk(bytes: Buffer, opts: IndexWarcFileOptions, pass: Pass, onEntry: (e
     if (!(err instanceof WarcError)) throw err;
     pass.skipped.warc_error = (pass.skipped.warc_error ?? 0) + 1;
   }
-  if (pass.relPath === '') pass.relPath = warcRelPath(opts.crawl, opts.segment ?? segmentFromPath(opts.input) ?? segmentFromDate(undefined), name);
+  if (pass.relPath === '') pass.relPath = relPathFor(opts, undefined);
+}
+
+/** The WARC's mirror path: segment from the option, else the input path, else the first WARC-Date. */
+function relPathFor(opts: IndexWarcFileOptions, firstDate: string | undefined): string {
+  const segment = opts.segment ?? segmentFromPath(opts.input) ?? segmentFromDate(firstDate);
+  return warcRelPath(opts.crawl, segment, mirrorWarcName(opts.input, true));
 }
 
 function newPass(): Pass {
   return { records: 0, cdx: [], skipped: {}, relPath: '' };
 }
 
-function addCdx(pass: Pass, entry: WarcFileEntry, relPath: string, offset: number, length: number, languages: boolean): void {
-  const r = cdxRecordFor(entry.record, { filename: relPath, offset, length }, { languages });
+function addCdx(pass: Pass, record: WarcRecord, offset: number, length: number, languages: boolean): void {
+  const r = cdxRecordFor(record, { filename: pass.relPath, offset, length }, { languages });
   if (typeof r === 'string') pass.skipped[r] = (pass.skipped[r] ?? 0) + 1;
   else pass.cdx.push(r);
 }
@@ -127,12 +126,12 @@ function addCdx(pass: Pass, entry: WarcFileEntry, relPath: string, offset: numbe
 function copyPass(bytes: Buffer, opts: IndexWarcFileOptions): Pass | undefined {
   let aligned = true;
   const pass = newPass();
-  walk(bytes, opts, pass, (entry, relPath) => {
+  walk(bytes, opts, pass, (entry) => {
     if (!entry.memberPerRecord) {
       aligned = false;
       return false;
     }
-    addCdx(pass, entry, relPath, entry.offset, entry.length, opts.languages);
+    addCdx(pass, entry.record, entry.offset, entry.length, opts.languages);
     return true;
   });
   return aligned ? pass : undefined;
@@ -164,7 +163,7 @@ async function rewritePass(bytes: Buffer, opts: IndexWarcFileOptions): Promise<P
       }
       const member = gzipSync(entry.raw);
       writeSync(fd, member);
-      addCdx(pass, entry, relPath, offset, member.length, opts.languages);
+      addCdx(pass, entry.record, offset, member.length, opts.languages);
       offset += member.length;
       return true;
     });
