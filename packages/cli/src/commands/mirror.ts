@@ -41,6 +41,7 @@ interface BuildFlags {
   out: string;
   blockSize?: number;
   shards?: number;
+  blocksPerShard?: number;
   segment?: string;
   languages: boolean;
 }
@@ -53,7 +54,7 @@ interface ServeFlags {
 }
 
 /**
- * `ccpipe mirror build --crawl NAME --out DIR [--block-size N] [--shards N] [--segment S] [--no-languages] WARC...`
+ * `ccpipe mirror build --crawl NAME --out DIR [--block-size N] [--shards N | --blocks-per-shard N] [--segment S] [--no-languages] WARC...`
  * indexes WARC files into Common Crawl's layout and prints a summary line per fact (records, CDX lines,
  * blocks, …). `ccpipe mirror serve DIR [--port P] [--host H] [--slow-down-every N] [--slow-body BPS]`
  * serves a mirror like data.commoncrawl.org, prints its URL, and stops cleanly on SIGINT/SIGTERM.
@@ -68,7 +69,8 @@ export function registerMirrorCommand(program: Command, io: MirrorCommandIo = de
     .requiredOption('--crawl <name>', 'crawl name, e.g. CC-MAIN-2030-40')
     .requiredOption('--out <dir>', 'mirror root (other crawls in it are kept)')
     .option('--block-size <n>', 'CDX lines per ZipNum block', positiveInt('block size'), 3000)
-    .option('--shards <n>', 'number of cdx-NNNNN.gz shards', positiveInt('shards'), 1)
+    .option('--shards <n>', 'number of cdx-NNNNN.gz shards, blocks spread evenly (default 1)', positiveInt('shards'))
+    .option('--blocks-per-shard <n>', 'instead of --shards: blocks per shard', positiveInt('blocks-per-shard'))
     .option('--segment <name>', 'segment for WARCs whose path does not name one')
     .option('--no-languages', 'skip language identification (faster; no `languages` field)')
     .argument('<warcs...>', 'WARC files (.warc.gz one member per record, one gzip stream, or .warc)')
@@ -78,6 +80,7 @@ export function registerMirrorCommand(program: Command, io: MirrorCommandIo = de
           crawl: flags.crawl, out: flags.out, warcs, languages: flags.languages,
           ...(flags.blockSize === undefined ? {} : { blockSize: flags.blockSize }),
           ...(flags.shards === undefined ? {} : { shards: flags.shards }),
+          ...(flags.blocksPerShard === undefined ? {} : { blocksPerShard: flags.blocksPerShard }),
           ...(flags.segment === undefined ? {} : { segment: flags.segment }),
         });
         io.write(`crawl ${s.crawl}: ${s.warcFiles} WARC files (${s.rewrittenWarcs} rewritten one gzip member per record)\n`);

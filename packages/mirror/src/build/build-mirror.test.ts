@@ -65,6 +65,10 @@ describe('buildMirror over cc-mirror-dev', () => {
     const sameSurt = got.records.filter((r) => wantSurt.get(at(r)) === r.surt).length;
     console.log(`${crawl}: SURT key equal to cc-mirror-dev's on ${sameSurt}/${got.records.length}`);
     expect(got.blocks).toBe(want.blocks);
+    // Same ZipNum layout: blocks spread evenly over 3 shards, numbered on across shards.
+    const cols = async (root: string): Promise<string[]> =>
+      (await fsp.readFile(path.join(root, 'cc-index/collections', crawl, 'indexes/cluster.idx'), 'utf8')).trim().split('\n').map((l) => l.split('\t').slice(1, 2).concat(l.split('\t').slice(4)).join(' '));
+    expect(await cols(out)).toEqual(await cols(CC_MIRROR_DEV));
   });
 
   it.each(CRAWLS)('%s: derives mime, mime-detected, digest and redirect as CC does, and the same charset on nearly all', async (crawl) => {
@@ -227,6 +231,7 @@ describe('buildMirror from other WARCs (one stream, uncompressed, wget, pywb, re
     await expect(buildMirror({ crawl: '../x', out, warcs: [warc] })).rejects.toMatchObject({ code: 'CCP_ERR_MIRROR_OPTION' });
     await expect(buildMirror({ crawl: 'X', out, warcs: [warc], blockSize: 0 })).rejects.toMatchObject({ code: 'CCP_ERR_MIRROR_OPTION' });
     await expect(buildMirror({ crawl: 'X', out, warcs: [warc], segment: 'a/b' })).rejects.toMatchObject({ code: 'CCP_ERR_MIRROR_OPTION' });
+    await expect(buildMirror({ crawl: 'X', out, warcs: [warc], shards: 2, blocksPerShard: 2 })).rejects.toMatchObject({ code: 'CCP_ERR_MIRROR_OPTION' });
     await expect(buildMirror({ crawl: 'X', out, warcs: [warc, warc], languages: false })).rejects.toMatchObject({ code: 'CCP_ERR_MIRROR_PATH_CLASH' });
   });
 });

@@ -5,7 +5,7 @@ import { formatCdxLine, formatClusterIdxLine, writeZipNumShard, type ClusterIdxE
 import { MirrorError } from '../mirror-error';
 import { indexWarcFile, type WarcIndexResult } from './index-warc-file';
 import {
-  indexDir, isoOfTimestamp, isValidCrawlName, isValidSegmentName, mergeCollInfo, shardName, shardRanges,
+  fixedShardRanges, indexDir, isoOfTimestamp, isValidCrawlName, isValidSegmentName, mergeCollInfo, shardName, shardRanges,
   type CollInfoEntry,
 } from './layout';
 
@@ -19,8 +19,10 @@ export interface BuildMirrorOptions {
   warcs: string[];
   /** CDX lines per ZipNum block (CC: 3000). */
   blockSize?: number;
-  /** Number of `cdx-NNNNN.gz` shards the blocks are spread over (CC: 300). Default 1. */
+  /** Number of `cdx-NNNNN.gz` shards the blocks are spread over evenly (CC: 300). Default 1. */
   shards?: number;
+  /** Instead of `shards`: blocks per shard (every shard full but the last). */
+  blocksPerShard?: number;
   /** Segment for WARCs whose path does not say (`…/segments/SEG/warc/…`); default derived from WARC-Date. */
   segment?: string;
   /** collinfo.json `name`; default `Local mirror of NAME`. */
@@ -58,7 +60,7 @@ export interface BuildMirrorSummary {
  * is written to a temporary name and renamed. A gzip WARC with one member per record (CC's layout) is
  * streamed in 16 MiB windows; any other WARC is read whole into memory (the core walker takes bytes).
  * CDX lines of the crawl are held in memory until sorted.
- * @throws MirrorError CCP_ERR_MIRROR_OPTION (bad crawl/segment name, blockSize, shards),
+ * @throws MirrorError CCP_ERR_MIRROR_OPTION (bad crawl/segment name, blockSize, shards, blocksPerShard, or both),
  *   CCP_ERR_MIRROR_PATH_CLASH (two inputs with one mirror path), CCP_ERR_MIRROR_COLLINFO (unreadable
  *   collinfo.json); fs errors. A malformed WARC does not throw: its records up to the fault are kept.
  */
@@ -72,6 +74,11 @@ export async function buildMirror(opts: BuildMirrorOptions): Promise<BuildMirror
   const shardCount = opts.shards ?? 1;
   if (!Number.isInteger(blockSize) || blockSize < 1) throw new MirrorError('CCP_ERR_MIRROR_OPTION', 'blockSize must be a positive integer');
   if (!Number.isInteger(shardCount) || shardCount < 1) throw new MirrorError('CCP_ERR_MIRROR_OPTION', 'shards must be a positive integer');
+  const perShard = opts.blocksPerShard;
+  if (perShard !== undefined && (!Number.isInteger(perShard) || perShard < 1)) {
+    throw new MirrorError('CCP_ERR_MIRROR_OPTION', 'blocksPerShard must be a positive integer');
+  }
+  if (perShard !== undefined && opts.shards !== undefined) throw new MirrorError('CCP_ERR_MIRROR_OPTION', 'give shards or blocksPerShard, not both');
   await fsp.mkdir(out, { recursive: true });
 
   const lines: string[] = [];
@@ -96,7 +103,7 @@ export async function buildMirror(opts: BuildMirrorOptions): Promise<BuildMirror
   await fsp.rm(idxAbs, { recursive: true, force: true });
   await fsp.mkdir(idxAbs, { recursive: true });
   const blocks = Math.ceil(lines.length / blockSize);
-  const ranges = shardRanges(blocks, shardCount);
+  const ranges = perShard === undefined ? shardRanges(blocks, shardCount) : fixedShardRanges(blocks, perShard);
   const entries: ClusterIdxEntry[] = [];
   const indexPaths: string[] = [];
   for (let i = 0; i < ranges.length; i++) {

@@ -59,14 +59,29 @@ export function mirrorWarcName(input: string, compressedOutput: boolean): string
 }
 
 /**
- * Splits `blocks` contiguous blocks over `shards` shards as evenly as possible: returns, per shard,
- * the half-open range of block indices. Never returns an empty shard unless `blocks` is 0 (then one).
+ * Splits `blocks` contiguous blocks over `shards` shards as evenly as possible, the first `blocks % shards`
+ * shards taking one more (cc-mirror-dev's 20 blocks in 3 shards: 7, 7, 6). Returns, per shard, the half-open
+ * range of block indices. Never returns an empty shard unless `blocks` is 0 (then one).
  */
 export function shardRanges(blocks: number, shards: number): Array<[number, number]> {
   const n = Math.max(1, Math.min(Math.floor(shards), blocks));
+  const base = Math.floor(blocks / n);
+  const extra = blocks % n;
   const out: Array<[number, number]> = [];
-  for (let i = 0; i < n; i++) out.push([Math.floor((i * blocks) / n), Math.floor(((i + 1) * blocks) / n)]);
+  let start = 0;
+  for (let i = 0; i < n; i++) {
+    const end = start + base + (i < extra ? 1 : 0);
+    out.push([start, end]);
+    start = end;
+  }
   return out;
+}
+
+/** Cuts `blocks` blocks into shards of `perShard` blocks, the last one possibly shorter. */
+export function fixedShardRanges(blocks: number, perShard: number): Array<[number, number]> {
+  const out: Array<[number, number]> = [];
+  for (let b = 0; b < blocks; b += perShard) out.push([b, Math.min(blocks, b + perShard)]);
+  return out.length === 0 ? [[0, 0]] : out;
 }
 
 /** One entry of collinfo.json, as index.commoncrawl.org serves it. */
