@@ -21,7 +21,8 @@ export interface HttpResponse {
   payloadClipped: boolean;
 }
 
-const STATUS_LINE = /^HTTP\/(\d{1,2}(?:\.\d{1,2})?)[ \t]+(\d{3})(?:[ \t]+(.*))?$/i;
+// Lenient like browsers: any case, HTTP/2-style versions, no reason, or a reason glued to the code ("200OK").
+const STATUS_LINE = /^HTTP\/(\d{1,2}(?:\.\d{1,2})?)[ \t]+(\d{3})(?![0-9])[ \t]*(.*)$/i;
 
 /**
  * Parses the HTTP response message that makes up a record block: status line, head (bare LF and

@@ -200,6 +200,15 @@ describe('readWarcRecord header handling', () => {
     expect(`sha1:${sha1b32(rec.http!.payload)}`).toBe(rec.headers.get('warc-payload-digest'));
   });
 
+  test('status lines: lower-case protocol, HTTP/2, reason glued to the code; four-digit codes are junk', () => {
+    const raw = plain().toString('latin1');
+    const withStatus = (line: string): Buffer => Buffer.from(raw.replace(/HTTP\/1\.1 200 OK/, line).replace(/Content-Length: (\d+)/, (_m, n: string) => `Content-Length: ${Number(n) + line.length - 15}`), 'latin1');
+    expect(readWarcRecord(withStatus('http/1.0 404 Not Found')).http).toMatchObject({ httpVersion: 'HTTP/1.0', status: 404, reason: 'Not Found' });
+    expect(readWarcRecord(withStatus('HTTP/2 204')).http).toMatchObject({ httpVersion: 'HTTP/2', status: 204, reason: '' });
+    expect(readWarcRecord(withStatus('HTTP/1.0 200OK')).http).toMatchObject({ status: 200, reason: 'OK' });
+    expectWarcError(() => readWarcRecord(withStatus('HTTP/1.1 2000 OK')), 'CCP_ERR_HTTP_HEAD');
+  });
+
   test('HTTP/0.9-style junk instead of a status line is CCP_ERR_HTTP_HEAD (or httpError when lenient)', () => {
     const raw = plain().toString('latin1');
     const blockStart = raw.indexOf('\r\n\r\n') + 4;

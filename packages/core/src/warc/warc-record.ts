@@ -43,8 +43,11 @@ export interface ReadWarcOptions {
   lenientHttp?: boolean;
 }
 
+/** Default of {@link ReadWarcOptions.maxPayloadBytes} (32 MiB; Common Crawl itself truncates at 1 MiB). */
 export const DEFAULT_MAX_PAYLOAD_BYTES = 32 * 1024 * 1024;
+/** Default of {@link ReadWarcOptions.maxRecordBytes} (64 MiB inflated per record). */
 export const DEFAULT_MAX_RECORD_BYTES = 64 * 1024 * 1024;
+/** Default of {@link ReadWarcOptions.maxHeaderBytes} (256 KiB for the WARC head, and again for the HTTP head). */
 export const DEFAULT_MAX_HEADER_BYTES = 256 * 1024;
 
 const VERSION_LINE = /^WARC\/\d{1,2}\.\d{1,2}$/i;
