@@ -1,0 +1,152 @@
+import { blockText, normalizeText } from './block-text';
+import type { DomDocument } from './dom-types';
+import { ExtractError, isStackOverflow } from './extract-error';
+import { stripInert, truncateUtf8 } from './html-prep';
+import { collectOutlinks } from './outlinks';
+import { parseDom, type DomImpl, type ParsedDom } from './parse-dom';
+import { runReadability } from './run-readability';
+import { measureTree } from './tree-stats';
+
+/** Input cap when none is given: 2 MiB of UTF-8. */
+export const DEFAULT_MAX_BYTES = 2 * 1024 * 1024;
+/** Element cap when none is given (the largest of 1,171 corpus pages has about 16,000). */
+export const DEFAULT_MAX_ELEMENTS = 100_000;
+/** Nesting cap when none is given. Real pages stay under ~60; Readability slows down steeply on deep chains and overflows the stack near depth 5,000. */
+export const DEFAULT_MAX_DEPTH = 256;
+/** Outlink cap when none is given. */
+export const DEFAULT_MAX_OUTLINKS = 1_000;
+
+/** Options of {@link extractDocument}. */
+export interface ExtractOptions {
+  /** The page's URL: the base for relative links. */
+  url: string;
+  /** DOM to run Readability on; default `linkedom` (about 5× faster than jsdom, same text). */
+  dom?: DomImpl;
+  /** Input beyond this many UTF-8 bytes is cut off before parsing (`truncated` says so). */
+  maxBytes?: number;
+  /** More elements than this after parsing → `CCP_ERR_EXTRACT_TOO_MANY_ELEMENTS`. */
+  maxElements?: number;
+  /** Deeper nesting than this → `CCP_ERR_EXTRACT_DEPTH`. */
+  maxDepth?: number;
+  /** At most this many outlinks are kept (`outlinksTruncated` says when more existed). */
+  maxOutlinks?: number;
+}
+
+/** The main text and links of one page. */
+export interface Extracted {
+  title: string | null;
+  /** Main text, one line per block, whitespace collapsed; the body text when no article was found. */
+  text: string;
+  /** The `<html lang>` attribute, trimmed and lower-cased (`en-us`); null when absent or empty. */
+  lang: string | null;
+  /** Absolute http(s) links, fragment dropped, deduplicated in document order, capped. */
+  outlinks: string[];
+  byline?: string;
+  excerpt?: string;
+  /** The DOM actually used (`jsdom` when linkedom could not take the page). */
+  dom: DomImpl;
+  /** True when Readability found an article; false when `text` is the whole body's text. */
+  article: boolean;
+  /** True when the input was cut at `maxBytes`. */
+  truncated: boolean;
+  outlinksTruncated: boolean;
+}
+
+function normalizeLang(v: string | null | undefined): string | null {
+  const t = v?.trim().toLowerCase().replace(/_/g, '-');
+  return t ? t : null;
+}
+
+function cleanOptional(v: string | null | undefined): string | undefined {
+  const t = v == null ? '' : normalizeText(v);
+  return t ? t : undefined;
+}
+
+function guard(parsed: ParsedDom, maxElements: number, maxDepth: number): void {
+  const root = parsed.document.documentElement;
+  if (!root) return;
+  const stats = measureTree(root, maxElements, maxDepth);
+  if (stats.overElements) {
+    throw new ExtractError('CCP_ERR_EXTRACT_TOO_MANY_ELEMENTS', 'page has more elements than the cap', {
+      detail: { maxElements, dom: parsed.dom },
+    });
+  }
+  if (stats.overDepth) {
+    throw new ExtractError('CCP_ERR_EXTRACT_DEPTH', 'page is nested deeper than the cap', {
+      detail: { maxDepth, dom: parsed.dom },
+    });
+  }
+}
+
+function extractFrom(doc: DomDocument, parsed: ParsedDom, html: string, opts: ExtractOptions, truncated: boolean): Extracted {
+  const lang = normalizeLang(doc.documentElement?.getAttribute('lang'));
+  // Before Readability: it removes navigation, footers and other non-article nodes.
+  const out = collectOutlinks(doc, opts.url, opts.maxOutlinks ?? DEFAULT_MAX_OUTLINKS);
+  const pageTitle = normalizeText(doc.title ?? '') || null;
+
+  let current = parsed;
+  const reparse = () => {
+    current.dispose();
+    current = parseDom(html, parsed.dom);
+    return current.document;
+  };
+  try {
+    const { article, document } = runReadability(doc, reparse);
+    const articleText = article ? blockText(article.content) : '';
+    const text = articleText || (document.body ? blockText(document.body) : '');
+    const result: Extracted = {
+      title: (article?.title ? normalizeText(article.title) : '') || pageTitle,
+      text,
+      lang,
+      outlinks: out.links,
+      dom: parsed.dom,
+      article: articleText !== '',
+      truncated,
+      outlinksTruncated: out.truncated,
+    };
+    const byline = cleanOptional(article?.byline);
+    const excerpt = cleanOptional(article?.excerpt);
+    if (byline !== undefined) result.byline = byline;
+    if (excerpt !== undefined) result.excerpt = excerpt;
+    return result;
+  } finally {
+    current.dispose();
+  }
+}
+
+/**
+ * Extracts the main text, title, language and outlinks of one HTML page with Mozilla Readability.
+ * When Readability finds no article, `text` is the body's text (`article: false`), so short pages
+ * still get text. Cost is bounded: input is cut at `maxBytes`, and pages over `maxElements` or
+ * `maxDepth` are refused before Readability runs. It has no time limit of its own: run untrusted
+ * pages through a pool that can kill a worker (`ExtractionPool` in @ccpipe/adapters).
+ *
+ * Pure and deterministic: no I/O, no scripts run, no resources loaded.
+ *
+ * @throws ExtractError `CCP_ERR_EXTRACT_TOO_MANY_ELEMENTS`, `CCP_ERR_EXTRACT_DEPTH` (also when
+ *   Readability overflows the stack), `CCP_ERR_EXTRACT_FAILED` (anything else the DOM or Readability
+ *   throws, with the original as `cause`).
+ */
+export function extractDocument(html: string, opts: ExtractOptions): Extracted {
+  const { html: capped, truncated } = truncateUtf8(html, opts.maxBytes ?? DEFAULT_MAX_BYTES);
+  const lean = stripInert(capped);
+  let parsed: ParsedDom | undefined;
+  try {
+    parsed = parseDom(lean, opts.dom ?? 'linkedom');
+    guard(parsed, opts.maxElements ?? DEFAULT_MAX_ELEMENTS, opts.maxDepth ?? DEFAULT_MAX_DEPTH);
+    const p = parsed;
+    parsed = undefined; // extractFrom owns it from here
+    return extractFrom(p.document, p, lean, opts, truncated);
+  } catch (err) {
+    if (err instanceof ExtractError) throw err;
+    if (isStackOverflow(err)) {
+      throw new ExtractError('CCP_ERR_EXTRACT_DEPTH', 'page nesting overflowed the stack', { cause: err });
+    }
+    throw new ExtractError('CCP_ERR_EXTRACT_FAILED', 'extraction failed', {
+      cause: err,
+      detail: { error: err instanceof Error ? err.message.slice(0, 200) : String(err).slice(0, 200) },
+    });
+  } finally {
+    parsed?.dispose();
+  }
+}

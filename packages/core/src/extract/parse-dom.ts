@@ -1,0 +1,62 @@
+import type { DomDocument } from './dom-types';
+import { dropDocumentEndTags, hasDocumentSkeleton } from './html-prep';
+
+/** The DOM implementations extraction can run Readability on. */
+export type DomImpl = 'linkedom' | 'jsdom';
+
+/** A parsed document and how to release it. */
+export interface ParsedDom {
+  document: DomDocument;
+  /** The DOM actually used: `jsdom` when linkedom could not take the page. */
+  dom: DomImpl;
+  /** Releases the DOM (closes jsdom's window). Idempotent; never throws. */
+  dispose(): void;
+}
+
+type LinkedomModule = { parseHTML(html: string): { document: unknown } };
+type JsdomModule = { JSDOM: new (html: string) => { window: { document: unknown; close(): void } } };
+
+// Both are required lazily: jsdom takes ~0.3 s to load and most processes never need it. linkedom is
+// an ES module package whose CommonJS build is only reachable through require().
+let linkedom: LinkedomModule | undefined;
+let jsdom: JsdomModule | undefined;
+
+function parseWithLinkedom(html: string): DomDocument | undefined {
+  linkedom ??= require('linkedom') as LinkedomModule;
+  const document = linkedom.parseHTML(dropDocumentEndTags(html)).document as DomDocument;
+  if (document.documentElement?.localName !== 'html' || !document.body) return undefined;
+  return document;
+}
+
+function parseWithJsdom(html: string): ParsedDom {
+  jsdom ??= require('jsdom') as JsdomModule;
+  const window = new jsdom.JSDOM(html).window;
+  let closed = false;
+  return {
+    document: window.document as DomDocument,
+    dom: 'jsdom',
+    dispose() {
+      if (closed) return;
+      closed = true;
+      try {
+        window.close();
+      } catch {
+        // close() detaches nodes recursively and overflows the stack on very deep documents; the
+        // window is unreachable afterwards either way and the GC takes it.
+      }
+    },
+  };
+}
+
+/**
+ * Parses `html` into a DOM. With `linkedom`, pages without an explicit `<html>` and `<body>` (which
+ * linkedom leaves body-less) go to jsdom instead, and `</body>`/`</html>` end tags are dropped so
+ * trailing text is kept. Never runs scripts or loads resources. Throws what the DOM library throws.
+ */
+export function parseDom(html: string, dom: DomImpl): ParsedDom {
+  if (dom === 'linkedom' && hasDocumentSkeleton(html)) {
+    const document = parseWithLinkedom(html);
+    if (document) return { document, dom: 'linkedom', dispose() {} };
+  }
+  return parseWithJsdom(html);
+}
