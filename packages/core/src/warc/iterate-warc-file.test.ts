@@ -125,6 +125,21 @@ describe('iterateWarcFile, other layouts', () => {
     expect((error as WarcError).code).toBe('CCP_ERR_WARC_TRUNCATED');
   });
 
+  test('a response whose HTTP head is junk is yielded with httpError, and the walk goes on', () => {
+    const file = read('hynky1999-CmonCrawl/mini.warc.gz');
+    const raw = gunzipSync(file.subarray(1066)).toString('latin1');
+    const blockStart = raw.indexOf('\r\n\r\n') + 4;
+    const junk = 'ICY 200 OK\r\n\r\nnot http';
+    const bad = raw.slice(0, blockStart).replace(/Content-Length: \d+/, `Content-Length: ${junk.length}`) + junk + '\r\n\r\n';
+    const spliced = Buffer.concat([file.subarray(0, 1066), gzipSync(Buffer.from(bad, 'latin1')), file.subarray(0, 518)]);
+    const { entries, error } = walk(spliced);
+    expect(error).toBeUndefined();
+    expect(entries.map((e) => e.record.type)).toEqual(['warcinfo', 'request', 'response', 'warcinfo']);
+    expect(entries[2]!.record.http).toBeUndefined();
+    expect(entries[2]!.record.httpError?.code).toBe('CCP_ERR_HTTP_HEAD');
+    expect(() => [...iterateWarcFile(spliced, { lenientHttp: false })]).toThrow(WarcError);
+  });
+
   test('trailing NUL padding is ignored, trailing junk is CCP_ERR_WARC_GZIP', () => {
     const file = read('hynky1999-CmonCrawl/mini.warc.gz');
     expect(walk(Buffer.concat([file, Buffer.alloc(512)])).entries).toHaveLength(3);
