@@ -2,3 +2,4 @@ export type * from './range-reader';
 export type * from './batch-queue';
 export type * from './object-store';
 export type * from './clock';
+export type * from './index-view';

@@ -1,0 +1,69 @@
+/**
+ * The read side of one immutable index version, as the API uses it. The merger's package implements it over the
+ * files of `index/<version>/` (resident or memory-mapped); tests use an in-memory one. Everything a response needs
+ * comes from ONE view, so a manifest flip never mixes versions inside a response.
+ */
+
+/** Datasets holding one registered domain, with exact URL counts. */
+export interface DomainDatasets {
+  /** Registered domain (eTLD+1, ICANN section), punycode. */
+  domain: string;
+  /** The domain's domain64 prefix in text form `tt:dddddd:00:000000`. */
+  domain64: string;
+  /** Sorted by datasetId. */
+  datasets: { datasetId: number; urlCount: number }[];
+}
+
+/** One URL of a (domain, dataset), as the URL listing shows it (the latest capture in that dataset). */
+export interface UrlItem {
+  /** 16 lowercase hex digits of the unsigned xxh3-64. */
+  urlId: string;
+  url: string;
+  /** Capture time, ISO 8601 UTC. */
+  ts: string;
+  status: number;
+  title: string | null;
+}
+
+/** One capture of a URL in one dataset. */
+export interface CaptureItem {
+  datasetId: number;
+  urlId: string;
+  url: string;
+  ts: string;
+  status: number;
+  title: string | null;
+  textLength: number | null;
+  warc: { filename: string; offset: number; length: number };
+}
+
+/** A dataset as the API lists it. */
+export interface DatasetSummary {
+  datasetId: number;
+  name: string;
+  crawl: string | null;
+  urlCount: number;
+  domainCount: number;
+}
+
+/** One pinned index version. */
+export interface IndexView {
+  readonly version: string;
+  /** The datasets of a registered domain (already normalized by the caller), or null when the index has none. */
+  domain(domain: string): DomainDatasets | null;
+  /**
+   * URLs of (domain, dataset) in a stable order (domain64, then url): rows [offset, offset + limit). `total` is the
+   * exact count. Reads only the row groups the page needs.
+   */
+  urls(domain: string, datasetId: number, offset: number, limit: number): Promise<{ total: number; items: UrlItem[] }>;
+  /** Captures of one canonical URL across datasets. */
+  captures(canonicalUrl: string): Promise<CaptureItem[]>;
+  datasets(): DatasetSummary[];
+}
+
+/** The current version, following manifest flips. */
+export interface IndexSource {
+  /** The view of the current version (null before the first merge). Cheap: call once per request. */
+  current(): Promise<IndexView | null>;
+  close(): Promise<void>;
+}
