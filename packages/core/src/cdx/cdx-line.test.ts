@@ -2,7 +2,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { hasCode } from '../errors';
-import { CDX_FIELD_ORDER, cdxLineReason, formatCdxLine, parseCdxLine, type CdxRecord } from './cdx-line';
+import { formatCdxLine } from './cdx-format';
+import { CDX_FIELD_ORDER, cdxLineReason, parseCdxLine, type CdxRecord } from './cdx-line';
 
 const CORPUS = join(resolve(__dirname, '../../../..'), '../shared/corpus');
 const lines = (t: string): string[] => t.split('\n').filter((l) => l.length > 0);

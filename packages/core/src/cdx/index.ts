@@ -1,3 +1,4 @@
 export * from './cluster-idx';
 export * from './cdx-line';
+export * from './cdx-format';
 export * from './zipnum';

@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { hasCode } from '../errors';
-import { formatCdxLine, parseCdxLine } from './cdx-line';
+import { formatCdxLine } from './cdx-format';
+import { parseCdxLine } from './cdx-line';
 import { clusterIdxKey, parseClusterIdx } from './cluster-idx';
 import { inflateCdxBlock, parseCdxBlock, writeZipNumShard } from './zipnum';
 
