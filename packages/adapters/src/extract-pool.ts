@@ -1,0 +1,303 @@
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { ExtractError, type DomImpl, type ExtractErrorCode, type Extracted } from '@ccpipe/core';
+import type { ExtractReady, ExtractReply, ExtractRequest, ExtractWorkerConfig } from './extract-messages';
+
+/** Options of {@link ExtractionPool}. */
+export interface ExtractionPoolOptions {
+  /** Worker threads; default 1. */
+  size?: number;
+  /** Per-document time limit; past it the worker is killed and replaced. Default 5,000 ms. */
+  timeoutMs?: number;
+  /** DOM for Readability; default `linkedom`. */
+  dom?: DomImpl;
+  /** Passed to extractDocument (defaults there: 2 MiB, 100,000 elements, depth 256, 1,000 links). */
+  maxBytes?: number;
+  maxElements?: number;
+  maxDepth?: number;
+  maxOutlinks?: number;
+  /** Worker heap cap; a worker over it dies and its document fails with `CCP_ERR_EXTRACT_WORKER`. Default 512. */
+  maxOldGenerationSizeMb?: number;
+  /** Worker young-generation cap; unset leaves V8's default. */
+  maxYoungGenerationSizeMb?: number;
+  /** Worker stack; default 4 (Node's default). */
+  stackSizeMb?: number;
+  /**
+   * Compiled worker script. Default: `extract-worker.js` beside this file in dist/. When this file
+   * runs as TypeScript source (jest), the default is `../dist/extract-worker.js`, so tests need a
+   * build first: `npx tsc -b packages/adapters`.
+   */
+  workerPath?: string;
+}
+
+/** Counters since start, for metrics. */
+export interface ExtractionPoolStats {
+  completed: number;
+  failed: number;
+  timeouts: number;
+  restarts: number;
+  queued: number;
+  busy: number;
+}
+
+interface Job {
+  id: number;
+  html: string;
+  url: string;
+  resolve(v: Extracted): void;
+  reject(e: unknown): void;
+  signal: AbortSignal | undefined;
+  onAbort: (() => void) | undefined;
+}
+
+interface Slot {
+  worker: Worker;
+  /** True once the worker has loaded its modules (its `ready` message). */
+  online: boolean;
+  /** Settles when the worker is ready, or fails if it dies first. */
+  ready: Promise<void>;
+  markReady(): void;
+  markFailed(err: unknown): void;
+  dead: boolean;
+  job: Job | undefined;
+  timer: NodeJS.Timeout | undefined;
+}
+
+/** The worker script beside the compiled pool, or in ../dist when running from TypeScript source. */
+export function defaultExtractWorkerPath(): string {
+  return __filename.endsWith('.ts') ? join(__dirname, '../dist/extract-worker.js') : join(__dirname, 'extract-worker.js');
+}
+
+/**
+ * Runs extractDocument() in worker threads with a heap cap and a per-document time limit. A document
+ * that runs past `timeoutMs` fails with `CCP_ERR_EXTRACT_TIMEOUT`; its worker is terminated and
+ * replaced and the pool keeps serving. A worker that dies (heap cap, crash) fails its document with
+ * `CCP_ERR_EXTRACT_WORKER` and is replaced too. Documents wait in an unbounded FIFO queue: bound
+ * concurrency in the caller. Idle workers do not keep the process alive.
+ *
+ * Lifecycle: `start()` (also implied by the first `extract`), then `close()`, which is idempotent.
+ */
+export class ExtractionPool {
+  private readonly size: number;
+  private readonly timeoutMs: number;
+  private readonly workerPath: string;
+  private readonly config: ExtractWorkerConfig;
+  private readonly limits: NonNullable<ConstructorParameters<typeof Worker>[1]>['resourceLimits'];
+  private slots: Slot[] = [];
+  private queue: Job[] = [];
+  private seq = 0;
+  private starting: Promise<void> | undefined;
+  private closing: Promise<void> | undefined;
+  private broken: unknown;
+  private readonly counts = { completed: 0, failed: 0, timeouts: 0, restarts: 0 };
+
+  constructor(opts: ExtractionPoolOptions = {}) {
+    this.size = Math.max(1, Math.floor(opts.size ?? 1));
+    this.timeoutMs = opts.timeoutMs ?? 5_000;
+    this.workerPath = opts.workerPath ?? defaultExtractWorkerPath();
+    const options: ExtractWorkerConfig['options'] = { dom: opts.dom ?? 'linkedom' };
+    if (opts.maxBytes !== undefined) options.maxBytes = opts.maxBytes;
+    if (opts.maxElements !== undefined) options.maxElements = opts.maxElements;
+    if (opts.maxDepth !== undefined) options.maxDepth = opts.maxDepth;
+    if (opts.maxOutlinks !== undefined) options.maxOutlinks = opts.maxOutlinks;
+    this.config = { options };
+    this.limits = {
+      maxOldGenerationSizeMb: opts.maxOldGenerationSizeMb ?? 512,
+      stackSizeMb: opts.stackSizeMb ?? 4,
+      ...(opts.maxYoungGenerationSizeMb === undefined ? {} : { maxYoungGenerationSizeMb: opts.maxYoungGenerationSizeMb }),
+    };
+  }
+
+  /**
+   * Starts the workers; resolves once all are running. Idempotent.
+   * @throws ExtractError `CCP_ERR_EXTRACT_WORKER` when a worker cannot start (bad workerPath, not built).
+   */
+  start(): Promise<void> {
+    if (this.closing) return Promise.reject(this.closedError());
+    this.starting ??= Promise.all(
+      Array.from({ length: this.size }, () => {
+        const slot = this.spawn();
+        this.slots.push(slot);
+        return slot.ready;
+      }),
+    ).then(
+      () => undefined,
+      (err: unknown) => {
+        throw this.workerError('extraction worker failed to start', err);
+      },
+    );
+    return this.starting;
+  }
+
+  /**
+   * Extracts one page in a worker. Starts the pool if needed.
+   * @throws ExtractError with the code extractDocument throws, or `CCP_ERR_EXTRACT_TIMEOUT`,
+   *   `CCP_ERR_EXTRACT_WORKER`, `CCP_ERR_EXTRACT_ABORTED` (signal fired), `CCP_ERR_EXTRACT_CLOSED`.
+   */
+  extract(html: string, url: string, signal?: AbortSignal): Promise<Extracted> {
+    if (this.closing) return Promise.reject(this.closedError());
+    if (this.broken) return Promise.reject(this.broken);
+    if (signal?.aborted) return Promise.reject(abortedError());
+    if (!this.starting) this.start().catch(() => {}); // failures reach the job through `broken`
+    return new Promise<Extracted>((resolve, reject) => {
+      const job: Job = { id: ++this.seq, html, url, resolve, reject, signal, onAbort: undefined };
+      if (signal) {
+        job.onAbort = () => this.abort(job);
+        signal.addEventListener('abort', job.onAbort, { once: true });
+      }
+      this.queue.push(job);
+      this.pump();
+    });
+  }
+
+  /** Counters since start. */
+  stats(): ExtractionPoolStats {
+    return { ...this.counts, queued: this.queue.length, busy: this.slots.filter((s) => s.job).length };
+  }
+
+  /** Terminates the workers; queued and running documents fail with `CCP_ERR_EXTRACT_CLOSED`. Idempotent. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      const err = this.closedError();
+      for (const job of this.queue.splice(0)) this.settle(job, err);
+      const slots = this.slots.splice(0);
+      await Promise.all(
+        slots.map(async (slot) => {
+          slot.dead = true;
+          if (slot.timer) clearTimeout(slot.timer);
+          if (slot.job) this.settle(slot.job, err);
+          slot.job = undefined;
+          await slot.worker.terminate();
+        }),
+      );
+    })();
+    return this.closing;
+  }
+
+  private spawn(): Slot {
+    const worker = new Worker(this.workerPath, { workerData: this.config, resourceLimits: this.limits });
+    let markReady = (): void => {};
+    let markFailed = (_err: unknown): void => {};
+    const ready = new Promise<void>((resolve, reject) => {
+      markReady = resolve;
+      markFailed = reject;
+    });
+    ready.catch(() => {}); // observed through start() or `broken`
+    const slot: Slot = { worker, online: false, ready, markReady, markFailed, dead: false, job: undefined, timer: undefined };
+    worker.unref();
+    worker.on('message', (msg: ExtractReply | ExtractReady) => {
+      if ('ready' in msg) {
+        slot.online = true;
+        slot.markReady();
+        this.pump();
+      } else this.onReply(slot, msg);
+    });
+    worker.on('error', (err) => this.onDeath(slot, err));
+    worker.on('exit', (code) => this.onDeath(slot, new Error(`worker exited with code ${code}`)));
+    return slot;
+  }
+
+  private pump(): void {
+    if (this.closing) return;
+    for (const slot of this.slots) {
+      if (this.queue.length === 0) return;
+      if (!slot.online || slot.dead || slot.job) continue;
+      const job = this.queue.shift() as Job;
+      slot.job = job;
+      slot.timer = setTimeout(() => {
+        this.counts.timeouts++;
+        this.replace(slot, new ExtractError('CCP_ERR_EXTRACT_TIMEOUT', 'document took longer than the time limit', {
+          detail: { timeoutMs: this.timeoutMs },
+        }));
+      }, this.timeoutMs);
+      slot.worker.ref();
+      const req: ExtractRequest = { id: job.id, html: job.html, url: job.url };
+      slot.worker.postMessage(req);
+    }
+  }
+
+  private onReply(slot: Slot, reply: ExtractReply): void {
+    const job = slot.job;
+    if (slot.dead || !job || job.id !== reply.id) return;
+    clearTimeout(slot.timer);
+    slot.job = undefined;
+    slot.timer = undefined;
+    slot.worker.unref();
+    if (reply.ok) {
+      this.counts.completed++;
+      this.settle(job, undefined, reply.result);
+    } else {
+      const { code, message, detail } = reply.error;
+      this.settle(job, new ExtractError(code, message, detail ? { detail } : {}));
+    }
+    this.pump();
+  }
+
+  private onDeath(slot: Slot, err: unknown): void {
+    if (slot.dead || this.closing) return;
+    if (!slot.online) {
+      // It never ran: a missing or broken worker script. Respawning would loop; fail everything.
+      slot.dead = true;
+      slot.markFailed(err);
+      this.broken = this.workerError('extraction worker failed to start', err);
+      for (const job of this.queue.splice(0)) this.settle(job, this.broken);
+      return;
+    }
+    this.replace(slot, this.workerError('extraction worker died', err));
+  }
+
+  /** Fails the slot's document with `err`, kills its worker and puts a fresh one in its place. */
+  private replace(slot: Slot, err: unknown): void {
+    if (slot.dead) return;
+    slot.dead = true;
+    if (slot.timer) clearTimeout(slot.timer);
+    if (slot.job) this.settle(slot.job, err);
+    slot.job = undefined;
+    void slot.worker.terminate();
+    if (this.closing) return;
+    this.counts.restarts++;
+    const i = this.slots.indexOf(slot);
+    const fresh = this.spawn();
+    if (i >= 0) this.slots[i] = fresh;
+    else this.slots.push(fresh);
+  }
+
+  private abort(job: Job): void {
+    const qi = this.queue.indexOf(job);
+    if (qi >= 0) {
+      this.queue.splice(qi, 1);
+      this.settle(job, abortedError());
+      return;
+    }
+    const slot = this.slots.find((s) => s.job === job);
+    if (slot) this.replace(slot, abortedError());
+  }
+
+  private settle(job: Job, err: unknown, result?: Extracted): void {
+    if (job.signal && job.onAbort) job.signal.removeEventListener('abort', job.onAbort);
+    job.onAbort = undefined;
+    if (err === undefined) job.resolve(result as Extracted);
+    else {
+      if (err instanceof ExtractError && err.code !== 'CCP_ERR_EXTRACT_CLOSED' && err.code !== 'CCP_ERR_EXTRACT_ABORTED') {
+        this.counts.failed++;
+      }
+      job.reject(err);
+    }
+  }
+
+  private workerError(message: string, cause: unknown): ExtractError {
+    const code = (cause as { code?: unknown } | null)?.code;
+    return new ExtractError('CCP_ERR_EXTRACT_WORKER', message, {
+      cause,
+      detail: typeof code === 'string' ? { errorCode: code } : {},
+    });
+  }
+
+  private closedError(): ExtractError {
+    return new ExtractError('CCP_ERR_EXTRACT_CLOSED' satisfies ExtractErrorCode, 'extraction pool is closed');
+  }
+}
+
+function abortedError(): ExtractError {
+  return new ExtractError('CCP_ERR_EXTRACT_ABORTED', 'extraction aborted by the caller');
+}

@@ -1,0 +1,32 @@
+// Worker-thread entry of ExtractionPool: extracts one document per message with extractDocument().
+// The pool sends a worker its next document only after this one's reply, so every document runs in
+// its own macrotask and the event loop turns in between: jsdom frees a closed window's memory only
+// then (in a tight synchronous loop its heap grew to 4 GB).
+import { parentPort, workerData } from 'node:worker_threads';
+import { ExtractError, extractDocument } from '@ccpipe/core';
+import type { ExtractReady, ExtractReply, ExtractRequest, ExtractWorkerConfig, WireError } from './extract-messages';
+
+function toWire(err: unknown): WireError {
+  if (err instanceof ExtractError) {
+    const w: WireError = { code: err.code, message: err.message };
+    if (err.detail) w.detail = err.detail;
+    return w;
+  }
+  return { code: 'CCP_ERR_EXTRACT_FAILED', message: 'extraction failed' };
+}
+
+const port = parentPort;
+if (!port) throw new Error('extract-worker must run in a worker thread');
+const config = workerData as ExtractWorkerConfig;
+
+port.on('message', (req: ExtractRequest) => {
+  let reply: ExtractReply;
+  try {
+    reply = { id: req.id, ok: true, result: extractDocument(req.html, { ...config.options, url: req.url }) };
+  } catch (err) {
+    reply = { id: req.id, ok: false, error: toWire(err) };
+  }
+  port.postMessage(reply);
+});
+const ready: ExtractReady = { ready: true };
+port.postMessage(ready);
