@@ -32,7 +32,7 @@ export interface PartRow {
   text: string | null;
   /** Bytes of the HTTP payload (after transfer/content decoding), 0..2^31-1. */
   contentLength: number;
-  /** Absolute outlink URLs in document order (may be empty, never null). */
+  /** Absolute outlink URLs in document order (may be empty, never null); written empty when `includeOutlinks` is false. */
   outlinks: readonly string[];
   warcFilename: string;
   /** Offset of the gzip member in the WARC file (safe integer, INT64). */
@@ -52,6 +52,11 @@ export interface WriteParquetPartOptions {
   engine?: ParquetEngine;
   /** Write `text` values (default true); when false the column is kept, all null, so every part has one schema. */
   includeText?: boolean;
+  /**
+   * Write the outlink URLs (default true). When false `outlinks` is written as empty lists and `outlink_count`
+   * still holds the real count: outlinks are most of a part's bytes and write time (docs/parquet.md).
+   */
+  includeOutlinks?: boolean;
   /** Rows per row group (default 32 768). DuckDB rounds it up to a multiple of its 2048-row vector. */
   rowGroupSize?: number;
   /** ZSTD level 1..22 (default 3). parquet-wasm 0.8 cannot set it and always uses its library default. */
@@ -121,6 +126,7 @@ export function resolveOptions(opts: WriteParquetPartOptions): Required<WritePar
   const r = {
     engine: opts.engine ?? DEFAULT_PARQUET_ENGINE,
     includeText: opts.includeText ?? true,
+    includeOutlinks: opts.includeOutlinks ?? true,
     rowGroupSize: opts.rowGroupSize ?? DEFAULT_ROW_GROUP_SIZE,
     compressionLevel: opts.compressionLevel ?? DEFAULT_ZSTD_LEVEL,
   };

@@ -48,7 +48,7 @@ export async function writeWithDuckDb(rows: readonly PartRow[], opts: Required<W
   const file = join(tmpdir(), `ccpipe-${table}-${randomBytes(6).toString('hex')}.parquet`);
   try {
     await conn.run(`CREATE TEMP TABLE ${table} (${DDL_COLUMNS})`);
-    await appendRows(conn, table, rows, opts.includeText);
+    await appendRows(conn, table, rows, opts);
     const rg = Math.ceil(opts.rowGroupSize / DUCKDB_VECTOR_SIZE) * DUCKDB_VECTOR_SIZE;
     await conn.run(
       `COPY ${table} TO '${file}' (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL ${opts.compressionLevel}, ROW_GROUP_SIZE ${rg})`,
@@ -62,7 +62,7 @@ export async function writeWithDuckDb(rows: readonly PartRow[], opts: Required<W
   }
 }
 
-async function appendRows(conn: DuckDBConnection, table: string, rows: readonly PartRow[], includeText: boolean): Promise<void> {
+async function appendRows(conn: DuckDBConnection, table: string, rows: readonly PartRow[], opts: Required<WriteParquetPartOptions>): Promise<void> {
   const appender = await conn.createAppender(table);
   try {
     const types: DuckDBType[] = [];
@@ -70,7 +70,7 @@ async function appendRows(conn: DuckDBConnection, table: string, rows: readonly 
     for (let start = 0; start < rows.length; start += DUCKDB_VECTOR_SIZE) {
       const slice = rows.slice(start, start + DUCKDB_VECTOR_SIZE);
       const chunk = DuckDBDataChunk.create(types, slice.length);
-      chunk.setColumns(columnsOf(slice, includeText));
+      chunk.setColumns(columnsOf(slice, opts));
       appender.appendDataChunk(chunk);
     }
     appender.flushSync();
@@ -79,7 +79,8 @@ async function appendRows(conn: DuckDBConnection, table: string, rows: readonly 
   }
 }
 
-function columnsOf(rows: readonly PartRow[], includeText: boolean): DuckDBValue[][] {
+function columnsOf(rows: readonly PartRow[], opts: Required<WriteParquetPartOptions>): DuckDBValue[][] {
+  const none = listValue([]);
   const col = <T extends DuckDBValue>(get: (r: PartRow) => T): T[] => rows.map(get);
   return [
     col((r) => r.datasetId),
@@ -96,10 +97,10 @@ function columnsOf(rows: readonly PartRow[], includeText: boolean): DuckDBValue[
     col((r) => r.charset),
     col((r) => r.languages),
     col((r) => r.title),
-    col(includeText ? (r) => r.text : () => null),
+    col(opts.includeText ? (r) => r.text : () => null),
     col((r) => r.contentLength),
     col((r) => r.outlinks.length),
-    col((r) => listValue(r.outlinks)),
+    col(opts.includeOutlinks ? (r) => listValue(r.outlinks) : () => none),
     col((r) => r.warcFilename),
     col((r) => BigInt(r.warcOffset)),
     col((r) => r.warcLength),

@@ -190,6 +190,15 @@ describe.each(ENGINES)('writeParquetPart with %s, read back by hyparquet', (engi
     expect(noText.length).toBeLessThan(bytes.length * 0.8);
   });
 
+  it('includeOutlinks: false writes empty lists but keeps the real outlink_count', async () => {
+    const noLinks = await writeParquetPart(rows, { engine, includeOutlinks: false });
+    const got = await read(noLinks);
+    expect(got.map((r) => r.outlinks)).toEqual(rows.map(() => []));
+    expect(got.map((r) => r.outlink_count)).toEqual(rows.map((r) => r.outlinks.length));
+    expect(got.some((r) => (r.outlink_count as number) > 0)).toBe(true);
+    expect(noLinks.length).toBeLessThan(bytes.length);
+  });
+
   it('writes an empty part that reads back as zero rows', async () => {
     const empty = await writeParquetPart([], { engine });
     expect(await read(empty)).toEqual([]);

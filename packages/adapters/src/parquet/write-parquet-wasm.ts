@@ -41,7 +41,7 @@ export async function writeWithParquetWasm(rows: readonly PartRow[], opts: Requi
   const batches = new ReadableStream<WasmRecordBatch>({
     pull(ctrl) {
       if (start >= rows.length && start > 0) return ctrl.close();
-      const batch = buildBatch(rows.slice(start, start + opts.rowGroupSize), opts.includeText);
+      const batch = buildBatch(rows.slice(start, start + opts.rowGroupSize), opts);
       start += Math.max(opts.rowGroupSize, 1);
       const table = WasmTable.fromIPCStream(tableToIPC(new Table(SCHEMA, [batch]), 'stream'));
       try {
@@ -59,7 +59,7 @@ export async function writeWithParquetWasm(rows: readonly PartRow[], opts: Requi
   return Buffer.concat(chunks);
 }
 
-function buildBatch(rows: readonly PartRow[], includeText: boolean): RecordBatch {
+function buildBatch(rows: readonly PartRow[], opts: Required<WriteParquetPartOptions>): RecordBatch {
   const n = rows.length;
   const u32 = new Uint32Array(n);
   const urlId = new BigInt64Array(n);
@@ -98,10 +98,10 @@ function buildBatch(rows: readonly PartRow[], includeText: boolean): RecordBatch
     str((r) => r.charset),
     str((r) => r.languages),
     str((r) => r.title),
-    str(includeText ? (r) => r.text : () => null),
+    str(opts.includeText ? (r) => r.text : () => null),
     prim(new Int32(), contentLength),
     prim(new Int32(), outlinkCount),
-    listData(rows),
+    listData(rows, opts.includeOutlinks),
     str((r) => r.warcFilename),
     prim(new Int64(), warcOffset),
     prim(new Int32(), warcLength),
@@ -150,19 +150,20 @@ function stringData(rows: readonly PartRow[], get: (r: PartRow) => string | null
   });
 }
 
-function listData(rows: readonly PartRow[]): Data<List<Utf8>> {
+function listData(rows: readonly PartRow[], include: boolean): Data<List<Utf8>> {
+  const links = (r: PartRow): readonly string[] => (include ? r.outlinks : []);
   const n = rows.length;
   const listOffsets = new Int32Array(n + 1);
   let total = 0;
   for (let i = 0; i < n; i++) {
-    total += rows[i]!.outlinks.length;
+    total += links(rows[i]!).length;
     listOffsets[i + 1] = total;
   }
   const itemOffsets = new Int32Array(total + 1);
   const sink = new ByteSink();
   let k = 0;
   for (let i = 0; i < n; i++) {
-    for (const link of rows[i]!.outlinks) {
+    for (const link of links(rows[i]!)) {
       sink.push(link);
       itemOffsets[++k] = sink.len;
     }
