@@ -1,1 +1,11 @@
-export {};
+export { runMerge, type MergeOptions, type MergeResult } from './run-merge';
+export { openIndexSource, type IndexSourceOptions, type LakeIndexSource } from './index-source';
+export { LakeIndexView } from './lake-index-view';
+export { collectGarbage, versionSeq } from './gc';
+export { DomainIds, partitionOf, type DomainIdsSnapshot } from './domain-ids';
+export { LAKE_COLUMNS } from './lake-write';
+export { loadVersion, readManifest, type LoadedVersion } from './version-files';
+export {
+  IndexFormatError, indexLayout, INDEX_FILES, DomainDictionary, crcOf,
+  type IndexManifest, type VersionToc, type LakeFileEntry, type VersionStatus, type Posting, type IndexFileName,
+} from './format';

@@ -1,0 +1,68 @@
+import { xxh3 } from '@node-rs/xxhash';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { queryRows, sqlList } from './duck';
+
+/**
+ * Keeps url_id collisions apart (docs/keys.md): in table `src` (the new rows) every URL already in the collision
+ * map gets its substitute id; then every url_id shared by two different canonical URLs — among the new rows or
+ * between a new row and the lake files `lakePaths` — keeps its id for the URL that had it first (the one in the
+ * lake, else the smallest URL) and gives each other URL the first id `xxh3(url, seed = 1, 2, …)` not used by any
+ * URL involved or any mapped URL. Updates `map` (url → signed id as decimal string) and `src`; returns how many
+ * URLs got a new substitute. Reads the lake's url_id column (a semi-join), so its cost grows with the lake.
+ */
+export async function resolveCollisions(conn: DuckDBConnection, lakePaths: readonly string[], map: Record<string, string>): Promise<number> {
+  await conn.run('CREATE OR REPLACE TEMP TABLE cmap (url VARCHAR, id BIGINT)');
+  await fillMap(conn, Object.entries(map));
+  await conn.run('UPDATE src SET url_id = cmap.id FROM cmap WHERE src.url = cmap.url');
+
+  const lake = lakePaths.length === 0
+    ? 'SELECT NULL::BIGINT AS url_id, NULL::VARCHAR AS url WHERE false'
+    : `SELECT DISTINCT url_id, url FROM read_parquet(${sqlList(lakePaths)}, hive_partitioning = false) WHERE url_id IN (SELECT url_id FROM n)`;
+  const rows = await queryRows(
+    conn,
+    `WITH n AS (SELECT DISTINCT url_id, url FROM src),
+     l AS (${lake}),
+     a AS (SELECT url_id, url, 1 AS in_lake FROM l
+           UNION ALL SELECT url_id, url, 0 AS in_lake FROM n WHERE NOT EXISTS (SELECT 1 FROM l WHERE l.url = n.url AND l.url_id = n.url_id)),
+     c AS (SELECT url_id FROM a GROUP BY url_id HAVING count(DISTINCT url) > 1)
+     SELECT url_id, url, max(in_lake) AS in_lake FROM a WHERE url_id IN (SELECT url_id FROM c) GROUP BY url_id, url ORDER BY url_id, in_lake DESC, url`,
+  );
+  if (rows.length === 0) return 0;
+  const used = new Set<bigint>(Object.values(map).map((v) => BigInt(v)));
+  for (const r of rows) used.add(r['url_id'] as bigint);
+  const added: [string, string][] = [];
+  let prevId: bigint | null = null;
+  for (const r of rows) {
+    const id = r['url_id'] as bigint;
+    const url = r['url'] as string;
+    if (id !== prevId) {
+      prevId = id; // the first URL of each id (in the lake, else smallest) keeps it
+      continue;
+    }
+    let seed = 1n;
+    let sub = BigInt.asIntN(64, xxh3.xxh64(url, seed));
+    while (used.has(sub)) sub = BigInt.asIntN(64, xxh3.xxh64(url, ++seed));
+    used.add(sub);
+    map[url] = sub.toString();
+    added.push([url, sub.toString()]);
+  }
+  await conn.run('DELETE FROM cmap');
+  await fillMap(conn, added);
+  await conn.run('UPDATE src SET url_id = cmap.id FROM cmap WHERE src.url = cmap.url');
+  return added.length;
+}
+
+async function fillMap(conn: DuckDBConnection, entries: readonly [string, string][]): Promise<void> {
+  if (entries.length === 0) return;
+  const app = await conn.createAppender('cmap');
+  try {
+    for (const [url, id] of entries) {
+      app.appendVarchar(url);
+      app.appendBigInt(BigInt(id));
+      app.endRow();
+    }
+    app.flushSync();
+  } finally {
+    app.closeSync();
+  }
+}

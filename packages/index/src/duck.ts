@@ -1,0 +1,39 @@
+import { DuckDBInstance, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
+
+/** Options of an embedded DuckDB database. */
+export interface DuckOptions {
+  /** Worker threads (default 1: COPY keeps ROW_GROUP_SIZE and row order only single-threaded). */
+  threads?: number;
+  /** e.g. '1GB'; DuckDB spills to `tempDir` beyond it. */
+  memoryLimit?: string;
+  tempDir?: string;
+}
+
+/** Opens an in-memory DuckDB that never downloads extensions (Parquet is built in). Caller closes it. */
+export async function openDuck(opts: DuckOptions = {}): Promise<DuckDBInstance> {
+  const config: Record<string, string> = {
+    threads: String(opts.threads ?? 1),
+    autoinstall_known_extensions: 'false',
+    autoload_known_extensions: 'false',
+    preserve_insertion_order: 'true',
+  };
+  if (opts.memoryLimit !== undefined) config['memory_limit'] = opts.memoryLimit;
+  if (opts.tempDir !== undefined) config['temp_directory'] = opts.tempDir;
+  return DuckDBInstance.create(':memory:', config);
+}
+
+/** Rows of a query as plain JS objects (BIGINT → bigint, TIMESTAMPTZ → Date). */
+export async function queryRows(conn: DuckDBConnection, sql: string, params?: DuckDBValue[]): Promise<Record<string, unknown>[]> {
+  const r = await conn.runAndReadAll(sql, params);
+  return r.getRowObjectsJS() as Record<string, unknown>[];
+}
+
+/** A SQL string literal (paths we build ourselves; quotes doubled anyway). */
+export function sqlString(s: string): string {
+  return `'${s.replace(/'/g, "''")}'`;
+}
+
+/** A SQL list of string literals. */
+export function sqlList(items: readonly string[]): string {
+  return `[${items.map(sqlString).join(', ')}]`;
+}

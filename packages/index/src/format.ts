@@ -1,0 +1,257 @@
+import { crc32 } from 'node:zlib';
+import { CcpError } from '@ccpipe/core';
+
+/** A broken or unreadable index file (`CCP_ERR_INDEX_CRC`, `CCP_ERR_INDEX_FORMAT`, `CCP_ERR_INDEX_MISSING`); not retryable. */
+export class IndexFormatError extends CcpError {
+  constructor(code: 'CCP_ERR_INDEX_CRC' | 'CCP_ERR_INDEX_FORMAT' | 'CCP_ERR_INDEX_MISSING', message: string, detail: Record<string, unknown> = {}) {
+    super(code, message, { retryable: false, detail });
+  }
+}
+
+/** Keys of the index under the data store root (docs/index-format.md). Pure. */
+export const indexLayout = {
+  manifest: (): string => 'index/manifest.json',
+  versionDir: (v: string): string => `index/${v}/`,
+  versionFile: (v: string, name: IndexFileName): string => `index/${v}/${name}`,
+  /** The version's own table of contents (sizes + CRC32 of every other index file); written last before the manifest. */
+  toc: (v: string): string => `index/${v}/version.json`,
+  lakePrefix: (): string => 'urls/',
+  lakeFile: (datasetId: number, prefix: string, v: string): string => `urls/dataset_id=${datasetId}/domain_prefix=${prefix}/part-${v}.parquet`,
+} as const;
+
+/** The index files of one version, besides version.json. */
+export const INDEX_FILES = ['domains.bin', 'domain-datasets.bin', 'postings.bin', 'files.json', 'domain-ids.json', 'collisions.json', 'batches.json', 'status.json'] as const;
+export type IndexFileName = (typeof INDEX_FILES)[number];
+
+/** `index/manifest.json`: which version serves, which are kept, which wait out their grace period. */
+export interface IndexManifest {
+  v: 1;
+  current: string | null;
+  /** Kept versions, oldest first; the last one is `current`. */
+  versions: { version: string; createdAt: string; tocCrc32: number }[];
+  /** Versions dropped from `versions`, deleted by GC once `retiredAt + graceMs` has passed. */
+  retired: { version: string; retiredAt: string }[];
+}
+
+/** `index/<v>/version.json`. */
+export interface VersionToc {
+  v: 1;
+  version: string;
+  parent: string | null;
+  createdAt: string;
+  files: Record<string, { size: number; crc32: number }>;
+}
+
+/** One lake file of a version (files.json). Row groups as [first row, rows] in file order. */
+export interface LakeFileEntry {
+  key: string;
+  datasetId: number;
+  prefix: string;
+  rows: number;
+  bytes: number;
+  crc32: number;
+  rowGroups: [number, number][];
+}
+
+/** `status.json`: facts /v1/status shows. */
+export interface VersionStatus {
+  version: string;
+  parent: string | null;
+  createdAt: string;
+  batchesMerged: number;
+  batchesTotal: number;
+  rowsIn: number;
+  urls: number;
+  domains: number;
+  lakeFiles: number;
+  lakeBytes: number;
+  rewrittenFiles: number;
+  collisions: number;
+  datasets: { datasetId: number; urlCount: number; domainCount: number }[];
+  mergeMs: number;
+}
+
+/** One posting: where the rows of (domain, dataset) sit: rows [first, first + rows) of a lake file. */
+export interface Posting {
+  datasetId: number;
+  file: number;
+  first: number;
+  rows: number;
+}
+
+/** CRC32 (zlib polynomial) of bytes. */
+export function crcOf(b: Uint8Array): number {
+  return crc32(b) >>> 0;
+}
+
+/** Parses JSON bytes. @throws IndexFormatError CCP_ERR_INDEX_FORMAT */
+export function parseJson<T>(b: Uint8Array, what: string): T {
+  try {
+    return JSON.parse(Buffer.from(b).toString('utf8')) as T;
+  } catch {
+    throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'index file is not JSON', { file: what });
+  }
+}
+
+export const jsonBytes = (v: unknown): Buffer => Buffer.from(JSON.stringify(v) + '\n', 'utf8');
+
+const MAGIC = { domains: 0x44444343, bitmaps: 0x42444343, postings: 0x50444343 } as const; // 'CCDD' 'CCDB' 'CCDP' LE
+
+function header(magic: number, n: number): Buffer {
+  const h = Buffer.alloc(12);
+  h.writeUInt32LE(magic, 0);
+  h.writeUInt32LE(1, 4);
+  h.writeUInt32LE(n, 8);
+  return h;
+}
+
+function checkHeader(b: Buffer, magic: number, what: string): number {
+  if (b.length < 12 || b.readUInt32LE(0) !== magic || b.readUInt32LE(4) !== 1) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'bad index file header', { file: what });
+  return b.readUInt32LE(8);
+}
+
+/**
+ * domains.bin: `header(n) · u64 domain64[n] · u32 byId[n] · u64 strOffset[n+1] · utf8 names`, entries sorted by
+ * name (byte order), `byId` = entry indices sorted by domain64. Both directions are binary searches over the buffer.
+ */
+export function encodeDomains(entries: readonly { domain: string; d64: bigint }[]): Buffer {
+  const n = entries.length;
+  const d64 = Buffer.alloc(8 * n);
+  const names = entries.map((e) => Buffer.from(e.domain, 'utf8'));
+  const offs = Buffer.alloc(8 * (n + 1));
+  let o = 0;
+  entries.forEach((e, i) => {
+    d64.writeBigUInt64LE(e.d64, 8 * i);
+    offs.writeBigUInt64LE(BigInt(o), 8 * i);
+    o += names[i]!.length;
+  });
+  offs.writeBigUInt64LE(BigInt(o), 8 * n);
+  const order = entries.map((_, i) => i).sort((a, b) => (entries[a]!.d64 < entries[b]!.d64 ? -1 : entries[a]!.d64 > entries[b]!.d64 ? 1 : 0));
+  const byId = Buffer.alloc(4 * n);
+  order.forEach((idx, i) => byId.writeUInt32LE(idx, 4 * i));
+  return Buffer.concat([header(MAGIC.domains, n), d64, byId, offs, ...names]);
+}
+
+/** The resident domain dictionary over domains.bin (no copies: reads the buffer). */
+export class DomainDictionary {
+  readonly size: number;
+  private readonly d64At: number;
+  private readonly byIdAt: number;
+  private readonly offAt: number;
+  private readonly strAt: number;
+
+  constructor(private readonly buf: Buffer) {
+    this.size = checkHeader(buf, MAGIC.domains, 'domains.bin');
+    this.d64At = 12;
+    this.byIdAt = this.d64At + 8 * this.size;
+    this.offAt = this.byIdAt + 4 * this.size;
+    this.strAt = this.offAt + 8 * (this.size + 1);
+    if (buf.length < this.strAt || this.strAt + this.offset(this.size) !== buf.length) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'domains.bin size mismatch');
+  }
+
+  private offset(i: number): number {
+    return Number(this.buf.readBigUInt64LE(this.offAt + 8 * i));
+  }
+
+  /** Name of entry i. */
+  name(i: number): string {
+    return this.buf.toString('utf8', this.strAt + this.offset(i), this.strAt + this.offset(i + 1));
+  }
+
+  d64(i: number): bigint {
+    return this.buf.readBigUInt64LE(this.d64At + 8 * i);
+  }
+
+  /** Entry index of a domain name, or -1. O(log n). */
+  indexOf(domain: string): number {
+    const key = Buffer.from(domain, 'utf8');
+    let lo = 0;
+    let hi = this.size - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      const c = Buffer.compare(this.buf.subarray(this.strAt + this.offset(mid), this.strAt + this.offset(mid + 1)), key);
+      if (c === 0) return mid;
+      if (c < 0) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    return -1;
+  }
+
+  /** Entry index holding a domain64 key, or -1. O(log n). */
+  indexOfD64(key: bigint): number {
+    let lo = 0;
+    let hi = this.size - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      const idx = this.buf.readUInt32LE(this.byIdAt + 4 * mid);
+      const v = this.d64(idx);
+      if (v === key) return idx;
+      if (v < key) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    return -1;
+  }
+}
+
+/** domain-datasets.bin: `header(n) · u64 offset[n+1] · portable Roaring bitmaps`, in dictionary order. */
+export function encodeBitmaps(serialized: readonly Uint8Array[]): Buffer {
+  const offs = Buffer.alloc(8 * (serialized.length + 1));
+  let o = 0;
+  serialized.forEach((s, i) => {
+    offs.writeBigUInt64LE(BigInt(o), 8 * i);
+    o += s.length;
+  });
+  offs.writeBigUInt64LE(BigInt(o), 8 * serialized.length);
+  return Buffer.concat([header(MAGIC.bitmaps, serialized.length), offs, ...serialized]);
+}
+
+/** The serialized bitmap of entry i (a view into the buffer). */
+export function bitmapBytes(buf: Buffer, i: number): Buffer {
+  const n = checkHeader(buf, MAGIC.bitmaps, 'domain-datasets.bin');
+  if (i < 0 || i >= n) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'bitmap index out of range');
+  const base = 12 + 8 * (n + 1);
+  return buf.subarray(base + Number(buf.readBigUInt64LE(12 + 8 * i)), base + Number(buf.readBigUInt64LE(12 + 8 * (i + 1))));
+}
+
+const REC = 24;
+
+/** postings.bin: `header(n) · u64 recOffset[n+1] · records(datasetId u32, file u32, first u64, rows u32, 0 u32)`. */
+export function encodePostings(perDomain: readonly (readonly Posting[])[]): Buffer {
+  const n = perDomain.length;
+  const offs = Buffer.alloc(8 * (n + 1));
+  const total = perDomain.reduce((s, p) => s + p.length, 0);
+  const recs = Buffer.alloc(REC * total);
+  let r = 0;
+  perDomain.forEach((list, i) => {
+    offs.writeBigUInt64LE(BigInt(r), 8 * i);
+    for (const p of list) {
+      const at = REC * r++;
+      recs.writeUInt32LE(p.datasetId, at);
+      recs.writeUInt32LE(p.file, at + 4);
+      recs.writeBigUInt64LE(BigInt(p.first), at + 8);
+      recs.writeUInt32LE(p.rows, at + 16);
+    }
+  });
+  offs.writeBigUInt64LE(BigInt(r), 8 * n);
+  return Buffer.concat([header(MAGIC.postings, n), offs, recs]);
+}
+
+/** Postings of dictionary entry i, sorted by datasetId. */
+export function postingsOf(buf: Buffer, i: number): Posting[] {
+  const n = checkHeader(buf, MAGIC.postings, 'postings.bin');
+  if (i < 0 || i >= n) return [];
+  const base = 12 + 8 * (n + 1);
+  const a = Number(buf.readBigUInt64LE(12 + 8 * i));
+  const b = Number(buf.readBigUInt64LE(12 + 8 * (i + 1)));
+  const out: Posting[] = [];
+  for (let r = a; r < b; r++) {
+    const at = base + REC * r;
+    out.push({ datasetId: buf.readUInt32LE(at), file: buf.readUInt32LE(at + 4), first: Number(buf.readBigUInt64LE(at + 8)), rows: buf.readUInt32LE(at + 16) });
+  }
+  return out;
+}
+
+/** Number of dictionary entries a postings.bin covers. */
+export function postingsCount(buf: Buffer): number {
+  return checkHeader(buf, MAGIC.postings, 'postings.bin');
+}

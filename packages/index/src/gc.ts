@@ -1,0 +1,43 @@
+import type { ObjectStore } from '@ccpipe/core';
+import { indexLayout, jsonBytes, parseJson, type IndexManifest, type LakeFileEntry } from './format';
+
+/** The sequence number of a version name `v000042` (0 for anything else). */
+export function versionSeq(v: string): number {
+  const m = /^v(\d+)$/.exec(v);
+  return m ? Number(m[1]) : 0;
+}
+
+const LAKE_TAG = /\/part-(v\d+)\.parquet$/;
+
+/**
+ * Deletes retired versions whose grace period is over (`retiredAt + graceMs <= now`): their `index/<v>/` files,
+ * then every lake file under `urls/` that no version still listed in the manifest (kept or retired) references
+ * and whose version tag is not newer than the current version — which also sweeps lake files a crashed merge left
+ * behind. Rewrites the manifest when it dropped a version. Returns the versions deleted. Idempotent; single writer.
+ */
+export async function collectGarbage(store: ObjectStore, manifest: IndexManifest, now: Date, graceMs: number): Promise<string[]> {
+  const expired = manifest.retired.filter((r) => Date.parse(r.retiredAt) + graceMs <= now.getTime()).map((r) => r.version);
+  const keep: IndexManifest = { ...manifest, retired: manifest.retired.filter((r) => !expired.includes(r.version)) };
+  if (expired.length > 0) await store.put(indexLayout.manifest(), jsonBytes(keep));
+  for (const v of expired) {
+    const keys: string[] = [];
+    for await (const o of store.list(indexLayout.versionDir(v))) keys.push(o.key);
+    // version.json first: a half-deleted version can no longer be loaded as if whole.
+    keys.sort((a, b) => (a.endsWith('/version.json') ? -1 : b.endsWith('/version.json') ? 1 : 0));
+    for (const k of keys) await store.delete(k);
+  }
+  const referenced = new Set<string>();
+  for (const v of [...keep.versions.map((x) => x.version), ...keep.retired.map((x) => x.version)]) {
+    const b = await store.get(indexLayout.versionFile(v, 'files.json'));
+    if (b === null) return expired; // a version we cannot read: delete nothing of the lake
+    for (const f of parseJson<LakeFileEntry[]>(b, 'files.json')) referenced.add(f.key);
+  }
+  const current = versionSeq(keep.current ?? '');
+  const orphans: string[] = [];
+  for await (const o of store.list(indexLayout.lakePrefix())) {
+    const tag = LAKE_TAG.exec(o.key)?.[1];
+    if (tag !== undefined && versionSeq(tag) <= current && !referenced.has(o.key)) orphans.push(o.key);
+  }
+  for (const k of orphans) await store.delete(k);
+  return expired;
+}

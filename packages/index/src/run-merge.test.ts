@@ -1,0 +1,193 @@
+import { mkdtemp, rm, readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { canonicalizeUrl, layout, urlId, urlIdHex, type ObjectStore } from '@ccpipe/core';
+import { FsObjectStore, closeDuckDbParquetEngine, writeParquetPart, type PartRow } from '@ccpipe/adapters';
+import { readParquetRows } from '../../../tests/support/parquet';
+import { indexLayout, type IndexManifest } from './format';
+import { openIndexSource } from './index-source';
+import { runMerge, type MergeOptions } from './run-merge';
+
+let dir: string;
+let store: FsObjectStore;
+let clock: number;
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'ccpipe-index-'));
+  store = new FsObjectStore({ root: dir });
+  clock = Date.parse('2030-01-01T00:00:00Z');
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+afterAll(async () => {
+  await closeDuckDbParquetEngine();
+});
+
+function row(datasetId: number, raw: string, ts: string, over: Partial<PartRow> = {}): PartRow {
+  const c = canonicalizeUrl(raw);
+  return {
+    datasetId, urlId: urlId(c.url), url: c.url, rawUrl: raw, host: c.host, domain: c.domain ?? c.host, privateDomain: c.privateDomain, surt: c.surt,
+    timestamp: ts, status: 200, mime: 'text/html', charset: null, languages: null, title: `t ${ts}`, text: 'body', contentLength: 10, outlinks: [],
+    warcFilename: 'crawl-data/x.warc.gz', warcOffset: 0, warcLength: 100, digest: 'AAAA', ...over,
+  };
+}
+
+/** Writes one completed batch the way processBatch does: part, then the marker last. */
+async function putBatch(s: ObjectStore, datasetId: number, id: string, rows: PartRow[]): Promise<void> {
+  const part = layout.batchPart(datasetId, id);
+  await s.put(part, await writeParquetPart(rows, { engine: 'duckdb' }));
+  await s.put(layout.batchMarker(datasetId, id), Buffer.from(JSON.stringify({ v: 1, batchId: id, datasetId, rows: rows.length, part })));
+}
+
+const opts = (over: Partial<MergeOptions> = {}): MergeOptions => ({
+  store, dataDir: dir, rowGroupSize: 2048, keepVersions: 2, graceMs: 60_000, now: () => new Date(clock), ...over,
+});
+
+async function manifest(): Promise<IndexManifest> {
+  return JSON.parse((await readFile(join(dir, indexLayout.manifest()), 'utf8')) as string) as IndexManifest;
+}
+
+describe('runMerge (synthetic batches)', () => {
+  it('keeps one row per (dataset, url), the latest capture, and pages in (domain64, url) order with exact totals', async () => {
+    const urls = Array.from({ length: 5000 }, (_, i) => `https://www.example.com/p/${String(i).padStart(5, '0')}`);
+    await putBatch(store, 1, 'b1', urls.map((u) => row(1, u, '20300101000000')));
+    await putBatch(store, 1, 'b2', [row(1, urls[7]!, '20300102000000', { status: 404 }), row(1, urls[8]!, '20291231000000', { status: 500 }), row(1, 'http://other.org/', '20300101000000')]);
+    const r = await runMerge(opts());
+    expect(r).toMatchObject({ version: 'v000001', published: true, batches: 2, rowsIn: 5003, urls: 5001, domains: 2 });
+    const src = await openIndexSource({ store, dataDir: dir, pollMs: 0 });
+    try {
+      const v = (await src.current())!;
+      expect(v.domain('example.com')!.datasets).toEqual([{ datasetId: 1, urlCount: 5000 }]);
+      expect(v.domain('nope.example')).toBeNull();
+      const seen: string[] = [];
+      for (let off = 0; ; off += 999) {
+        const page = await v.urls('example.com', 1, off, 999);
+        expect(page.total).toBe(5000);
+        if (page.items.length === 0) break;
+        seen.push(...page.items.map((i) => i.url));
+      }
+      expect(seen).toEqual([...urls].sort());
+      const [c7] = await v.captures(urls[7]!);
+      expect(c7).toMatchObject({ datasetId: 1, status: 404, ts: '2030-01-02T00:00:00Z', urlId: urlIdHex(urlId(urls[7]!)) });
+      expect((await v.captures(urls[8]!))[0]!.status).toBe(200); // an older capture never wins
+      expect(v.datasets()).toEqual([{ datasetId: 1, name: 'dataset-1', crawl: null, urlCount: 5001, domainCount: 2 }]);
+    } finally {
+      await src.close();
+    }
+  });
+
+  it('detects a url_id collision and keeps both URLs apart with a substitute id', async () => {
+    const a = row(1, 'https://a.example.com/x', '20300101000000');
+    const b = row(1, 'https://b.example.com/y', '20300101000000', { urlId: a.urlId }); // forced: same id, other URL
+    await putBatch(store, 1, 'b1', [a]);
+    await runMerge(opts());
+    await putBatch(store, 1, 'b2', [b]);
+    const r = await runMerge(opts());
+    expect(r.newCollisions).toBe(1);
+    const src = await openIndexSource({ store, dataDir: dir, pollMs: 0 });
+    try {
+      const v = (await src.current())!;
+      expect(v.domain('example.com')!.datasets).toEqual([{ datasetId: 1, urlCount: 2 }]);
+      const [ca] = await v.captures(a.url);
+      const [cb] = await v.captures(b.url);
+      expect(ca!.urlId).toBe(urlIdHex(a.urlId)); // the URL that had the id first keeps it
+      expect(cb!.urlId).not.toBe(urlIdHex(a.urlId));
+      const map = JSON.parse(await readFile(join(dir, indexLayout.versionFile(v.version, 'collisions.json')), 'utf8')) as Record<string, string>;
+      expect(Object.keys(map)).toEqual([b.url]);
+      // The same URL captured again keeps its substitute id.
+      await putBatch(store, 1, 'b3', [row(1, b.url, '20300105000000', { urlId: a.urlId })]);
+      await runMerge(opts());
+      const [cb2] = await (await src.current())!.captures(b.url);
+      expect(cb2).toMatchObject({ urlId: cb!.urlId, ts: '2030-01-05T00:00:00Z' });
+    } finally {
+      await src.close();
+    }
+  });
+
+  it('a crash between the files and the manifest leaves the previous version serving; rerunning completes', async () => {
+    await putBatch(store, 1, 'b1', [row(1, 'https://one.example/', '20300101000000')]);
+    await runMerge(opts());
+    await putBatch(store, 2, 'b2', [row(2, 'https://two.example/', '20300101000000'), row(2, 'https://one.example/', '20300101000000')]);
+    const crashing: ObjectStore = Object.create(store) as ObjectStore;
+    crashing.put = async (key, data) => {
+      if (key === indexLayout.manifest()) throw new Error('power cut');
+      return store.put(key, data);
+    };
+    await expect(runMerge(opts({ store: crashing }))).rejects.toThrow('power cut');
+    const src = await openIndexSource({ store, dataDir: dir, pollMs: 0 });
+    try {
+      const old = (await src.current())!;
+      expect(old.version).toBe('v000001');
+      expect(old.domain('two.example')).toBeNull();
+      const r = await runMerge(opts());
+      expect(r).toMatchObject({ version: 'v000002', batches: 1 });
+      const v = (await src.current())!;
+      expect(v.version).toBe('v000002');
+      expect(v.domain('one.example')!.datasets).toEqual([{ datasetId: 1, urlCount: 1 }, { datasetId: 2, urlCount: 1 }]);
+      // The old view still answers (its files live through the grace period).
+      expect((await old.urls('one.example', 1, 0, 10)).items.map((i) => i.url)).toEqual(['https://one.example/']);
+    } finally {
+      await src.close();
+    }
+  });
+
+  it('an incremental merge rewrites only the partitions with new rows', async () => {
+    const domains = Array.from({ length: 40 }, (_, i) => `site${i}.example`);
+    await putBatch(store, 1, 'b1', domains.map((d) => row(1, `https://${d}/`, '20300101000000')));
+    const first = await runMerge(opts());
+    await putBatch(store, 1, 'b2', [row(1, `https://${domains[3]}/new`, '20300102000000')]);
+    const second = await runMerge(opts());
+    expect(second.rewrittenFiles).toBe(1);
+    expect(first.rewrittenFiles).toBeGreaterThan(10);
+    const files = async (v: string) => JSON.parse(await readFile(join(dir, indexLayout.versionFile(v, 'files.json')), 'utf8')) as { key: string }[];
+    const f1 = (await files('v000001')).map((f) => f.key);
+    const f2 = (await files('v000002')).map((f) => f.key);
+    expect(f2.filter((k) => !f1.includes(k))).toHaveLength(1);
+    expect(f2).toHaveLength(f1.length);
+    const lake = await readParquetRows((await store.get(f2.find((k) => k.includes('part-v000002')!)!))!);
+    expect(lake.map((r) => r['url']).sort()).toEqual([`https://${domains[3]}/`, `https://${domains[3]}/new`]);
+    const third = await runMerge(opts());
+    expect(third).toMatchObject({ published: false, version: 'v000002', batches: 0 });
+  });
+
+  it('GC deletes a retired version only after the grace period, and never a file a kept version uses', async () => {
+    for (let i = 1; i <= 3; i++) {
+      await putBatch(store, 1, `b${i}`, [row(1, `https://s${i}.example/`, '20300101000000'), row(1, 'https://shared.example/', `2030010${i}000000`)]);
+      await runMerge(opts({ keepVersions: 1 }));
+      clock += 1000;
+    }
+    let m = await manifest();
+    expect(m.versions.map((v) => v.version)).toEqual(['v000003']);
+    expect(m.retired.map((v) => v.version)).toEqual(['v000001', 'v000002']);
+    expect(await store.head(indexLayout.toc('v000001'))).not.toBeNull();
+    clock += 60_000 - 1500; // v000001 retired at +1 s, v000002 at +2 s: only v000001's grace is over
+    await runMerge(opts({ keepVersions: 1 }));
+    m = await manifest();
+    expect(m.retired.map((v) => v.version)).toEqual(['v000002']);
+    expect(await store.head(indexLayout.toc('v000001'))).toBeNull();
+    expect(await store.head(indexLayout.toc('v000002'))).not.toBeNull();
+    const src = await openIndexSource({ store, dataDir: dir, pollMs: 0 });
+    try {
+      const v = (await src.current())!;
+      for (let i = 1; i <= 3; i++) expect((await v.urls(`s${i}.example`, 1, 0, 5)).items).toHaveLength(1);
+    } finally {
+      await src.close();
+    }
+  });
+
+  it('a CRC mismatch in an index file is detected when the version is loaded', async () => {
+    await putBatch(store, 1, 'b1', [row(1, 'https://one.example/', '20300101000000')]);
+    await runMerge(opts());
+    const key = indexLayout.versionFile('v000001', 'postings.bin');
+    const bytes = Buffer.from((await store.get(key))!);
+    bytes.writeUInt8(bytes.readUInt8(bytes.length - 5) ^ 0xff, bytes.length - 5);
+    await store.put(key, bytes);
+    const src = await openIndexSource({ store, dataDir: dir, pollMs: 0 });
+    try {
+      await expect(src.current()).rejects.toMatchObject({ code: 'CCP_ERR_INDEX_CRC' });
+    } finally {
+      await src.close();
+    }
+  });
+});

@@ -1,0 +1,208 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { RoaringBitmap32 } from 'roaring';
+import { domain64ToInt64, layout, type ObjectStore } from '@ccpipe/core';
+import { resolveCollisions } from './collisions';
+import { DomainIds, partitionOf } from './domain-ids';
+import { openDuck, sqlList } from './duck';
+import {
+  DomainDictionary, encodeBitmaps, encodeDomains, encodePostings, indexLayout, jsonBytes, parseJson, postingsOf,
+  type IndexManifest, type LakeFileEntry, type Posting, type VersionStatus,
+} from './format';
+import { collectGarbage, versionSeq } from './gc';
+import { writePartition } from './lake-write';
+import { loadVersion, readManifest, writeVersionFiles, type LoadedVersion } from './version-files';
+
+/** Options of {@link runMerge}. */
+export interface MergeOptions {
+  store: ObjectStore;
+  /**
+   * Local directory holding the store's objects (the FsObjectStore root): DuckDB reads batch parts and the previous
+   * lake files there. Outputs are written through `store`. Required until parts are staged from S3.
+   */
+  dataDir: string;
+  /** Rows per lake row group (rounded up to DuckDB's 2048). */
+  rowGroupSize: number;
+  /** Versions kept in the manifest (≥ 1); older ones are retired, then collected after `graceMs`. */
+  keepVersions: number;
+  graceMs: number;
+  now?: () => Date;
+  /** ZSTD level of lake files (default 3). */
+  compressionLevel?: number;
+  /** Write `text` as null in the lake (default false: keep what the parts hold). */
+  dropText?: boolean;
+  /** DuckDB memory limit (default '1GB'); it spills to a temp dir beyond it. */
+  memoryLimit?: string;
+}
+
+/** What one merge did. */
+export interface MergeResult {
+  /** The version now current (the previous one when nothing was new). */
+  version: string | null;
+  published: boolean;
+  batches: number;
+  rowsIn: number;
+  urls: number;
+  domains: number;
+  rewrittenFiles: number;
+  newCollisions: number;
+  collectedVersions: string[];
+  ms: number;
+}
+
+interface Marker {
+  datasetId: number;
+  part: string | null;
+}
+
+/**
+ * Folds every completed batch (marker present) not yet in the current version into a new immutable version
+ * `index/<v>/` and its lake files, then replaces `index/manifest.json` (atomic put) — last, after every file is
+ * written and its CRC32 recorded. A crash anywhere before that leaves the previous version serving; rerunning
+ * rebuilds the same version name over the leftovers. Then retires versions beyond `keepVersions` and deletes
+ * retired ones older than `graceMs`. Single writer: run one merger at a time.
+ * @throws IndexFormatError when the current version is corrupt; store and DuckDB errors as they come.
+ */
+export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
+  const t0 = Date.now();
+  const now = opts.now ?? (() => new Date());
+  const { store } = opts;
+  const manifest = await readManifest(store);
+  const prevMeta = manifest.versions.find((v) => v.version === manifest.current) ?? null;
+  const prev = prevMeta ? await loadVersion(store, prevMeta.version, prevMeta.tocCrc32) : null;
+  const merged = new Set(prev?.batches ?? []);
+  const markers: [string, Marker][] = [];
+  for await (const o of store.list(layout.batchesPrefix())) {
+    if (!layout.isBatchMarker(o.key) || merged.has(o.key)) continue;
+    const b = await store.get(o.key);
+    if (b !== null) markers.push([o.key, parseJson<Marker>(b, 'batch marker')]);
+  }
+  if (markers.length === 0) {
+    const collected = await collectGarbage(store, manifest, now(), opts.graceMs);
+    const s = prev?.status;
+    return { version: manifest.current, published: false, batches: 0, rowsIn: 0, urls: s?.urls ?? 0, domains: s?.domains ?? 0, rewrittenFiles: 0, newCollisions: 0, collectedVersions: collected, ms: Date.now() - t0 };
+  }
+  const seq = Math.max(0, ...manifest.versions.map((v) => versionSeq(v.version)), ...manifest.retired.map((v) => versionSeq(v.version))) + 1;
+  const version = `v${String(seq).padStart(6, '0')}`;
+  const createdAt = now().toISOString();
+  const tmp = await mkdtemp(join(tmpdir(), 'ccpipe-merge-'));
+  const db = await openDuck({ memoryLimit: opts.memoryLimit ?? '1GB', tempDir: join(tmp, 'spill') });
+  const conn = await db.connect();
+  try {
+    const parts = markers.filter(([, m]) => m.part !== null).map(([, m]) => join(opts.dataDir, m.part!));
+    let rowsIn = 0;
+    const ids = prev ? DomainIds.fromSnapshot(prev.domainIds) : DomainIds.empty();
+    const collisions = { ...(prev?.collisions ?? {}) };
+    let newCollisions = 0;
+    const replaced = new Set<string>();
+    const newFiles: LakeFileEntry[] = [];
+    const newPostings: { fileKey: string; datasetId: number; domain: string; first: number; rows: number }[] = [];
+    if (parts.length > 0) {
+      await conn.run(`CREATE TEMP TABLE raw AS SELECT * EXCLUDE (filename), filename AS _src FROM read_parquet(${sqlList(parts)}, filename = true, hive_partitioning = false)`);
+      rowsIn = Number((await (await conn.runAndReadAll('SELECT count(*) FROM raw')).getRowsJS())[0]![0]);
+      const domains = (await (await conn.runAndReadAll('SELECT DISTINCT domain FROM raw ORDER BY domain')).getRowsJS()).map((r) => r[0] as string);
+      await conn.run('CREATE TEMP TABLE dom (domain VARCHAR, domain64 BIGINT, prefix VARCHAR)');
+      const app = await conn.createAppender('dom');
+      for (const d of domains) {
+        const key = ids.assign(d);
+        app.appendVarchar(d);
+        app.appendBigInt(domain64ToInt64(key));
+        app.appendVarchar(partitionOf(key, ids.layout));
+        app.endRow();
+      }
+      app.flushSync();
+      app.closeSync();
+      await conn.run('CREATE TEMP TABLE src AS SELECT raw.*, dom.domain64, dom.prefix FROM raw JOIN dom USING (domain) ORDER BY dataset_id, prefix');
+      await conn.run('DROP TABLE raw');
+      const lakePaths = (prev?.files ?? []).map((f) => join(opts.dataDir, f.key));
+      newCollisions = await resolveCollisions(conn, lakePaths, collisions);
+      const affected = (await (await conn.runAndReadAll('SELECT DISTINCT dataset_id, prefix FROM src ORDER BY 1, 2')).getRowsJS()).map((r) => [Number(r[0]), r[1] as string] as const);
+      for (const [datasetId, prefix] of affected) {
+        const old = prev?.files.find((f) => f.datasetId === datasetId && f.prefix === prefix) ?? null;
+        if (old) replaced.add(old.key);
+        const key = indexLayout.lakeFile(datasetId, prefix, version);
+        const { entry, postings } = await writePartition(conn, store, {
+          datasetId, prefix, key, oldPath: old ? join(opts.dataDir, old.key) : null, rowGroupSize: opts.rowGroupSize,
+          compressionLevel: opts.compressionLevel ?? 3, tmpDir: tmp, dropText: opts.dropText ?? false,
+        });
+        newFiles.push(entry);
+        for (const p of postings) newPostings.push({ fileKey: key, datasetId, ...p });
+      }
+    }
+    const built = buildIndex(prev, replaced, newFiles, newPostings);
+    const status: VersionStatus = {
+      version, parent: prev?.toc.version ?? null, createdAt, batchesMerged: markers.length, batchesTotal: merged.size + markers.length, rowsIn,
+      urls: built.urls, domains: built.names.length, lakeFiles: built.files.length, lakeBytes: built.files.reduce((s, f) => s + f.bytes, 0),
+      rewrittenFiles: newFiles.length, collisions: Object.keys(collisions).length, datasets: built.datasets, mergeMs: Date.now() - t0,
+    };
+    const tocCrc32 = await writeVersionFiles(store, version, prev?.toc.version ?? null, createdAt, {
+      'domains.bin': encodeDomains(built.names.map((d) => ({ domain: d, d64: ids.get(d)! }))),
+      'domain-datasets.bin': built.bitmaps,
+      'postings.bin': built.postings,
+      'files.json': jsonBytes(built.files),
+      'domain-ids.json': jsonBytes(ids.snapshot()),
+      'collisions.json': jsonBytes(collisions),
+      'batches.json': jsonBytes([...merged, ...markers.map(([k]) => k)].sort()),
+      'status.json': jsonBytes(status),
+    });
+    const next: IndexManifest = { v: 1, current: version, versions: [...manifest.versions, { version, createdAt, tocCrc32 }], retired: [...manifest.retired] };
+    while (next.versions.length > Math.max(1, opts.keepVersions)) next.retired.push({ version: next.versions.shift()!.version, retiredAt: createdAt });
+    await store.put(indexLayout.manifest(), jsonBytes(next));
+    const collected = await collectGarbage(store, next, now(), opts.graceMs);
+    return {
+      version, published: true, batches: markers.length, rowsIn, urls: built.urls, domains: built.names.length, rewrittenFiles: newFiles.length,
+      newCollisions, collectedVersions: collected, ms: Date.now() - t0,
+    };
+  } finally {
+    conn.closeSync();
+    db.closeSync();
+    await rm(tmp, { recursive: true, force: true });
+  }
+}
+
+/** Postings, bitmaps, files registry and per-dataset counts of the new version: kept entries of `prev` plus new ones. */
+function buildIndex(
+  prev: LoadedVersion | null,
+  replaced: ReadonlySet<string>,
+  newFiles: readonly LakeFileEntry[],
+  newPostings: readonly { fileKey: string; datasetId: number; domain: string; first: number; rows: number }[],
+) {
+  const files = [...(prev?.files ?? []).filter((f) => !replaced.has(f.key)), ...newFiles].sort((a, b) => (a.key < b.key ? -1 : 1));
+  const fileIdx = new Map(files.map((f, i) => [f.key, i]));
+  const byDomain = new Map<string, Posting[]>();
+  const add = (domain: string, p: Posting) => {
+    const l = byDomain.get(domain);
+    if (l) l.push(p);
+    else byDomain.set(domain, [p]);
+  };
+  if (prev) {
+    const dict = new DomainDictionary(prev.domains);
+    for (let i = 0; i < dict.size; i++) {
+      const name = dict.name(i);
+      for (const p of postingsOf(prev.postings, i)) {
+        const key = prev.files[p.file]!.key;
+        if (!replaced.has(key)) add(name, { ...p, file: fileIdx.get(key)! });
+      }
+    }
+  }
+  for (const p of newPostings) add(p.domain, { datasetId: p.datasetId, file: fileIdx.get(p.fileKey)!, first: p.first, rows: p.rows });
+  const names = [...byDomain.keys()].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+  const perDomain = names.map((n) => byDomain.get(n)!.sort((a, b) => a.datasetId - b.datasetId));
+  const ds = new Map<number, { urlCount: number; domainCount: number }>();
+  let urls = 0;
+  for (const list of perDomain) {
+    for (const p of list) {
+      const d = ds.get(p.datasetId) ?? { urlCount: 0, domainCount: 0 };
+      d.urlCount += p.rows;
+      d.domainCount += 1;
+      ds.set(p.datasetId, d);
+      urls += p.rows;
+    }
+  }
+  const bitmaps = encodeBitmaps(perDomain.map((list) => new RoaringBitmap32(list.map((p) => p.datasetId)).serialize('portable')));
+  return {
+    files, names, urls, bitmaps, postings: encodePostings(perDomain),
+    datasets: [...ds].sort((a, b) => a[0] - b[0]).map(([datasetId, c]) => ({ datasetId, ...c })),
+  };
+}
