@@ -1,1 +1,7 @@
-export {};
+export * from './api-error';
+export * from './acl';
+export * from './metrics';
+export * from './memory-index-source';
+export { DEFAULT_LIMIT, MAX_LIMIT, domainOfParam } from './handlers';
+export * from './server';
+export * from './main';

@@ -1,0 +1,31 @@
+import { CcpError } from '@ccpipe/core';
+
+/** Stable error codes of the HTTP API and the status each one is answered with. */
+export const API_ERRORS = {
+  CCP_ERR_API_BAD_REQUEST: 400,
+  CCP_ERR_API_BAD_DOMAIN: 400,
+  CCP_ERR_API_BAD_URL: 400,
+  CCP_ERR_API_UNAUTHORIZED: 401,
+  CCP_ERR_API_NOT_FOUND: 404,
+  CCP_ERR_API_DOMAIN_NOT_FOUND: 404,
+  CCP_ERR_API_DATASET_NOT_FOUND: 404,
+  CCP_ERR_API_URL_NOT_FOUND: 404,
+  CCP_ERR_API_METHOD: 405,
+  CCP_ERR_API_INTERNAL: 500,
+  CCP_ERR_API_NO_INDEX: 503,
+} as const;
+export type ApiErrorCode = keyof typeof API_ERRORS;
+
+/**
+ * An error the API answers with `{error: {code, message}}` and the status of its code. Messages are constant
+ * text: never the raw path, query or URL the client sent (those may go in `detail`, logged at debug only).
+ */
+export class ApiError extends CcpError {
+  override readonly code: ApiErrorCode;
+  readonly status: number;
+  constructor(code: ApiErrorCode, message: string, options: { cause?: unknown; detail?: Record<string, unknown> } = {}) {
+    super(code, message, { ...options, retryable: code === 'CCP_ERR_API_NO_INDEX' || code === 'CCP_ERR_API_INTERNAL' });
+    this.code = code;
+    this.status = API_ERRORS[code];
+  }
+}

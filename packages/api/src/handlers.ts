@@ -1,0 +1,139 @@
+import { UrlError, canonicalizeUrl, registeredDomainOf } from '@ccpipe/core';
+import type { IndexView } from '@ccpipe/core';
+import type { AclPrincipal } from './acl';
+import { ApiError } from './api-error';
+
+/** Default and maximum page size of the URL listing. */
+export const DEFAULT_LIMIT = 100;
+export const MAX_LIMIT = 1000;
+
+/** What every /v1 handler gets: ONE pinned view and what the caller may see. */
+export interface RequestContext {
+  view: IndexView;
+  /** null when no ACL is configured (everything is visible). */
+  principal: AclPrincipal | null;
+}
+
+/** id → name of the datasets of a view, built once per view. */
+const namesByView = new WeakMap<IndexView, Map<number, string>>();
+function datasetNames(view: IndexView): Map<number, string> {
+  let m = namesByView.get(view);
+  if (m === undefined) namesByView.set(view, (m = new Map(view.datasets().map((d) => [d.datasetId, d.name]))));
+  return m;
+}
+
+function visible(ctx: RequestContext, datasetId: number): boolean {
+  return ctx.principal === null || ctx.principal.canSee(datasetId, datasetNames(ctx.view).get(datasetId));
+}
+
+/**
+ * The registered domain named by a path segment: percent-decoded, any host accepted (`WWW.Example.CO.UK` →
+ * `example.co.uk`, IDN → punycode, `:port` and a trailing dot dropped). An IP is its own domain.
+ * @throws ApiError CCP_ERR_API_BAD_DOMAIN when it is not a host, or is a public suffix itself.
+ */
+export function domainOfParam(segment: string): string {
+  let s: string;
+  try {
+    s = decodeURIComponent(segment);
+  } catch {
+    throw new ApiError('CCP_ERR_API_BAD_DOMAIN', 'domain is not valid percent-encoding');
+  }
+  const d = s.length === 0 || s.length > 300 ? null : registeredDomainOf(s);
+  // registeredDomainOf('exa..com') yields '.com': an empty label is never a host
+  if (d === null || d.charCodeAt(0) === 46 || d.includes('..')) throw new ApiError('CCP_ERR_API_BAD_DOMAIN', 'not a host with a registered domain', { detail: { domain: s.slice(0, 300) } });
+  return d;
+}
+
+/** A decimal query/path integer in [min, max], or `dflt` when absent. @throws ApiError CCP_ERR_API_BAD_REQUEST */
+export function intParam(raw: string | null | undefined, name: string, min: number, max: number, dflt?: number): number {
+  if (raw === null || raw === undefined || raw === '') {
+    if (dflt !== undefined) return dflt;
+    throw new ApiError('CCP_ERR_API_BAD_REQUEST', `${name} is required`);
+  }
+  const n = /^\d{1,16}$/.test(raw) ? Number(raw) : NaN;
+  if (!Number.isSafeInteger(n) || n < min || n > max) throw new ApiError('CCP_ERR_API_BAD_REQUEST', `${name} must be an integer from ${min} to ${max}`);
+  return n;
+}
+
+/** `GET /v1/domain/{domain}`. */
+export function getDomain(ctx: RequestContext, segment: string): object {
+  const domain = domainOfParam(segment);
+  const found = ctx.view.domain(domain);
+  const names = datasetNames(ctx.view);
+  const datasets = (found?.datasets ?? [])
+    .filter((d) => visible(ctx, d.datasetId))
+    .map((d) => ({ dataset_id: d.datasetId, name: names.get(d.datasetId) ?? null, url_count: d.urlCount }));
+  // a domain whose every dataset is hidden does not exist for this caller
+  if (found === null || datasets.length === 0) throw new ApiError('CCP_ERR_API_DOMAIN_NOT_FOUND', 'no dataset holds this domain');
+  return { domain: found.domain, domain64: found.domain64, version: ctx.view.version, datasets };
+}
+
+/** `GET /v1/domain/{domain}/datasets/{dataset_id}/urls?offset&limit`: limit defaults to 100, capped at 1000. */
+export async function getUrls(ctx: RequestContext, segment: string, datasetSegment: string, query: URLSearchParams): Promise<object> {
+  const domain = domainOfParam(segment);
+  const datasetId = intParam(datasetSegment, 'dataset_id', 0, 0xffffffff);
+  const offset = intParam(query.get('offset'), 'offset', 0, Number.MAX_SAFE_INTEGER, 0);
+  const limit = Math.min(intParam(query.get('limit'), 'limit', 1, Number.MAX_SAFE_INTEGER, DEFAULT_LIMIT), MAX_LIMIT);
+  const found = ctx.view.domain(domain);
+  // hidden and absent answer alike: no existence leak
+  if (found === null || !found.datasets.some((d) => d.datasetId === datasetId) || !visible(ctx, datasetId)) {
+    throw new ApiError('CCP_ERR_API_DATASET_NOT_FOUND', 'this domain has no URLs in this dataset');
+  }
+  const page = await ctx.view.urls(domain, datasetId, offset, limit);
+  const end = offset + page.items.length;
+  return {
+    domain,
+    dataset_id: datasetId,
+    total: page.total,
+    offset,
+    limit,
+    items: page.items.map((u) => ({ url_id: u.urlId, url: u.url, ts: u.ts, status: u.status, title: u.title })),
+    next_offset: end < page.total && page.items.length > 0 ? end : null,
+  };
+}
+
+/** `GET /v1/url?url=…`: the captures of one URL (canonicalized first) across the datasets the caller may see. */
+export async function getUrl(ctx: RequestContext, query: URLSearchParams): Promise<object> {
+  const raw = query.get('url');
+  if (raw === null || raw.length === 0) throw new ApiError('CCP_ERR_API_BAD_REQUEST', 'url is required');
+  if (raw.length > 8192) throw new ApiError('CCP_ERR_API_BAD_URL', 'url is longer than 8192 characters');
+  let url: string;
+  let domain: string | null;
+  try {
+    const c = canonicalizeUrl(raw);
+    url = c.url;
+    domain = c.domain ?? c.host;
+  } catch (err) {
+    if (err instanceof UrlError) throw new ApiError('CCP_ERR_API_BAD_URL', 'not an absolute http(s) URL', { cause: err });
+    throw err;
+  }
+  const names = datasetNames(ctx.view);
+  const captures = (await ctx.view.captures(url)).filter((c) => visible(ctx, c.datasetId));
+  if (captures.length === 0) throw new ApiError('CCP_ERR_API_URL_NOT_FOUND', 'no capture of this URL');
+  return {
+    url,
+    url_id: (captures[0] as { urlId: string }).urlId,
+    domain,
+    version: ctx.view.version,
+    captures: captures.map((c) => ({
+      dataset_id: c.datasetId,
+      dataset: names.get(c.datasetId) ?? null,
+      ts: c.ts,
+      status: c.status,
+      title: c.title,
+      text_length: c.textLength,
+      warc: { filename: c.warc.filename, offset: c.warc.offset, length: c.warc.length },
+    })),
+  };
+}
+
+/** `GET /v1/datasets`: the datasets the caller may see. */
+export function getDatasets(ctx: RequestContext): object {
+  return {
+    version: ctx.view.version,
+    datasets: ctx.view
+      .datasets()
+      .filter((d) => visible(ctx, d.datasetId))
+      .map((d) => ({ dataset_id: d.datasetId, name: d.name, crawl: d.crawl, url_count: d.urlCount, domain_count: d.domainCount })),
+  };
+}

@@ -1,0 +1,68 @@
+import { readFileSync } from 'node:fs';
+import { Registry } from 'prom-client';
+import { loadConfig, type Config, type ConfigKey, type IndexSource } from '@ccpipe/core';
+import { createLogger, shutdownSignal } from '@ccpipe/adapters';
+import { Acl } from './acl';
+import { startApi, type StaticHandler } from './server';
+
+/** What `apiMain` takes besides the config table's flags (until the table has api options of its own). */
+export interface ApiMainOptions {
+  /** Opens the index of `config.data` (production: @ccpipe/index's reader). Closed by apiMain on exit. */
+  openSource: (config: Config) => Promise<IndexSource>;
+  /** Default 8080; 0 = any free port. */
+  port?: number;
+  /** Default 0.0.0.0. */
+  host?: string;
+  /** Path of an ACL file (see docs/api.md); none = open API. */
+  aclFile?: string;
+  statusProvider?: () => Promise<object>;
+  staticHandler?: StaticHandler;
+  /** Resolves when the server should stop (default: SIGTERM/SIGINT). */
+  stop?: Promise<unknown>;
+  /** Called once listening (tests, `ccpipe run`). */
+  onListening?: (url: string) => void;
+}
+
+/**
+ * `ccpipe api`: config → logger → metrics → source → server, then serve until SIGTERM/SIGINT (or `opts.stop`),
+ * close the server (open connections end), close the source, and resolve 0. Resolves 1 when startup fails (bad
+ * config, unreadable ACL file, index that cannot be opened, port in use); the reason is logged.
+ */
+export async function apiMain(flags: Partial<Record<ConfigKey, unknown>>, env: NodeJS.ProcessEnv, opts: ApiMainOptions): Promise<number> {
+  const config = loadConfig(env, flags);
+  const log = createLogger({ service: 'api', level: config.logLevel });
+  const shutdown = shutdownSignal((sig) => log.info({ sig }, 'stopping'));
+  const closers: (() => Promise<unknown>)[] = [];
+  try {
+    const registry = new Registry();
+    const acl = opts.aclFile !== undefined ? Acl.parse(readFileSync(opts.aclFile)) : undefined;
+    const source = await opts.openSource(config);
+    closers.push(() => source.close());
+    const first = await source.current();
+    log.info({ version: first?.version ?? null, acl: acl ? acl.size : 'open' }, 'index opened');
+    const server = await startApi({
+      source,
+      port: opts.port ?? 8080,
+      host: opts.host ?? '0.0.0.0',
+      registry,
+      logger: log.child({ component: 'http' }),
+      ...(acl && { acl }),
+      ...(opts.statusProvider && { statusProvider: opts.statusProvider }),
+      ...(opts.staticHandler && { staticHandler: opts.staticHandler }),
+    });
+    closers.push(() => server.close());
+    log.info({ port: server.port }, 'api listening');
+    opts.onListening?.(server.url);
+    const signalled = new Promise<void>((resolve) => shutdown.signal.addEventListener('abort', () => resolve(), { once: true }));
+    await Promise.race([signalled, opts.stop ?? new Promise<never>(() => undefined)]);
+    log.info('api stopped');
+    return 0;
+  } catch (err) {
+    log.error({ err }, 'api failed');
+    return 1;
+  } finally {
+    shutdown.dispose();
+    for (const close of closers.reverse()) await close().catch(() => undefined);
+    log.flush?.();
+  }
+}

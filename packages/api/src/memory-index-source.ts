@@ -1,0 +1,182 @@
+import { Domain64Registry, canonicalizeUrl, domain64ItemOf, formatDomain64, urlIdHex, urlId } from '@ccpipe/core';
+import type { CaptureItem, DatasetSummary, DomainDatasets, IndexSource, IndexView, UrlItem } from '@ccpipe/core';
+
+/** One registered domain held by a {@link MemoryIndexView}. */
+export interface MemoryDomain {
+  /** The domain's domain64 prefix, text form. */
+  domain64: string;
+  /** datasetId → that dataset's URLs of the domain, already in listing order (domain64, then url). */
+  urls: Map<number, UrlItem[]>;
+}
+
+/** A dataset as {@link buildMemoryView} takes it (counts are derived). */
+export interface MemoryDataset {
+  datasetId: number;
+  name: string;
+  crawl: string | null;
+}
+
+/** One capture as {@link buildMemoryView} takes it; `url` is canonicalized there. */
+export interface MemoryCapture {
+  datasetId: number;
+  url: string;
+  ts: string;
+  status: number;
+  title: string | null;
+  textLength: number | null;
+  warc: { filename: string; offset: number; length: number };
+}
+
+/**
+ * An {@link IndexView} over resident maps: for tests, benchmarks and small embedded indexes. Immutable once
+ * built (nothing here mutates the maps it is given; callers must not either). `urls()` slices a resident array,
+ * `domain()` is one Map lookup.
+ */
+export class MemoryIndexView implements IndexView {
+  private readonly summaries: DatasetSummary[];
+
+  /**
+   * @param domains registered domain → its datasets and URL lists (lists already sorted).
+   * @param captures canonical URL → its captures across datasets.
+   * @param datasets every dataset of the version; `urlCount`/`domainCount` are computed from `domains`.
+   */
+  constructor(
+    readonly version: string,
+    datasets: readonly MemoryDataset[],
+    private readonly domains: ReadonlyMap<string, MemoryDomain>,
+    private readonly byUrl: ReadonlyMap<string, readonly CaptureItem[]>,
+  ) {
+    const counts = new Map<number, { urls: number; domains: number }>(datasets.map((d) => [d.datasetId, { urls: 0, domains: 0 }]));
+    for (const d of domains.values()) {
+      for (const [id, list] of d.urls) {
+        const c = counts.get(id);
+        if (c === undefined) continue;
+        c.urls += list.length;
+        c.domains++;
+      }
+    }
+    this.summaries = [...datasets]
+      .sort((a, b) => a.datasetId - b.datasetId)
+      .map((d) => ({ ...d, urlCount: counts.get(d.datasetId)?.urls ?? 0, domainCount: counts.get(d.datasetId)?.domains ?? 0 }));
+  }
+
+  domain(domain: string): DomainDatasets | null {
+    const d = this.domains.get(domain);
+    if (d === undefined) return null;
+    const datasets: DomainDatasets['datasets'] = [];
+    for (const [datasetId, list] of d.urls) datasets.push({ datasetId, urlCount: list.length });
+    datasets.sort((a, b) => a.datasetId - b.datasetId);
+    return { domain, domain64: d.domain64, datasets };
+  }
+
+  async urls(domain: string, datasetId: number, offset: number, limit: number): Promise<{ total: number; items: UrlItem[] }> {
+    const list = this.domains.get(domain)?.urls.get(datasetId);
+    if (list === undefined) return { total: 0, items: [] };
+    return { total: list.length, items: list.slice(offset, offset + limit) };
+  }
+
+  async captures(canonicalUrl: string): Promise<CaptureItem[]> {
+    return [...(this.byUrl.get(canonicalUrl) ?? [])];
+  }
+
+  datasets(): DatasetSummary[] {
+    return this.summaries.map((d) => ({ ...d }));
+  }
+
+  /** Number of registered domains (benchmarks, tests). */
+  get domainCount(): number {
+    return this.domains.size;
+  }
+}
+
+/**
+ * Builds a {@link MemoryIndexView} from captures the way the merger lays out an index: URLs canonicalized
+ * (invalid ones skipped and counted), grouped by ICANN registered domain (a public-suffix or IP host is its own
+ * domain), domain64 keys assigned in (domain, url) order, each (domain, dataset) listing sorted by (domain64, url)
+ * and showing the latest capture of each URL. Pure; deterministic for a given input set.
+ */
+export function buildMemoryView(
+  version: string,
+  datasets: readonly MemoryDataset[],
+  captures: Iterable<MemoryCapture>,
+): { view: MemoryIndexView; skipped: number } {
+  let skipped = 0;
+  const rows: { c: MemoryCapture; url: string; domain: string; host: string; icann: string | null }[] = [];
+  for (const c of captures) {
+    try {
+      const cu = canonicalizeUrl(c.url);
+      rows.push({ c, url: cu.url, host: cu.host, icann: cu.domain, domain: cu.domain ?? cu.host });
+    } catch {
+      skipped++;
+    }
+  }
+  rows.sort((a, b) => cmp(a.domain, b.domain) || cmp(a.url, b.url));
+  const registry = new Domain64Registry();
+  const keys = new Map<string, bigint>();
+  for (const r of rows) {
+    if (!keys.has(r.url)) keys.set(r.url, registry.assign(domain64ItemOf({ host: r.host, domain: r.icann, url: r.url })));
+  }
+  const ids = new Map<string, string>();
+  const idOf = (url: string): string => {
+    let id = ids.get(url);
+    if (id === undefined) ids.set(url, (id = urlIdHex(urlId(url))));
+    return id;
+  };
+  // latest capture per (domain, dataset, url)
+  const latest = new Map<string, Map<number, Map<string, MemoryCapture>>>();
+  const byUrl = new Map<string, CaptureItem[]>();
+  for (const r of rows) {
+    let perDomain = latest.get(r.domain);
+    if (perDomain === undefined) latest.set(r.domain, (perDomain = new Map()));
+    let perDataset = perDomain.get(r.c.datasetId);
+    if (perDataset === undefined) perDomain.set(r.c.datasetId, (perDataset = new Map()));
+    const prev = perDataset.get(r.url);
+    if (prev === undefined || prev.ts < r.c.ts) perDataset.set(r.url, r.c);
+    const item: CaptureItem = { datasetId: r.c.datasetId, urlId: idOf(r.url), url: r.url, ts: r.c.ts, status: r.c.status, title: r.c.title, textLength: r.c.textLength, warc: { ...r.c.warc } };
+    const list = byUrl.get(r.url);
+    if (list === undefined) byUrl.set(r.url, [item]);
+    else list.push(item);
+  }
+  for (const list of byUrl.values()) list.sort((a, b) => a.datasetId - b.datasetId || cmp(a.ts, b.ts));
+  const domains = new Map<string, MemoryDomain>();
+  for (const [domain, perDomain] of latest) {
+    const urls = new Map<number, UrlItem[]>();
+    for (const [datasetId, perDataset] of perDomain) {
+      const items = [...perDataset].map(([url, c]) => ({ key: keys.get(url) as bigint, item: { urlId: idOf(url), url, ts: c.ts, status: c.status, title: c.title } }));
+      items.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : cmp(a.item.url, b.item.url)));
+      urls.set(datasetId, items.map((x) => x.item));
+    }
+    const lo = registry.rangesForDomain(domain)[0]?.lo ?? 0n;
+    domains.set(domain, { domain64: formatDomain64(lo), urls });
+  }
+  return { view: new MemoryIndexView(version, datasets, domains, byUrl), skipped };
+}
+
+const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+/**
+ * An {@link IndexSource} whose current version is whatever view was last {@link MemoryIndexSource.set set}: flips
+ * are atomic (a request that already called `current()` keeps its view). `close()` is idempotent; afterwards
+ * `current()` resolves to null.
+ */
+export class MemoryIndexSource implements IndexSource {
+  private view: IndexView | null;
+  private closed = false;
+
+  constructor(view: IndexView | null = null) {
+    this.view = view;
+  }
+
+  /** Makes `view` the current version (a manifest flip). */
+  set(view: IndexView | null): void {
+    this.view = view;
+  }
+
+  async current(): Promise<IndexView | null> {
+    return this.closed ? null : this.view;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+  }
+}

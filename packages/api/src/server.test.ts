@@ -1,0 +1,205 @@
+import { Registry } from 'prom-client';
+import { canonicalizeUrl, type IndexView } from '@ccpipe/core';
+import { API_ROUTES } from './metrics';
+import { MemoryIndexSource } from './memory-index-source';
+import { startApi, type ApiServer } from './server';
+import { CRAWLS, cap40, cap44, canonicalSet, get, oracle, viewBoth, viewOld } from './test-corpus';
+
+describe('API over cc-mirror-dev (two crawls, default filter)', () => {
+  const source = new MemoryIndexSource(viewBoth);
+  const registry = new Registry();
+  let server: ApiServer;
+  beforeAll(async () => {
+    server = await startApi({ source, port: 0, registry, statusProvider: async () => ({ blocks: 44, batches: 3, records: 1447, done: true }) });
+  });
+  afterAll(() => server.close());
+
+  it('GET /v1/domain gives every oracle domain with its datasets and exact URL counts', async () => {
+    const domains = new Set(CRAWLS.flatMap((c) => Object.keys(oracle.crawls[c]!.domains)));
+    expect(domains.size).toBeGreaterThan(100);
+    for (const d of domains) {
+      const expected = CRAWLS.map((c, i) => ({ id: i + 1, name: c, urls: oracle.crawls[c]!.domains[d]?.urls })).filter((x) => x.urls);
+      const r = await get(server, `/v1/domain/${encodeURIComponent(d)}`);
+      expect(r.status).toBe(200);
+      expect(r.headers.get('x-index-version')).toBe('v2');
+      expect(r.body.domain).toBe(d);
+      expect(r.body.version).toBe('v2');
+      expect(r.body.domain64).toMatch(/^[0-9a-f]{2}:[0-9a-f]{6}:00:000000$/);
+      expect(r.body.datasets).toEqual(expected.map((x) => ({ dataset_id: x.id, name: x.name, url_count: canonicalSet(x.urls as string[]).size })));
+    }
+  });
+
+  it('normalizes any host to its registered domain', async () => {
+    for (const host of ['WWW.Bulk-3.CO.UK', 'www.bulk-3.co.uk.', 'bulk-3.co.uk:8080', 'a.b.bulk-3.co.uk', 'Bulk-3.Co.Uk']) {
+      const r = await get(server, `/v1/domain/${encodeURIComponent(host)}`);
+      expect([r.status, r.body.domain]).toEqual([200, 'bulk-3.co.uk']);
+    }
+  });
+
+  it('answers 400 for what is not a host with a registered domain, 404 for an unknown one', async () => {
+    for (const bad of ['co.uk', 'com', 'a%20b', '%ZZ', 'exa..com', 'localhost', '-']) {
+      const r = await get(server, `/v1/domain/${bad}`);
+      expect([bad, r.status, r.body.error.code]).toEqual([bad, 400, 'CCP_ERR_API_BAD_DOMAIN']);
+    }
+    const long = await get(server, `/v1/domain/${'a'.repeat(400)}.com`);
+    expect(long.status).toBe(400);
+    for (const unknown of ['no-such-domain-in-the-corpus.com', 'b%C3%BCcher.de', '10.1.2.3']) {
+      const r = await get(server, `/v1/domain/${unknown}`);
+      expect(r.status).toBe(404);
+      expect(r.body).toEqual({ error: { code: 'CCP_ERR_API_DOMAIN_NOT_FOUND', message: expect.any(String) } });
+      expect(JSON.stringify(r.body)).not.toContain('no-such-domain');
+    }
+  });
+
+  it('pages through a domain: every URL exactly once, stable order, next_offset null at the end', async () => {
+    for (const [crawl, id] of [[CRAWLS[0], 1], [CRAWLS[1], 2]] as const) {
+      const want = canonicalSet(oracle.crawls[crawl]!.domains['bulk-3.org']!.urls);
+      const pass = async (limit: number): Promise<string[]> => {
+        const seen: string[] = [];
+        let offset: number | null = 0;
+        while (offset !== null) {
+          const r = await get(server, `/v1/domain/www.bulk-3.org/datasets/${id}/urls?offset=${offset}&limit=${limit}`);
+          expect(r.status).toBe(200);
+          expect(r.body).toMatchObject({ domain: 'bulk-3.org', dataset_id: id, total: want.size });
+          expect(r.body.items.length).toBe(Math.min(limit, want.size - offset));
+          for (const it of r.body.items) {
+            expect(it).toEqual({ url_id: expect.stringMatching(/^[0-9a-f]{16}$/), url: expect.any(String), ts: expect.stringMatching(/^2030-/), status: 200, title: null });
+            seen.push(it.url);
+          }
+          offset = r.body.next_offset;
+        }
+        return seen;
+      };
+      const a = await pass(37);
+      expect(a.length).toBe(want.size);
+      expect(new Set(a)).toEqual(want);
+      expect(await pass(100)).toEqual(a); // same order whatever the page size
+    }
+    const past = await get(server, '/v1/domain/bulk-3.org/datasets/1/urls?offset=100000');
+    expect([past.status, past.body.items, past.body.next_offset]).toEqual([200, [], null]);
+  });
+
+  it('rejects bad paging parameters and a dataset the domain is not in', async () => {
+    for (const q of ['limit=0', 'limit=abc', 'offset=-1', 'offset=1.5', 'limit=', 'offset=1e3']) {
+      const r = await get(server, `/v1/domain/bulk-3.org/datasets/1/urls?${q}`);
+      expect([q, r.status, r.body.error?.code]).toEqual([q, q === 'limit=' ? 200 : 400, q === 'limit=' ? undefined : 'CCP_ERR_API_BAD_REQUEST']);
+    }
+    expect((await get(server, '/v1/domain/bulk-3.org/datasets/x/urls')).status).toBe(400);
+    const missing = await get(server, '/v1/domain/bulk-3.org/datasets/9/urls');
+    expect([missing.status, missing.body.error.code]).toEqual([404, 'CCP_ERR_API_DATASET_NOT_FOUND']);
+  });
+
+  it('GET /v1/url gives the captures of one URL across datasets, whatever its spelling', async () => {
+    const both = cap40.find((c) => cap44.some((d) => canonicalizeUrl(d.url).url === canonicalizeUrl(c.url).url) && !c.url.includes('bulk-3'));
+    expect(both).toBeDefined();
+    const u = new URL(both!.url);
+    const spelled = `${u.protocol}//${u.hostname.toUpperCase()}${u.pathname}${u.search}#frag`;
+    const r = await get(server, `/v1/url?url=${encodeURIComponent(spelled)}`);
+    expect(r.status).toBe(200);
+    const canonical = canonicalizeUrl(both!.url).url;
+    const cdx = [...cap40, ...cap44].filter((c) => canonicalizeUrl(c.url).url === canonical);
+    expect(r.body.url).toBe(canonical);
+    expect(r.body.url_id).toMatch(/^[0-9a-f]{16}$/);
+    expect(r.body.captures.map((c: any) => [c.dataset_id, c.dataset, c.warc])).toEqual(
+      cdx.sort((a, b) => a.datasetId - b.datasetId || (a.ts < b.ts ? -1 : 1)).map((c) => [c.datasetId, CRAWLS[c.datasetId - 1], c.warc]),
+    );
+    expect(r.body.captures[0]).toMatchObject({ status: 200, text_length: null, ts: expect.stringMatching(/^2030-/) });
+
+    expect((await get(server, `/v1/url?url=${encodeURIComponent('https://bulk-3.org/never-captured')}`)).status).toBe(404);
+    for (const bad of ['not%20a%20url', encodeURIComponent('ftp://bulk-3.org/x'), '']) {
+      const b = await get(server, `/v1/url?url=${bad}`);
+      expect([b.status, b.body.error.code]).toEqual([400, bad === '' ? 'CCP_ERR_API_BAD_REQUEST' : 'CCP_ERR_API_BAD_URL']);
+    }
+  });
+
+  it('GET /v1/datasets lists both crawls with exact counts', async () => {
+    const r = await get(server, '/v1/datasets');
+    expect(r.status).toBe(200);
+    expect(r.body.datasets).toEqual(CRAWLS.map((c, i) => {
+      const doms = Object.values(oracle.crawls[c]!.domains);
+      return { dataset_id: i + 1, name: c, crawl: c, url_count: doms.reduce((n, d) => n + canonicalSet(d.urls).size, 0), domain_count: doms.length };
+    }));
+  });
+
+  it('GET /v1/status, /healthz, unknown routes and methods', async () => {
+    expect((await get(server, '/v1/status')).body).toEqual({ version: 'v2', ingest: { blocks: 44, batches: 3, records: 1447, done: true } });
+    expect(await get(server, '/healthz')).toMatchObject({ status: 200, body: 'ok\n' });
+    for (const p of ['/', '/v1', '/v1/domain/', '/v1/domain/bulk-3.org/datasets/1', '/v2/datasets']) {
+      const r = await get(server, p);
+      expect([p, r.status, r.body.error.code]).toEqual([p, 404, 'CCP_ERR_API_NOT_FOUND']);
+    }
+    const post = await fetch(`${server.url}/v1/datasets`, { method: 'POST', body: '{}' });
+    expect([post.status, post.headers.get('allow'), ((await post.json()) as any).error.code]).toEqual([405, 'GET, HEAD', 'CCP_ERR_API_METHOD']);
+  });
+
+  it('labels metrics by route template and status class only (no domains, no paths)', async () => {
+    for (const d of ['metrics-probe-one.com', 'metrics-probe-two.org', 'co.uk']) await get(server, `/v1/domain/${d}`);
+    await get(server, '/some/raw/path-probe');
+    const text = await (await fetch(`${server.url}/metrics`)).text();
+    const routes = new Set([...text.matchAll(/ccpipe_api_request_duration_seconds_count\{route="([^"]*)",status_class="([^"]*)"\}/g)].map((m) => `${m[1]} ${m[2]}`));
+    expect(routes.has('/v1/domain/:domain 4xx')).toBe(true);
+    expect(routes.has('/v1/domain/:domain 2xx')).toBe(true);
+    expect(routes.has('unmatched 4xx')).toBe(true);
+    for (const r of routes) {
+      const [route, cls] = r.split(' ');
+      expect(API_ROUTES).toContain(route);
+      expect(cls).toMatch(/^[2-5]xx$/);
+    }
+    expect(text).not.toMatch(/probe|bulk-3|co\.uk/);
+  });
+});
+
+describe('version pinning', () => {
+  it('answers a slow request from the version it started with while the manifest flips', async () => {
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((r) => (release = r));
+    let entered: () => void = () => undefined;
+    const inUrls = new Promise<void>((r) => (entered = r));
+    // the old view, with a urls() that waits until the flip has happened
+    const slowOld: IndexView = {
+      version: viewOld.version,
+      domain: (d) => viewOld.domain(d),
+      datasets: () => viewOld.datasets(),
+      captures: (u) => viewOld.captures(u),
+      urls: async (...a) => {
+        entered();
+        await gate;
+        return viewOld.urls(...a);
+      },
+    };
+    const source = new MemoryIndexSource(slowOld);
+    const server = await startApi({ source, port: 0 });
+    try {
+      const pending = get(server, '/v1/domain/bulk-3.org/datasets/1/urls?limit=1000');
+      await inUrls;
+      source.set(viewBoth); // the flip, mid-request
+      const after = await get(server, '/v1/domain/bulk-3.org');
+      expect(after.headers.get('x-index-version')).toBe('v2');
+      expect(after.body.datasets.map((d: any) => d.dataset_id)).toEqual([1, 2]);
+      release();
+      const r = await pending;
+      expect(r.headers.get('x-index-version')).toBe('v1');
+      const oldItems = (await viewOld.urls('bulk-3.org', 1, 0, 1000)).items;
+      expect(r.body.items.map((i: any) => i.url)).toEqual(oldItems.map((i) => i.url));
+      expect(r.body.total).toBe(oldItems.length);
+    } finally {
+      release();
+      await server.close();
+    }
+  });
+
+  it('answers 503 before the first version and /v1/status with version null', async () => {
+    const source = new MemoryIndexSource(null);
+    const server = await startApi({ source, port: 0 });
+    try {
+      const r = await get(server, '/v1/domain/bulk-3.org');
+      expect([r.status, r.body.error.code, r.headers.get('x-index-version')]).toEqual([503, 'CCP_ERR_API_NO_INDEX', null]);
+      expect((await get(server, '/v1/status')).body).toEqual({ version: null, ingest: null });
+      source.set(viewOld);
+      expect((await get(server, '/v1/domain/bulk-3.org')).status).toBe(200);
+    } finally {
+      await server.close();
+      await server.close();
+    }
+  });
+});

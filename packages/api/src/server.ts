@@ -1,0 +1,191 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Registry } from 'prom-client';
+import type { IndexSource, IndexView } from '@ccpipe/core';
+import type { Logger } from '@ccpipe/adapters';
+import type { Acl, AclPrincipal } from './acl';
+import { ApiError } from './api-error';
+import { getDatasets, getDomain, getUrl, getUrls, type RequestContext } from './handlers';
+import { apiMetrics, type ApiMetrics, type ApiRoute } from './metrics';
+
+/**
+ * Serves what the /v1 routes do not (the explorer page, issue #5). Resolves true when it answered the request;
+ * false lets the server answer 404.
+ */
+export type StaticHandler = (req: IncomingMessage, res: ServerResponse, path: string) => boolean | Promise<boolean>;
+
+/** Options of {@link startApi}. */
+export interface ApiOptions {
+  /** The index; the server calls `current()` once per request and never closes it (its creator does). */
+  source: IndexSource;
+  /** 0 picks a free port. */
+  port: number;
+  /** Bind address (default 127.0.0.1). */
+  host?: string;
+  /** Where request metrics go, also served on /metrics; without one, /metrics is 404. */
+  registry?: Registry;
+  /** Dataset ACL; without one every dataset is visible to everyone. */
+  acl?: Acl;
+  /** Ingest progress for /v1/status (the caller decides what it holds). */
+  statusProvider?: () => Promise<object>;
+  logger?: Logger;
+  staticHandler?: StaticHandler;
+}
+
+/** A running API server. */
+export interface ApiServer {
+  /** `http://host:port` actually bound. */
+  readonly url: string;
+  readonly port: number;
+  /** Stops accepting, ends open connections; idempotent. */
+  close(): Promise<void>;
+}
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+/**
+ * Starts the HTTP API (node:http, no framework) on `opts.host:opts.port`. Each /v1 request pins one index version:
+ * it calls `source.current()` exactly once and answers from that view only, naming it in `X-Index-Version`, so a
+ * manifest flip is picked up by the next request and never mixes versions inside a response. Answers JSON errors
+ * `{error: {code, message}}` (see {@link ApiError}). Resolves once listening.
+ * @throws the listen error (EADDRINUSE, EACCES, …).
+ */
+export async function startApi(opts: ApiOptions): Promise<ApiServer> {
+  const metrics: ApiMetrics | null = opts.registry ? apiMetrics(opts.registry) : null;
+  const log = opts.logger;
+  const server: Server = createServer((req, res) => {
+    const t0 = process.hrtime.bigint();
+    handle(req, res, opts).then(
+      (r) => done(r, t0),
+      (err: unknown) => done({ route: 'unmatched', status: 500, err }, t0),
+    );
+    function done(r: Outcome, start: bigint): void {
+      const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+      metrics?.observe(r.route, r.status, seconds);
+      if (r.status >= 500 && log) log.error({ route: r.route, status: r.status, err: r.err }, 'request failed');
+      else if (log?.isLevelEnabled('debug')) log.debug({ route: r.route, status: r.status, ms: seconds * 1000 }, 'request');
+      if (!res.headersSent) sendError(req, res, new ApiError('CCP_ERR_API_INTERNAL', 'internal error'), undefined);
+    }
+  });
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port, opts.host ?? '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const addr = server.address() as AddressInfo;
+  const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+  let closing: Promise<void> | undefined;
+  return {
+    url: `http://${host}:${addr.port}`,
+    port: addr.port,
+    close: () =>
+      (closing ??= new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      })),
+  };
+}
+
+interface Outcome {
+  route: ApiRoute;
+  status: number;
+  err?: unknown;
+}
+
+async function handle(req: IncomingMessage, res: ServerResponse, opts: ApiOptions): Promise<Outcome> {
+  const raw = req.url ?? '/';
+  const q = raw.indexOf('?');
+  const path = q < 0 ? raw : raw.slice(0, q);
+  const route = routeOf(path);
+  if (req.method !== 'GET' && req.method !== 'HEAD') {
+    res.setHeader('allow', 'GET, HEAD');
+    return sendError(req, res, new ApiError('CCP_ERR_API_METHOD', 'only GET and HEAD are served'), route.name);
+  }
+  if (route.name === '/healthz') {
+    send(req, res, 200, 'text/plain; charset=utf-8', 'ok\n');
+    return { route: route.name, status: 200 };
+  }
+  if (route.name === '/metrics') {
+    if (!opts.registry) return sendError(req, res, new ApiError('CCP_ERR_API_NOT_FOUND', 'no such route'), 'unmatched');
+    send(req, res, 200, opts.registry.contentType, await opts.registry.metrics());
+    return { route: route.name, status: 200 };
+  }
+  if (route.name === 'unmatched') {
+    if (opts.staticHandler && (await opts.staticHandler(req, res, path))) return { route: 'static', status: res.statusCode };
+    return sendError(req, res, new ApiError('CCP_ERR_API_NOT_FOUND', 'no such route'), route.name);
+  }
+
+  let principal: AclPrincipal | null = null;
+  if (opts.acl) {
+    principal = opts.acl.authenticate(req.headers.authorization);
+    if (principal === null) {
+      res.setHeader('www-authenticate', 'Bearer');
+      return sendError(req, res, new ApiError('CCP_ERR_API_UNAUTHORIZED', 'a valid bearer token is required'), route.name);
+    }
+  }
+  let view: IndexView | null;
+  try {
+    view = await opts.source.current(); // the one call: everything below answers from this view
+  } catch (err) {
+    return sendError(req, res, new ApiError('CCP_ERR_API_NO_INDEX', 'the index cannot be read', { cause: err }), route.name, err);
+  }
+  if (view !== null) res.setHeader('x-index-version', view.version);
+  try {
+    if (route.name === '/v1/status') {
+      let ingest: object | null = null;
+      if (opts.statusProvider) ingest = await opts.statusProvider().catch(() => null);
+      return sendJson(req, res, route.name, { version: view?.version ?? null, ingest });
+    }
+    if (view === null) throw new ApiError('CCP_ERR_API_NO_INDEX', 'no index version is published yet');
+    const ctx: RequestContext = { view, principal };
+    const query = new URLSearchParams(q < 0 ? '' : raw.slice(q + 1));
+    switch (route.name) {
+      case '/v1/datasets':
+        return sendJson(req, res, route.name, getDatasets(ctx));
+      case '/v1/url':
+        return sendJson(req, res, route.name, await getUrl(ctx, query));
+      case '/v1/domain/:domain':
+        return sendJson(req, res, route.name, getDomain(ctx, route.params[0] as string));
+      case '/v1/domain/:domain/datasets/:dataset_id/urls':
+        return sendJson(req, res, route.name, await getUrls(ctx, route.params[0] as string, route.params[1] as string, query));
+    }
+  } catch (err) {
+    if (err instanceof ApiError) return sendError(req, res, err, route.name);
+    return sendError(req, res, new ApiError('CCP_ERR_API_INTERNAL', 'internal error'), route.name, err);
+  }
+  return sendError(req, res, new ApiError('CCP_ERR_API_NOT_FOUND', 'no such route'), 'unmatched');
+}
+
+/** The route template of a path (closed set) and its raw (still percent-encoded) parameters. */
+export function routeOf(path: string): { name: ApiRoute; params: string[] } {
+  if (path === '/healthz' || path === '/metrics') return { name: path, params: [] };
+  if (!path.startsWith('/v1/')) return { name: 'unmatched', params: [] };
+  const s = path.slice(4).split('/');
+  if (s.length === 1) {
+    if (s[0] === 'status') return { name: '/v1/status', params: [] };
+    if (s[0] === 'datasets') return { name: '/v1/datasets', params: [] };
+    if (s[0] === 'url') return { name: '/v1/url', params: [] };
+  } else if (s[0] === 'domain' && s[1] !== '') {
+    if (s.length === 2) return { name: '/v1/domain/:domain', params: [s[1] as string] };
+    if (s.length === 5 && s[2] === 'datasets' && s[4] === 'urls') return { name: '/v1/domain/:domain/datasets/:dataset_id/urls', params: [s[1] as string, s[3] as string] };
+  }
+  return { name: 'unmatched', params: [] };
+}
+
+function send(req: IncomingMessage, res: ServerResponse, status: number, type: string, body: string): void {
+  res.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(body), 'cache-control': 'no-store' });
+  res.end(req.method === 'HEAD' ? undefined : body);
+}
+
+function sendJson(req: IncomingMessage, res: ServerResponse, route: ApiRoute, body: object): Outcome {
+  send(req, res, 200, JSON_TYPE, JSON.stringify(body));
+  return { route, status: 200 };
+}
+
+function sendError(req: IncomingMessage, res: ServerResponse, e: ApiError, route: ApiRoute | undefined, cause?: unknown): Outcome {
+  if (!res.headersSent) send(req, res, e.status, JSON_TYPE, JSON.stringify({ error: { code: e.code, message: e.message } }));
+  return { route: route ?? 'unmatched', status: e.status, err: cause };
+}
