@@ -1,0 +1,43 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Command } from 'commander';
+import { canonicalizeUrl, layout, urlId } from '@ccpipe/core';
+import { FsObjectStore, closeDuckDbParquetEngine, writeParquetPart, type PartRow } from '@ccpipe/adapters';
+import { registerMergeCommand } from './merge';
+
+afterAll(() => closeDuckDbParquetEngine());
+
+function row(raw: string): PartRow {
+  const c = canonicalizeUrl(raw);
+  return {
+    datasetId: 3, urlId: urlId(c.url), url: c.url, rawUrl: raw, host: c.host, domain: c.domain ?? c.host, privateDomain: null, surt: c.surt,
+    timestamp: '20300101000000', status: 200, mime: 'text/html', charset: null, languages: 'eng', title: null, text: null, contentLength: 1,
+    outlinks: [], warcFilename: 'w.warc.gz', warcOffset: 0, warcLength: 1, digest: 'A',
+  };
+}
+
+describe('ccpipe merge', () => {
+  it('merges the completed batches of --data and prints the result; a second run has nothing to do', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'ccpipe-cli-merge-'));
+    try {
+      const store = new FsObjectStore({ root: dir });
+      const part = layout.batchPart(3, 'b1');
+      await store.put(part, await writeParquetPart([row('https://a.example/'), row('https://b.example/x')], { engine: 'duckdb' }));
+      await store.put(layout.batchMarker(3, 'b1'), Buffer.from(JSON.stringify({ v: 1, batchId: 'b1', datasetId: 3, part })));
+      const out: string[] = [];
+      const run = async () => {
+        const program = new Command('ccpipe').exitOverride();
+        registerMergeCommand(program, { write: (l) => void out.push(l) });
+        await program.parseAsync(['node', 'ccpipe', 'merge', '--data', dir, '--keep-versions', '2']);
+      };
+      await run();
+      await run();
+      const [first, second] = out.map((l) => JSON.parse(l) as Record<string, unknown>);
+      expect(first).toMatchObject({ version: 'v000001', published: true, batches: 1, rowsIn: 2, urls: 2, domains: 2 });
+      expect(second).toMatchObject({ version: 'v000001', published: false, batches: 0, urls: 2 });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
