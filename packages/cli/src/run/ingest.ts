@@ -1,0 +1,142 @@
+import { availableParallelism } from 'node:os';
+import { compileFilter, registeredDomainOf, type Config, type ObjectStore } from '@ccpipe/core';
+import { ExtractionPool, UndiciRangeReader, closeDuckDbParquetEngine, systemClock, writeParquetPart, type Logger } from '@ccpipe/adapters';
+import {
+  ensureDataset, filterSpecOf, loadCheckpoint, loadClusterIdx, planBlocks, runBatcher, runFingerprint, TargetSet,
+  type BatcherSummary, type PlannedBlock,
+} from '@ccpipe/batcher';
+import { startWorker } from '@ccpipe/worker';
+import { readFile } from 'node:fs/promises';
+import { ProcessedQueue } from './processed-queue';
+import type { RunCounters } from './run-progress';
+
+const USER_AGENT = 'ccpipe/0.1 (+https://github.com/ccpipe/ccpipe)';
+
+/** What one crawl's ingestion did. */
+export interface CrawlIngest {
+  crawl: string;
+  dataset: string;
+  datasetId: number;
+  planned: number;
+  /** Plan index the run started at (from the checkpoint). */
+  resumedAt: number;
+  /** Null when the checkpoint said the crawl was already complete. */
+  summary: BatcherSummary | null;
+}
+
+/** Inputs of {@link ingestCrawls}. */
+export interface IngestParams {
+  config: Config;
+  crawls: readonly string[];
+  /** Where cluster.idx, CDX blocks and WARCs are read (a mirror or data.commoncrawl.org). */
+  baseUrl: string;
+  store: ObjectStore;
+  log: Logger;
+  counters: RunCounters;
+  onProgress?: () => void;
+  signal: AbortSignal;
+}
+
+/**
+ * Ingests every crawl into the store in this process: one batcher per crawl (run concurrently) publishing to an
+ * in-process {@link ProcessedQueue}, one worker consuming it with an extraction thread pool. Resolves when every
+ * planned block's batches are processed (markers written) or dead-lettered; each crawl's checkpoint then says done.
+ * A crawl whose checkpoint is already done is skipped; otherwise the run resumes at its checkpoint.
+ * Rejects with the first batcher error or the worker's crash error (everything confirmed stays checkpointed);
+ * with the abort reason when `signal` fires (in-flight batches finish first). Closes what it opened.
+ */
+export async function ingestCrawls(p: IngestParams): Promise<CrawlIngest[]> {
+  const { config, store, log, counters, signal } = p;
+  const closers: (() => Promise<unknown>)[] = [];
+  try {
+    const reader = new UndiciRangeReader({ baseUrl: p.baseUrl, connections: config.connections, userAgent: USER_AGENT, expectGzip: true });
+    closers.push(() => reader.close());
+    const targets = config.domainsFile ? TargetSet.fromLines((await readFile(config.domainsFile, 'utf8')).split('\n')) : null;
+    const filterSpec = filterSpecOf(config);
+    const filter = compileFilter(filterSpec, { registeredDomainOf });
+
+    // Plan every crawl first (the dataset registry has one writer: register datasets one after the other).
+    const runs: { ingest: CrawlIngest; plan: PlannedBlock[]; fingerprint: string }[] = [];
+    for (const crawl of p.crawls) {
+      const dataset = p.crawls.length === 1 && config.dataset ? config.dataset : crawl;
+      const { entries } = await loadClusterIdx(crawl, { localDir: config.clusterIdxDir, reader, signal });
+      const plan = planBlocks(entries, { targets, maxBlocks: config.maxBlocks ?? null });
+      const fingerprint = runFingerprint({ crawl, filter: filterSpec, batchSize: config.batchSize, targets: targets?.ranges ?? null, maxBlocks: config.maxBlocks ?? null });
+      const cp = await loadCheckpoint(store, dataset, fingerprint);
+      const entry = await ensureDataset(store, dataset, crawl, new Date());
+      const resumedAt = cp?.done ? plan.length : Math.min(cp?.nextPlanIndex ?? 0, plan.length);
+      runs.push({ ingest: { crawl, dataset, datasetId: entry.id, planned: plan.length, resumedAt, summary: null }, plan, fingerprint });
+      counters.blocksPlanned += plan.length;
+      counters.blocksRead += resumedAt;
+      log.info({ crawl, dataset, datasetId: entry.id, planned: plan.length, resumeAt: resumedAt }, resumedAt >= plan.length ? 'crawl already ingested' : 'plan ready');
+    }
+    p.onProgress?.();
+    const todo = runs.filter((r) => r.ingest.resumedAt < r.plan.length);
+    if (todo.length === 0) return runs.map((r) => r.ingest);
+
+    const pool = new ExtractionPool({ size: config.extractThreads ?? Math.max(1, availableParallelism() - 1), timeoutMs: config.extractTimeoutMs, dom: config.dom });
+    await pool.start();
+    closers.push(() => pool.close());
+    closers.push(() => closeDuckDbParquetEngine());
+
+    const queue = new ProcessedQueue();
+    const consumer = queue.consumer({ prefetch: config.prefetch });
+    const worker = await startWorker(
+      consumer,
+      {
+        reader,
+        store,
+        extract: (html, url, s) => pool.extract(html, url, s),
+        writePart: (rows) => writeParquetPart(rows, { engine: config.parquetEngine, includeText: config.includeText, rowGroupSize: config.rowGroupSize }),
+      },
+      { concurrency: config.concurrency, includeText: config.includeText },
+      {
+        onBatchDone: (e) => {
+          counters.batchesDone++;
+          counters.rows += e.marker.rows;
+          log.debug({ batchId: e.batchId, rows: e.marker.rows, failed: e.marker.failed, skipped: e.skipped, ms: e.ms }, 'batch done');
+          p.onProgress?.();
+        },
+        onBatchFailed: (e) => {
+          if (e.action !== 'requeue') counters.batchesFailed++;
+          log.warn({ batchId: e.batchId, action: e.action, reason: e.reason, err: e.error }, 'batch failed');
+          p.onProgress?.();
+        },
+      },
+    );
+    closers.push(() => worker.drain(30_000));
+    void worker.crashed.then((err) => queue.failAll(err));
+
+    const publisher = queue.publisher();
+    closers.push(() => publisher.close());
+    const results = await Promise.allSettled(
+      todo.map(async (r) => {
+        r.ingest.summary = await runBatcher(
+          {
+            crawl: r.ingest.crawl, dataset: r.ingest.dataset, datasetId: r.ingest.datasetId, fingerprint: r.fingerprint, plan: r.plan,
+            startIndex: r.ingest.resumedAt, filter, targets, batchSize: config.batchSize, blockConcurrency: 4, publishWindow: 64, publishAttempts: 3,
+          },
+          {
+            reader, publisher, store, clock: systemClock, signal,
+            events: {
+              onBlock: (e) => {
+                counters.blocksRead++;
+                counters.records += e.records;
+                counters.kept += e.kept;
+                p.onProgress?.();
+              },
+              onBatchPublished: () => void counters.batchesPublished++,
+            },
+          },
+        );
+        log.info({ crawl: r.ingest.crawl, ...r.ingest.summary }, r.ingest.summary.done ? 'crawl ingested' : 'crawl stopped');
+      }),
+    );
+    const failed = results.find((x): x is PromiseRejectedResult => x.status === 'rejected');
+    if (failed) throw failed.reason;
+    signal.throwIfAborted();
+    return runs.map((r) => r.ingest);
+  } finally {
+    for (const close of closers.reverse()) await close().catch((err: unknown) => log.warn({ err }, 'close failed'));
+  }
+}

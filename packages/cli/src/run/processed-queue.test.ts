@@ -1,0 +1,53 @@
+import { batchId, type Batch, type Delivery } from '@ccpipe/core';
+import { ProcessedQueue } from './processed-queue';
+
+const record = { url: 'https://example.com/', ts: '20300110120000', languages: ['eng'], filename: 'crawl-data/C/x.warc.gz', offset: 0, length: 100 };
+const batch = (name: string): Batch => {
+  const seq = name.charCodeAt(0);
+  return { v: 1, id: batchId('C', 0, seq), crawl: 'C', dataset: 'C', datasetId: 1, blockNo: 0, seq, records: [record] };
+};
+const tick = (): Promise<void> => new Promise((r) => setImmediate(r));
+
+describe('ProcessedQueue', () => {
+  it('confirms a publish only when a worker settles the batch (ack or dead-letter), not when it is queued', async () => {
+    const q = new ProcessedQueue({ deliveryLimit: 1 });
+    const got: Delivery[] = [];
+    await q.consumer({ prefetch: 10 }).start(async (d) => void got.push(d));
+    const pub = q.publisher();
+    let a = false;
+    let b = false;
+    const pa = pub.publish(batch('a')).then(() => (a = true));
+    const pb = pub.publish(batch('b')).then(() => (b = true));
+    await tick();
+    await tick();
+    expect(got).toHaveLength(2);
+    expect([a, b]).toEqual([false, false]);
+    await got[0]!.ack();
+    await pa;
+    expect([a, b]).toEqual([true, false]);
+    // Requeued within the limit: still pending; past it the queue dead-letters it and the publish resolves.
+    await got[1]!.requeue();
+    await tick();
+    await tick();
+    expect(b).toBe(false);
+    expect(got).toHaveLength(3);
+    await got[2]!.requeue();
+    await pb;
+    expect(q.counts).toEqual({ done: 1, deadLettered: 1 });
+    expect(q.queue.deadLetters()).toHaveLength(1);
+  });
+
+  it('failAll rejects waiting and later publishes; an aborted publish rejects', async () => {
+    const q = new ProcessedQueue();
+    await q.consumer({ prefetch: 1 }).start(async () => undefined);
+    const pub = q.publisher();
+    const ctl = new AbortController();
+    const aborted = pub.publish(batch('x'), ctl.signal);
+    ctl.abort(new Error('stop'));
+    await expect(aborted).rejects.toThrow('stop');
+    const waiting = pub.publish(batch('y'));
+    q.failAll(new Error('worker crashed'));
+    await expect(waiting).rejects.toThrow('worker crashed');
+    await expect(pub.publish(batch('z'))).rejects.toThrow('worker crashed');
+  });
+});
