@@ -1,7 +1,7 @@
 import { blockText, normalizeText } from './block-text';
 import type { DomDocument } from './dom-types';
 import { ExtractError, isStackOverflow } from './extract-error';
-import { stripInert, truncateUtf8 } from './html-prep';
+import { dropInterBlockWhitespace, stripInert, truncateUtf8 } from './html-prep';
 import { collectOutlinks } from './outlinks';
 import { parseDom, type DomImpl, type ParsedDom } from './parse-dom';
 import { runReadability } from './run-readability';
@@ -129,7 +129,7 @@ function extractFrom(doc: DomDocument, parsed: ParsedDom, html: string, opts: Ex
  */
 export function extractDocument(html: string, opts: ExtractOptions): Extracted {
   const { html: capped, truncated } = truncateUtf8(html, opts.maxBytes ?? DEFAULT_MAX_BYTES);
-  const lean = stripInert(capped);
+  const lean = dropInterBlockWhitespace(stripInert(capped));
   let parsed: ParsedDom | undefined;
   try {
     parsed = parseDom(lean, opts.dom ?? 'linkedom');

@@ -34,6 +34,23 @@ export function stripInert(html: string): string {
   );
 }
 
+// Tags around which whitespace never separates words in extracted text: blocks (blockText puts
+// them on their own lines) and head/embedded elements. Inline tags (a, span, b, img…) are absent:
+// `<a>x</a> <a>y</a>` must stay two words.
+const BLOCKISH =
+  'address|article|aside|blockquote|body|br|dd|div|dl|dt|fieldset|figcaption|figure|footer|form|h[1-6]|head|header|hr|html|' +
+  'iframe|legend|li|link|main|meta|nav|noscript|ol|option|p|script|section|select|style|table|tbody|td|tfoot|th|thead|title|tr|ul';
+const INTER_BLOCK_WS_RE = new RegExp(`(<\\/?(?:${BLOCKISH})\\b[^>]*>)[ \\t\\r\\n\\f]+(?=<\\/?(?:${BLOCKISH})\\b)`, 'gi');
+
+/**
+ * Removes whitespace-only runs between two block-level tags (`</p>\n  <p>`). They become a third of
+ * all DOM nodes on news pages, and every node costs in parsing and in Readability; the extracted
+ * text is the same. Pure.
+ */
+export function dropInterBlockWhitespace(html: string): string {
+  return html.replace(INTER_BLOCK_WS_RE, '$1');
+}
+
 const HEAD_PROBE = 64 * 1024;
 
 /**

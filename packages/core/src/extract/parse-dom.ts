@@ -14,7 +14,10 @@ export interface ParsedDom {
 }
 
 type LinkedomModule = { parseHTML(html: string): { document: unknown } };
-type JsdomModule = { JSDOM: new (html: string) => { window: { document: unknown; close(): void } } };
+type JsdomModule = {
+  JSDOM: new (html: string, opts: { virtualConsole: unknown }) => { window: { document: unknown; close(): void } };
+  VirtualConsole: new () => unknown;
+};
 
 // Both are required lazily: jsdom takes ~0.3 s to load and most processes never need it. linkedom is
 // an ES module package whose CommonJS build is only reachable through require().
@@ -30,7 +33,8 @@ function parseWithLinkedom(html: string): DomDocument | undefined {
 
 function parseWithJsdom(html: string): ParsedDom {
   jsdom ??= require('jsdom') as JsdomModule;
-  const window = new jsdom.JSDOM(html).window;
+  // A virtual console with no listeners: jsdom would print CSS parse errors (core never logs).
+  const window = new jsdom.JSDOM(html, { virtualConsole: new jsdom.VirtualConsole() }).window;
   let closed = false;
   return {
     document: window.document as DomDocument,
