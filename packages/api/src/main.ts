@@ -1,14 +1,15 @@
 import { readFileSync } from 'node:fs';
 import { Registry } from 'prom-client';
 import { loadConfig, type Config, type ConfigKey, type IndexSource } from '@ccpipe/core';
-import { createLogger, shutdownSignal } from '@ccpipe/adapters';
+import { FsObjectStore, createLogger, shutdownSignal } from '@ccpipe/adapters';
+import { openIndexSource } from '@ccpipe/index';
 import { Acl } from './acl';
 import { startApi, type StaticHandler } from './server';
 
 /** What `apiMain` takes besides the config table's flags (until the table has api options of its own). */
 export interface ApiMainOptions {
-  /** Opens the index of `config.data` (production: @ccpipe/index's reader). Closed by apiMain on exit. */
-  openSource: (config: Config) => Promise<IndexSource>;
+  /** Opens the index (default: {@link openLakeSource} on `config.data`). Closed by apiMain on exit. */
+  openSource?: (config: Config) => Promise<IndexSource>;
   /** Default 8080; 0 = any free port. */
   port?: number;
   /** Default 0.0.0.0. */
@@ -28,7 +29,7 @@ export interface ApiMainOptions {
  * close the server (open connections end), close the source, and resolve 0. Resolves 1 when startup fails (bad
  * config, unreadable ACL file, index that cannot be opened, port in use); the reason is logged.
  */
-export async function apiMain(flags: Partial<Record<ConfigKey, unknown>>, env: NodeJS.ProcessEnv, opts: ApiMainOptions): Promise<number> {
+export async function apiMain(flags: Partial<Record<ConfigKey, unknown>>, env: NodeJS.ProcessEnv, opts: ApiMainOptions = {}): Promise<number> {
   const config = loadConfig(env, flags);
   const log = createLogger({ service: 'api', level: config.logLevel });
   const shutdown = shutdownSignal((sig) => log.info({ sig }, 'stopping'));
@@ -36,7 +37,7 @@ export async function apiMain(flags: Partial<Record<ConfigKey, unknown>>, env: N
   try {
     const registry = new Registry();
     const acl = opts.aclFile !== undefined ? Acl.parse(readFileSync(opts.aclFile)) : undefined;
-    const source = await opts.openSource(config);
+    const source = await (opts.openSource ?? openLakeSource)(config);
     closers.push(() => source.close());
     const first = await source.current();
     log.info({ version: first?.version ?? null, acl: acl ? acl.size : 'open' }, 'index opened');
@@ -65,4 +66,12 @@ export async function apiMain(flags: Partial<Record<ConfigKey, unknown>>, env: N
     for (const close of closers.reverse()) await close().catch(() => undefined);
     log.flush?.();
   }
+}
+
+/**
+ * The production source: @ccpipe/index's reader over the data directory `config.data` (index/manifest.json, lake
+ * files read in place), following manifest flips (re-read at most once a second).
+ */
+export function openLakeSource(config: Config): Promise<IndexSource> {
+  return openIndexSource({ store: new FsObjectStore({ root: config.data }), dataDir: config.data });
 }

@@ -1,0 +1,42 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { apiMain } from './main';
+import { MemoryIndexSource } from './memory-index-source';
+import { viewOld } from './test-corpus';
+
+describe('apiMain', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'ccpipe-api-main-'));
+  });
+  afterAll(() => rm(dir, { recursive: true, force: true }));
+
+  it('serves the source with the ACL file, then closes server and source and resolves 0', async () => {
+    const acl = join(dir, 'acl.json');
+    await writeFile(acl, JSON.stringify({ v: 1, tokens: [{ name: 'ops', token: 'a-long-enough-token-123', datasets: '*' }] }));
+    const source = new MemoryIndexSource(viewOld);
+    let stop: () => void = () => undefined;
+    let listening: (url: string) => void = () => undefined;
+    const url = new Promise<string>((r) => (listening = r));
+    const exit = apiMain({ logLevel: 'silent', data: dir }, {}, { openSource: async () => source, port: 0, host: '127.0.0.1', aclFile: acl, stop: new Promise((r) => (stop = r)), onListening: listening });
+    const base = await url;
+    expect((await fetch(`${base}/v1/domain/bulk-3.org`)).status).toBe(401);
+    const ok = await fetch(`${base}/v1/domain/bulk-3.org`, { headers: { authorization: 'Bearer a-long-enough-token-123' } });
+    expect([ok.status, ok.headers.get('x-index-version')]).toEqual([200, 'v1']);
+    expect(await (await fetch(`${base}/metrics`)).text()).toContain('ccpipe_api_request_duration_seconds_count{route="/v1/domain/:domain",status_class="2xx"} 1');
+    stop();
+    expect(await exit).toBe(0);
+    expect(await source.current()).toBeNull(); // closed
+    await expect(fetch(`${base}/healthz`)).rejects.toThrow();
+  });
+
+  it('resolves 1 when the ACL file is bad or the source cannot be opened', async () => {
+    const bad = join(dir, 'bad.json');
+    await writeFile(bad, '{"v":1,"tokens":[]}');
+    const openSource = async () => new MemoryIndexSource(viewOld);
+    expect(await apiMain({ logLevel: 'silent', data: dir }, {}, { openSource, port: 0, aclFile: bad })).toBe(1);
+    expect(await apiMain({ logLevel: 'silent', data: dir }, {}, { openSource, port: 0, aclFile: join(dir, 'missing.json') })).toBe(1);
+    expect(await apiMain({ logLevel: 'silent', data: dir }, {}, { openSource: () => Promise.reject(new Error('no index')), port: 0 })).toBe(1);
+  });
+});
