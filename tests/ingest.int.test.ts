@@ -184,7 +184,7 @@ describe('batcher + 2 workers over RabbitMQ and a mirror server', () => {
     await publisher.close();
     await conn.close();
     const w = worker(run, m.url);
-    const marker = await waitFor('the batch done', async () => (await markersIn(run.data))[0], 300_000);
+    const marker: string = await waitFor('the batch done', async () => (await markersIn(run.data))[0] ?? '', 300_000);
     w.child.kill('SIGTERM');
     await w.exited;
     const body = JSON.parse(await readFile(marker, 'utf8')) as { rows: number; failed: number; failures: Record<string, number> };
