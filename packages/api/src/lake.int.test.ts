@@ -53,7 +53,9 @@ describe('API over the merged lake index', () => {
     };
     const ingest = async (crawl: string): Promise<string> => {
       for (const b of await batchesOf(crawl, ids[crawl]!)) await processBatch(b, deps, { concurrency: 8, includeText: true });
-      return (await runMerge({ store, dataDir: dir, rowGroupSize: 64, keepVersions: 3, graceMs: 60_000 })).version;
+      const { version } = await runMerge({ store, dataDir: dir, rowGroupSize: 64, keepVersions: 3, graceMs: 60_000 });
+      if (version === null) throw new Error('merge published no version');
+      return version;
     };
     const v1 = await ingest(DEV_CRAWLS[0]);
 

@@ -19,7 +19,7 @@ describe('apiMain', () => {
     let stop: () => void = () => undefined;
     let listening: (url: string) => void = () => undefined;
     const url = new Promise<string>((r) => (listening = r));
-    const exit = apiMain({ logLevel: 'silent', data: dir }, {}, { openSource: async () => source, port: 0, host: '127.0.0.1', aclFile: acl, stop: new Promise((r) => (stop = r)), onListening: listening });
+    const exit = apiMain({ logLevel: 'silent', data: dir }, {}, { openSource: async () => source, port: 0, host: '127.0.0.1', aclFile: acl, stop: new Promise<void>((r) => (stop = r)), onListening: listening });
     const base = await url;
     expect((await fetch(`${base}/v1/domain/bulk-3.org`)).status).toBe(401);
     const ok = await fetch(`${base}/v1/domain/bulk-3.org`, { headers: { authorization: 'Bearer a-long-enough-token-123' } });
