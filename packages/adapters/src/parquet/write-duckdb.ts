@@ -51,7 +51,7 @@ export async function writeWithDuckDb(rows: readonly PartRow[], opts: Required<W
     await appendRows(conn, table, rows, opts);
     const rg = Math.ceil(opts.rowGroupSize / DUCKDB_VECTOR_SIZE) * DUCKDB_VECTOR_SIZE;
     await conn.run(
-      `COPY ${table} TO '${file}' (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL ${opts.compressionLevel}, ROW_GROUP_SIZE ${rg})`,
+      `COPY ${table} TO '${file.replaceAll("'", "''")}' (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL ${opts.compressionLevel}, ROW_GROUP_SIZE ${rg})`,
     );
     const buf = await readFile(file);
     return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
