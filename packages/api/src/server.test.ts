@@ -149,6 +149,31 @@ describe('API over cc-mirror-dev (two crawls, default filter)', () => {
   });
 });
 
+describe('static hook and HEAD', () => {
+  it('hands unmatched paths to the static handler (explorer page) and answers HEAD without a body', async () => {
+    const registry = new Registry();
+    const server = await startApi({
+      source: new MemoryIndexSource(viewOld),
+      port: 0,
+      registry,
+      staticHandler: (_req, res, path) => {
+        if (path !== '/') return false;
+        res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>explorer</title>');
+        return true;
+      },
+    });
+    try {
+      expect(await get(server, '/')).toMatchObject({ status: 200, body: '<!doctype html><title>explorer</title>' });
+      expect((await get(server, '/app.js')).status).toBe(404);
+      const head = await fetch(`${server.url}/v1/domain/bulk-3.org`, { method: 'HEAD' });
+      expect([head.status, head.headers.get('x-index-version'), Number(head.headers.get('content-length')) > 0, await head.text()]).toEqual([200, 'v1', true, '']);
+      expect(await registry.metrics()).toContain('ccpipe_api_request_duration_seconds_count{route="static",status_class="2xx"} 1');
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 describe('version pinning', () => {
   it('answers a slow request from the version it started with while the manifest flips', async () => {
     let release: () => void = () => undefined;
