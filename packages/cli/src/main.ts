@@ -2,6 +2,9 @@ import { Command, CommanderError } from 'commander';
 import { registerUrlCommand } from './commands/url';
 import { registerMirrorCommand } from './commands/mirror';
 import { registerServiceCommands } from './commands/services';
+import { registerMergeCommand } from './commands/merge';
+import { registerApiCommand } from './commands/api';
+import { registerRunCommand } from './commands/run';
 
 /** Builds the `ccpipe` command tree. Commands only parse arguments and call the services' mains. */
 export function buildProgram(): Command {
@@ -12,6 +15,9 @@ export function buildProgram(): Command {
   registerUrlCommand(program);
   registerMirrorCommand(program);
   registerServiceCommands(program);
+  registerMergeCommand(program);
+  registerApiCommand(program);
+  registerRunCommand(program);
   return program;
 }
 
