@@ -4,8 +4,8 @@ import { FOREIGN, englishParagraphs, prng, seedOf } from './sample-text';
 
 /** The two sample crawls: names and capture windows (the second revisits most pages a month later). */
 export const SAMPLE_CRAWLS = [
-  { name: 'SAMPLE-2030-01', start: Date.UTC(2030, 0, 10, 12, 0, 0), segment: '1893844800000.01' },
-  { name: 'SAMPLE-2030-02', start: Date.UTC(2030, 1, 12, 12, 0, 0), segment: '1896537600000.02' },
+  { name: 'SAMPLE-2030-01', start: Date.UTC(2030, 0, 10, 12, 0, 0), segment: '1893844800.01' },
+  { name: 'SAMPLE-2030-02', start: Date.UTC(2030, 1, 12, 12, 0, 0), segment: '1896537600.02' },
 ] as const;
 
 /** The IDN host of the sample, in Unicode; its pages are captured under the punycode form, as crawlers fetch it. */

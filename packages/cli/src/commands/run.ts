@@ -1,0 +1,68 @@
+import { InvalidArgumentError, type Command } from 'commander';
+import { loadConfig, type ConfigKey } from '@ccpipe/core';
+import { createLogger, shutdownSignal } from '@ccpipe/adapters';
+import { runEmbedded } from '../run/run-embedded';
+import { addConfigFlags, configFlagsOf } from './config-flags';
+
+/** Config-table flags `ccpipe run` takes (everything the batcher and worker use, minus the broker's). */
+const RUN: ConfigKey[] = [
+  'data', 'logLevel', 'baseUrl', 'connections', 'clusterIdxDir', 'batchSize', 'maxBlocks', 'domainsFile', 'filterStatus', 'filterLanguages',
+  'filterLanguageMode', 'filterMimes', 'filterUrlRegex', 'prefetch', 'concurrency', 'extractThreads', 'extractTimeoutMs', 'dom', 'includeText',
+  'parquetEngine', 'rowGroupSize',
+];
+
+const CRAWL = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
+
+function crawlList(v: string): string[] {
+  const list = v.split(',').map((s) => s.trim()).filter(Boolean);
+  if (list.length === 0 || !list.every((c) => CRAWL.test(c))) throw new InvalidArgumentError('--crawl takes crawl names separated by commas, e.g. CC-MAIN-2024-30,CC-MAIN-2024-33');
+  return [...new Set(list)];
+}
+
+function port(v: string): number {
+  if (!/^\d{1,5}$/.test(v) || Number(v) > 65535) throw new InvalidArgumentError('port must be 0-65535');
+  return Number(v);
+}
+
+interface RunFlags {
+  crawl?: string[];
+  port: number;
+  host: string;
+  exitAfterMerge?: boolean;
+  [k: string]: unknown;
+}
+
+/**
+ * `ccpipe run [--crawl A,B --base-url URL] [--port P] [--host H] [--data DIR] [--max-blocks N] [--exit-after-merge]`:
+ * the whole pipeline in one process (in-process queue), then the API. Without --crawl it ingests the bundled sample
+ * crawl through the built-in mirror. Sets `process.exitCode` (0, 1, or 130 when interrupted before serving).
+ */
+export function registerRunCommand(program: Command): void {
+  addConfigFlags(
+    program
+      .command('run')
+      .description('run batcher, worker, merger and API in one process (default: over the bundled sample crawl), then serve the API')
+      .option('--crawl <names>', 'crawls to ingest, comma-separated (default: the bundled sample crawls via the built-in mirror)', crawlList)
+      .option('--port <p>', 'API port (0 picks a free one)', port, 8080)
+      .option('--host <h>', 'API bind address', '127.0.0.1')
+      .option('--exit-after-merge', 'exit once the index is merged and the API answered (for scripts and tests)'),
+    RUN,
+  ).action(async (flags: RunFlags) => {
+    const tty = process.stderr.isTTY === true;
+    const configFlags = configFlagsOf(flags, RUN);
+    const config = loadConfig(process.env, configFlags);
+    // On a terminal the bar shows progress and only warnings are logged; otherwise pino JSON at the chosen level.
+    const level = tty && config.logLevel === 'info' ? 'warn' : config.logLevel;
+    const log = createLogger({ service: 'run', level });
+    const shutdown = shutdownSignal((sig) => log.warn({ sig }, 'stopping'));
+    try {
+      process.exitCode = await runEmbedded(
+        { config, crawls: flags.crawl ?? null, port: flags.port, host: flags.host, exitAfterMerge: flags.exitAfterMerge === true },
+        { print: (l) => void process.stdout.write(`${l}\n`), log, tty, signal: shutdown.signal },
+      );
+    } finally {
+      shutdown.dispose();
+      log.flush?.();
+    }
+  });
+}

@@ -1,0 +1,124 @@
+import * as path from 'node:path';
+import { Registry } from 'prom-client';
+import type { Config, DomainPosting } from '@ccpipe/core';
+import { FsObjectStore, type Logger } from '@ccpipe/adapters';
+import { serveMirror } from '@ccpipe/mirror';
+import { ingestCrawls, type CrawlIngest } from './ingest';
+import { emptyCounters, runProgress } from './run-progress';
+import { ensureSampleMirror } from './sample/sample-mirror';
+import { mergeAndServe } from './serve-index';
+
+/** What `ccpipe run` was asked to do. */
+export interface EmbeddedOptions {
+  config: Config;
+  /** Crawls to ingest; null = the bundled sample crawls, served by the built-in mirror. */
+  crawls: string[] | null;
+  /** API port (0 = a free one) and bind address. */
+  port: number;
+  host: string;
+  /** Stop after the merge instead of serving until a signal (tests, scripts). */
+  exitAfterMerge: boolean;
+}
+
+/** Where the run writes and how it learns to stop. */
+export interface EmbeddedIo {
+  /** Human-readable lines (the API address, example queries). */
+  print(line: string): void;
+  log: Logger;
+  /** Draw a progress bar (stderr is a TTY) instead of periodic log lines. */
+  tty: boolean;
+  /** Fires on SIGINT/SIGTERM: stop ingesting (in-flight batches finish), or stop serving. */
+  signal: AbortSignal;
+}
+
+/**
+ * `ccpipe run`: batcher, worker, merger and API in one process over an in-process queue. With no crawls it first
+ * builds (once, under `<data>/sample-mirror`) and serves the bundled sample crawl. Ingests every crawl to completion,
+ * merges, serves the API and prints its address with example queries, then serves until `io.signal` fires (or
+ * returns at once with `exitAfterMerge`) and closes everything in reverse order. Re-running over the same data
+ * directory skips ingested crawls, resumes interrupted ones at their checkpoint and merges again.
+ * Resolves to the exit code: 0 done, 1 failed (logged), 130 interrupted before the API was up.
+ */
+export async function runEmbedded(opts: EmbeddedOptions, io: EmbeddedIo): Promise<number> {
+  const { config, log } = { config: opts.config, log: io.log };
+  const closers: (() => Promise<unknown>)[] = [];
+  const counters = emptyCounters();
+  let progress: { update(): void; stop(): void } | null = null;
+  try {
+    const store = new FsObjectStore({ root: config.data });
+    let baseUrl = config.baseUrl;
+    let crawls = opts.crawls;
+    if (crawls === null) {
+      const t0 = Date.now();
+      const sample = await ensureSampleMirror(path.join(config.data, 'sample-mirror'));
+      const mirror = await serveMirror({ dir: sample.dir, port: 0 });
+      closers.push(() => mirror.close());
+      baseUrl = mirror.url;
+      crawls = sample.crawls;
+      log.info({ crawls, built: sample.built, ms: Date.now() - t0, mirror: mirror.url }, 'sample mirror ready');
+    }
+
+    progress = runProgress(counters, { tty: io.tty, log });
+    const ingested = await ingestCrawls({ config, crawls, baseUrl, store, log, counters, onProgress: () => progress?.update(), signal: io.signal });
+    progress.stop();
+    log.info({ ...counters }, 'ingest done');
+
+    const registry = new Registry();
+    const served = await mergeAndServe({
+      store, dataDir: config.data, rowGroupSize: config.rowGroupSize, port: opts.port, host: opts.host, registry, log,
+      status: async () => ({ crawls: ingested.map((c) => ({ crawl: c.crawl, dataset_id: c.datasetId, blocks: c.planned })), ...counters }),
+    });
+    closers.push(() => served.close());
+    log.info({ url: served.url, port: served.port, version: served.merge.version }, 'api listening');
+
+    for (const line of summaryLines(ingested, served.url, served.merge.version, await exampleDomain(store, opts.crawls === null))) io.print(line);
+    if (opts.exitAfterMerge) return 0;
+    io.print('Serving until Ctrl-C.');
+    await new Promise<void>((resolve) => {
+      if (io.signal.aborted) resolve();
+      io.signal.addEventListener('abort', () => resolve(), { once: true });
+    });
+    log.info('stopping');
+    return 0;
+  } catch (err) {
+    progress?.stop();
+    if (io.signal.aborted) {
+      log.warn('interrupted; a re-run with the same --data resumes');
+      return 130;
+    }
+    log.error({ err }, 'run failed');
+    return 1;
+  } finally {
+    for (const close of closers.reverse()) await close().catch(() => undefined);
+  }
+}
+
+/** The domain to show in example queries: the sample's bookshop, or the one with most rows in a finished batch. */
+async function exampleDomain(store: FsObjectStore, sample: boolean): Promise<string | null> {
+  if (sample) return 'maple-street-books.com';
+  for await (const o of store.list('batches/')) {
+    if (!o.key.endsWith('/postings.json')) continue;
+    const bytes = await store.get(o.key);
+    if (bytes === null) continue;
+    const delta = JSON.parse(Buffer.from(bytes).toString('utf8')) as { domains?: DomainPosting[] };
+    const best = [...(delta.domains ?? [])].filter((d) => d.domain !== '').sort((a, b) => b.rows - a.rows)[0];
+    if (best) return best.domain;
+  }
+  return null;
+}
+
+function summaryLines(ingested: CrawlIngest[], url: string, version: string | null, domain: string | null): string[] {
+  const lines = ['', `ccpipe run: ${ingested.length} crawl(s) ingested, index version ${version ?? '(none: nothing kept)'}`];
+  for (const c of ingested) {
+    const s = c.summary;
+    lines.push(`  ${c.crawl} → dataset ${c.datasetId} (${c.dataset}): ${c.planned} blocks${s ? `, ${s.records} CDX records, ${s.kept} kept, ${s.batches} batches` : ', already ingested'}`);
+  }
+  lines.push(`API listening on ${url}`, 'Try:', `  curl -s ${url}/v1/datasets`);
+  if (domain !== null) {
+    const first = ingested[0]?.datasetId ?? 1;
+    lines.push(`  curl -s ${url}/v1/domain/${domain}`, `  curl -s '${url}/v1/domain/${domain}/datasets/${first}/urls?limit=5'`);
+    lines.push(`  curl -s '${url}/v1/url?url=${encodeURIComponent(`https://www.${domain}/`)}'`);
+  }
+  lines.push(`  curl -s ${url}/v1/status`);
+  return lines;
+}

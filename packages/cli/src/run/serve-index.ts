@@ -1,0 +1,51 @@
+import type { Registry } from 'prom-client';
+import type { ObjectStore } from '@ccpipe/core';
+import type { Logger } from '@ccpipe/adapters';
+import { openIndexSource, runMerge, type MergeResult } from '@ccpipe/index';
+import { startApi } from '@ccpipe/api';
+
+/** A merged index behind a running API. */
+export interface ServedIndex {
+  merge: MergeResult;
+  url: string;
+  port: number;
+  /** Closes the API, then the index source. Idempotent. */
+  close(): Promise<void>;
+}
+
+/**
+ * Folds every completed batch into a new index version (a re-run with nothing new keeps the current one), then
+ * opens that index and serves the API on `host:port` (0 = a free port). Throws the merge, open or listen error;
+ * whatever was opened before the failure is closed.
+ */
+export async function mergeAndServe(opts: {
+  store: ObjectStore;
+  dataDir: string;
+  rowGroupSize: number;
+  port: number;
+  host: string;
+  registry: Registry;
+  log: Logger;
+  status: () => Promise<object>;
+}): Promise<ServedIndex> {
+  const merge = await runMerge({ store: opts.store, dataDir: opts.dataDir, rowGroupSize: opts.rowGroupSize, keepVersions: 2, graceMs: 10 * 60_000 });
+  opts.log.info({ version: merge.version, published: merge.published, batches: merge.batches, rowsIn: merge.rowsIn, urls: merge.urls, domains: merge.domains, ms: merge.ms }, 'merged');
+  const source = await openIndexSource({ store: opts.store, dataDir: opts.dataDir });
+  try {
+    const api = await startApi({ source, port: opts.port, host: opts.host, registry: opts.registry, logger: opts.log.child({ component: 'http' }), statusProvider: opts.status });
+    let closing: Promise<void> | null = null;
+    return {
+      merge,
+      url: api.url,
+      port: api.port,
+      close: () =>
+        (closing ??= (async () => {
+          await api.close().catch(() => undefined);
+          await source.close();
+        })()),
+    };
+  } catch (err) {
+    await source.close().catch(() => undefined);
+    throw err;
+  }
+}
