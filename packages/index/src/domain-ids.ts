@@ -70,8 +70,11 @@ export class DomainIds {
   }
 }
 
-/** The hive partition of a domain block: the low 8 bits of its domain id field as two hex digits (even spread). */
-export function partitionOf(d64: bigint, layout: Domain64Layout = DEFAULT_DOMAIN64_LAYOUT): string {
-  const id = Number((d64 >> BigInt(layout.sub + layout.path)) & 0xffn);
+/**
+ * The hive partition of a domain block: the low `bits` (1..8, default 8) bits of its domain id field as two hex
+ * digits. Ids are sequential per suffix slot, so partitions fill evenly.
+ */
+export function partitionOf(d64: bigint, layout: Domain64Layout = DEFAULT_DOMAIN64_LAYOUT, bits = 8): string {
+  const id = Number((d64 >> BigInt(layout.sub + layout.path)) & ((1n << BigInt(bits)) - 1n));
   return id.toString(16).padStart(2, '0');
 }

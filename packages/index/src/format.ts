@@ -67,6 +67,8 @@ export interface VersionStatus {
   lakeBytes: number;
   rewrittenFiles: number;
   collisions: number;
+  /** Domain-prefix bits of the lake's hive partitioning (fixed for the lake's lifetime). */
+  partitionBits: number;
   datasets: { datasetId: number; urlCount: number; domainCount: number }[];
   mergeMs: number;
 }

@@ -7,11 +7,11 @@ import { resolveCollisions } from './collisions';
 import { DomainIds, partitionOf } from './domain-ids';
 import { openDuck, sqlList } from './duck';
 import {
-  DomainDictionary, encodeBitmaps, encodeDomains, encodePostings, indexLayout, jsonBytes, parseJson, postingsOf,
+  IndexFormatError, DomainDictionary, encodeBitmaps, encodeDomains, encodePostings, indexLayout, jsonBytes, parseJson, postingsOf,
   type IndexManifest, type LakeFileEntry, type Posting, type VersionStatus,
 } from './format';
 import { collectGarbage, versionSeq } from './gc';
-import { writePartition } from './lake-write';
+import { writeLake } from './lake-write';
 import { loadVersion, readManifest, writeVersionFiles, type LoadedVersion } from './version-files';
 
 /** Options of {@link runMerge}. */
@@ -32,8 +32,16 @@ export interface MergeOptions {
   compressionLevel?: number;
   /** Write `text` as null in the lake (default false: keep what the parts hold). */
   dropText?: boolean;
+  /**
+   * Bits of the domain id that pick the `domain_prefix=HH` partition (1..8, default 8 = 256 partitions per
+   * dataset). Each lake file costs a fixed ~20 ms to write, so small lakes merge faster with fewer partitions; big
+   * ones want 8 so one merge rewrites little. Fixed once the lake exists.
+   */
+  partitionBits?: number;
   /** DuckDB memory limit (default '1GB'); it spills to a temp dir beyond it. */
   memoryLimit?: string;
+  /** Called after each phase with its wall time (metrics, benchmarks). */
+  onPhase?: (phase: 'load' | 'read' | 'domains' | 'collisions' | 'lake' | 'index' | 'publish', ms: number) => void;
 }
 
 /** What one merge did. */
@@ -66,18 +74,29 @@ interface Marker {
  */
 export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
   const t0 = Date.now();
+  let tp = t0;
+  const phase = (name: Parameters<NonNullable<MergeOptions['onPhase']>>[0]): void => {
+    const t = Date.now();
+    opts.onPhase?.(name, t - tp);
+    tp = t;
+  };
   const now = opts.now ?? (() => new Date());
   const { store } = opts;
   const manifest = await readManifest(store);
   const prevMeta = manifest.versions.find((v) => v.version === manifest.current) ?? null;
   const prev = prevMeta ? await loadVersion(store, prevMeta.version, prevMeta.tocCrc32) : null;
   const merged = new Set(prev?.batches ?? []);
+  const bits = opts.partitionBits ?? prev?.status.partitionBits ?? 8;
+  if (!Number.isInteger(bits) || bits < 1 || bits > 8 || (prev !== null && prev.status.partitionBits !== bits)) {
+    throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'partitionBits must be 1..8 and cannot change once the lake exists', { bits });
+  }
   const markers: [string, Marker][] = [];
   for await (const o of store.list(layout.batchesPrefix())) {
     if (!layout.isBatchMarker(o.key) || merged.has(o.key)) continue;
     const b = await store.get(o.key);
     if (b !== null) markers.push([o.key, parseJson<Marker>(b, 'batch marker')]);
   }
+  phase('load');
   if (markers.length === 0) {
     const collected = await collectGarbage(store, manifest, now(), opts.graceMs);
     const s = prev?.status;
@@ -99,42 +118,43 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
     const newFiles: LakeFileEntry[] = [];
     const newPostings: { fileKey: string; datasetId: number; domain: string; first: number; rows: number }[] = [];
     if (parts.length > 0) {
-      await conn.run(`CREATE TEMP TABLE raw AS SELECT * EXCLUDE (filename), filename AS _src FROM read_parquet(${sqlList(parts)}, filename = true, hive_partitioning = false)`);
-      rowsIn = Number((await (await conn.runAndReadAll('SELECT count(*) FROM raw')).getRowsJS())[0]![0]);
-      const domains = (await (await conn.runAndReadAll('SELECT DISTINCT domain FROM raw ORDER BY domain')).getRowsJS()).map((r) => r[0] as string);
+      const partsSql = `read_parquet(${sqlList(parts)}, filename = true, hive_partitioning = false)`;
+      const domains = (await (await conn.runAndReadAll(`SELECT DISTINCT domain FROM ${partsSql} ORDER BY domain`)).getRowsJS()).map((r) => r[0] as string);
+      phase('read');
       await conn.run('CREATE TEMP TABLE dom (domain VARCHAR, domain64 BIGINT, prefix VARCHAR)');
       const app = await conn.createAppender('dom');
       for (const d of domains) {
         const key = ids.assign(d);
         app.appendVarchar(d);
         app.appendBigInt(domain64ToInt64(key));
-        app.appendVarchar(partitionOf(key, ids.layout));
+        app.appendVarchar(partitionOf(key, ids.layout, bits));
         app.endRow();
       }
       app.flushSync();
       app.closeSync();
-      await conn.run('CREATE TEMP TABLE src AS SELECT raw.*, dom.domain64, dom.prefix FROM raw JOIN dom USING (domain) ORDER BY dataset_id, prefix');
-      await conn.run('DROP TABLE raw');
+      await conn.run(`CREATE TEMP TABLE src AS SELECT r.* EXCLUDE (filename), r.filename AS _src, dom.domain64, dom.prefix FROM ${partsSql} r JOIN dom USING (domain)`);
+      rowsIn = Number((await (await conn.runAndReadAll('SELECT count(*) FROM src')).getRowsJS())[0]![0]);
+      phase('domains');
       const lakePaths = (prev?.files ?? []).map((f) => join(opts.dataDir, f.key));
       newCollisions = await resolveCollisions(conn, lakePaths, collisions);
+      phase('collisions');
       const affected = (await (await conn.runAndReadAll('SELECT DISTINCT dataset_id, prefix FROM src ORDER BY 1, 2')).getRowsJS()).map((r) => [Number(r[0]), r[1] as string] as const);
-      for (const [datasetId, prefix] of affected) {
-        const old = prev?.files.find((f) => f.datasetId === datasetId && f.prefix === prefix) ?? null;
-        if (old) replaced.add(old.key);
-        const key = indexLayout.lakeFile(datasetId, prefix, version);
-        const { entry, postings } = await writePartition(conn, store, {
-          datasetId, prefix, key, oldPath: old ? join(opts.dataDir, old.key) : null, rowGroupSize: opts.rowGroupSize,
-          compressionLevel: opts.compressionLevel ?? 3, tmpDir: tmp, dropText: opts.dropText ?? false,
-        });
-        newFiles.push(entry);
-        for (const p of postings) newPostings.push({ fileKey: key, datasetId, ...p });
-      }
+      const targets = affected.map(([datasetId, prefix]) => ({ datasetId, prefix, key: indexLayout.lakeFile(datasetId, prefix, version) }));
+      const oldFiles = (prev?.files ?? []).filter((f) => affected.some(([d, p]) => f.datasetId === d && f.prefix === p));
+      for (const f of oldFiles) replaced.add(f.key);
+      const lake = await writeLake(conn, store, {
+        targets, oldPaths: oldFiles.map((f) => join(opts.dataDir, f.key)), rowGroupSize: opts.rowGroupSize,
+        compressionLevel: opts.compressionLevel ?? 3, tmpDir: tmp, dropText: opts.dropText ?? false,
+      });
+      newFiles.push(...lake.entries);
+      newPostings.push(...lake.postings);
+      phase('lake');
     }
     const built = buildIndex(prev, replaced, newFiles, newPostings);
     const status: VersionStatus = {
       version, parent: prev?.toc.version ?? null, createdAt, batchesMerged: markers.length, batchesTotal: merged.size + markers.length, rowsIn,
       urls: built.urls, domains: built.names.length, lakeFiles: built.files.length, lakeBytes: built.files.reduce((s, f) => s + f.bytes, 0),
-      rewrittenFiles: newFiles.length, collisions: Object.keys(collisions).length, datasets: built.datasets, mergeMs: Date.now() - t0,
+      rewrittenFiles: newFiles.length, collisions: Object.keys(collisions).length, partitionBits: bits, datasets: built.datasets, mergeMs: Date.now() - t0,
     };
     const tocCrc32 = await writeVersionFiles(store, version, prev?.toc.version ?? null, createdAt, {
       'domains.bin': encodeDomains(built.names.map((d) => ({ domain: d, d64: ids.get(d)! }))),
@@ -146,10 +166,12 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
       'batches.json': jsonBytes([...merged, ...markers.map(([k]) => k)].sort()),
       'status.json': jsonBytes(status),
     });
+    phase('index');
     const next: IndexManifest = { v: 1, current: version, versions: [...manifest.versions, { version, createdAt, tocCrc32 }], retired: [...manifest.retired] };
     while (next.versions.length > Math.max(1, opts.keepVersions)) next.retired.push({ version: next.versions.shift()!.version, retiredAt: createdAt });
     await store.put(indexLayout.manifest(), jsonBytes(next));
     const collected = await collectGarbage(store, next, now(), opts.graceMs);
+    phase('publish');
     return {
       version, published: true, batches: markers.length, rowsIn, urls: built.urls, domains: built.names.length, rewrittenFiles: newFiles.length,
       newCollisions, collectedVersions: collected, ms: Date.now() - t0,
