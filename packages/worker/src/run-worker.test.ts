@@ -58,7 +58,7 @@ describe('startWorker: one place decides what happens to a delivery', () => {
     const q = new MemoryBatchQueue();
     const w = await startWorker(q.consumer({ prefetch: 1 }), deps(new MemoryObjectStore()), { concurrency: 1, includeText: true });
     await q.publisher().publish({ ...emptyBatch(2), id: 'not an id' } as Batch);
-    await settle();
+    await until(() => q.deadLetters().length > 0);
     await w.drain(1000);
     expect(q.deadLetters().map((d) => d.reason)).toEqual(['CCP_ERR_BATCH_FORMAT']);
   });
