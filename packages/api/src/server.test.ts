@@ -1,4 +1,6 @@
+import { Writable } from 'node:stream';
 import { Registry } from 'prom-client';
+import { createLogger } from '@ccpipe/adapters';
 import { canonicalizeUrl, type IndexView } from '@ccpipe/core';
 import { API_ROUTES } from './metrics';
 import { MemoryIndexSource } from './memory-index-source';
@@ -168,6 +170,39 @@ describe('static hook and HEAD', () => {
       const head = await fetch(`${server.url}/v1/domain/bulk-3.org`, { method: 'HEAD' });
       expect([head.status, head.headers.get('x-index-version'), Number(head.headers.get('content-length')) > 0, await head.text()]).toEqual([200, 'v1', true, '']);
       expect(await registry.metrics()).toContain('ccpipe_api_request_duration_seconds_count{route="static",status_class="2xx"} 1');
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('failures', () => {
+  it('answers 500 CCP_ERR_API_INTERNAL for a failing view or static handler, and logs the route, never the path', async () => {
+    const lines: string[] = [];
+    const destination = new Writable({ write: (chunk, _enc, cb) => void (lines.push(String(chunk)), cb()) });
+    const broken: IndexView = {
+      version: 'v9', domain: (d) => viewOld.domain(d), datasets: () => viewOld.datasets(), captures: async () => [],
+      urls: async () => {
+        throw new Error('disk on fire');
+      },
+    };
+    const server = await startApi({
+      source: new MemoryIndexSource(broken), port: 0, logger: createLogger({ service: 'api', level: 'info', destination }),
+      staticHandler: () => {
+        throw new Error('no assets');
+      },
+    });
+    try {
+      const r = await get(server, '/v1/domain/bulk-3.org/datasets/1/urls?secret-probe=1');
+      expect([r.status, r.body.error.code, r.headers.get('x-index-version')]).toEqual([500, 'CCP_ERR_API_INTERNAL', 'v9']);
+      const s = await get(server, '/explorer/secret-probe.js');
+      expect([s.status, s.body.error.code]).toEqual([500, 'CCP_ERR_API_INTERNAL']);
+      await get(server, '/v1/domain/secret-probe.com');
+      await new Promise((res) => setTimeout(res, 50));
+      const logged = lines.join('');
+      expect(logged).toContain('"route":"/v1/domain/:domain/datasets/:dataset_id/urls"');
+      expect(logged).toContain('disk on fire');
+      expect(logged).not.toContain('secret-probe');
     } finally {
       await server.close();
     }

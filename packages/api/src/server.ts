@@ -57,14 +57,14 @@ export async function startApi(opts: ApiOptions): Promise<ApiServer> {
     const t0 = process.hrtime.bigint();
     handle(req, res, opts).then(
       (r) => done(r, t0),
-      (err: unknown) => done({ route: 'unmatched', status: 500, err }, t0),
+      // only a throwing static handler or metrics registry gets here: every other path has answered already
+      (err: unknown) => done(sendError(req, res, new ApiError('CCP_ERR_API_INTERNAL', 'internal error'), 'unmatched', err), t0),
     );
     function done(r: Outcome, start: bigint): void {
       const seconds = Number(process.hrtime.bigint() - start) / 1e9;
       metrics?.observe(r.route, r.status, seconds);
       if (r.status >= 500 && log) log.error({ route: r.route, status: r.status, err: r.err }, 'request failed');
       else if (log?.isLevelEnabled('debug')) log.debug({ route: r.route, status: r.status, ms: seconds * 1000 }, 'request');
-      if (!res.headersSent) sendError(req, res, new ApiError('CCP_ERR_API_INTERNAL', 'internal error'), undefined);
     }
   });
   server.keepAliveTimeout = 65_000;
