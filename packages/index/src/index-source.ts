@@ -13,6 +13,8 @@ export interface IndexSourceOptions {
   pollMs?: number;
   /** DuckDB threads for lake reads (default 1). */
   threads?: number;
+  /** Told when a new version cannot be loaded while an older view keeps serving (log it, count it). */
+  onError?: (err: unknown) => void;
 }
 
 /** An IndexSource that also says which version it serves. */
@@ -22,8 +24,9 @@ export interface LakeIndexSource extends IndexSource {
 
 /**
  * Follows `index/manifest.json`: `current()` rereads the manifest at most every `pollMs` and, on a flip, loads and
- * CRC-checks the new version before switching; a broken new version makes `current()` throw (IndexFormatError)
- * until the manifest points at a good one. Views already handed out stay valid — the merger keeps their files for
+ * CRC-checks the new version before switching. A new version that cannot be loaded (IndexFormatError: CRC
+ * mismatch, missing file) is reported to `onError` and the previous view keeps serving; with no previous view
+ * `current()` throws it. Either way it is retried after `pollMs`. Views already handed out stay valid — the merger keeps their files for
  * its grace period. Concurrent calls share one reload. `close()` is idempotent.
  */
 export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeIndexSource> {
@@ -50,11 +53,19 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
       if (closed) throw new CcpError('CCP_ERR_INDEX_CLOSED', 'index source is closed');
       if (Date.now() - checkedAt < pollMs) return view;
       inflight ??= refresh()
-        .then((v) => {
-          view = v;
-          checkedAt = Date.now();
-          return v;
-        })
+        .then(
+          (v) => {
+            view = v;
+            checkedAt = Date.now();
+            return v;
+          },
+          (err: unknown) => {
+            if (view === null) throw err;
+            checkedAt = Date.now();
+            opts.onError?.(err);
+            return view;
+          },
+        )
         .finally(() => {
           inflight = null;
         });

@@ -201,5 +201,22 @@ describe('runMerge (synthetic batches)', () => {
     } finally {
       await src.close();
     }
+    // With a good version already loaded, a corrupt new one is reported and the old view keeps serving.
+    await store.put(key, Buffer.from(bytes.map((b, i) => (i === bytes.length - 5 ? b ^ 0xff : b))));
+    const errors: unknown[] = [];
+    const src2 = await openIndexSource({ store, dataDir: dir, pollMs: 0, onError: (e) => errors.push(e) });
+    try {
+      expect((await src2.current())!.version).toBe('v000001');
+      await putBatch(store, 1, 'b2', [row(1, 'https://two.example/', '20300101000000')]);
+      await runMerge(opts());
+      const tocKey = indexLayout.versionFile('v000002', 'domains.bin');
+      const d = Buffer.from((await store.get(tocKey))!);
+      d.writeUInt8(d.readUInt8(d.length - 1) ^ 0xff, d.length - 1);
+      await store.put(tocKey, d);
+      expect((await src2.current())!.version).toBe('v000001');
+      expect(errors).toEqual([expect.objectContaining({ code: 'CCP_ERR_INDEX_CRC' })]);
+    } finally {
+      await src2.close();
+    }
   });
 });
