@@ -50,6 +50,7 @@ export async function runEmbedded(opts: EmbeddedOptions, io: EmbeddedIo): Promis
     let crawls = opts.crawls;
     if (crawls === null) {
       const t0 = Date.now();
+      if (io.tty) io.print('Preparing the bundled sample crawl (built once into <data>/sample-mirror)…');
       const sample = await ensureSampleMirror(path.join(config.data, 'sample-mirror'));
       const mirror = await serveMirror({ dir: sample.dir, port: 0 });
       closers.push(() => mirror.close());
