@@ -1,0 +1,155 @@
+/**
+ * `ccpipe run` end to end: the built CLI as a separate process running batcher, worker, merger and API in one
+ * process over the in-process queue, against a real mirror server over ../shared/corpus/cc-mirror-dev (both crawls)
+ * and over the bundled sample crawl. Every (domain, crawl) of oracle.json is checked through the HTTP API.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { canonicalizeUrl } from '@ccpipe/core';
+import { serveMirror, type MirrorServer } from '@ccpipe/mirror';
+import { CC_MIRROR_DEV, DEV_CRAWLS, loadOracle } from './support/corpus';
+import { killAll, logLine, spawnCcpipe, waitFor, type CcpipeProcess } from './support/processes';
+
+const oracle = loadOracle();
+const procs: CcpipeProcess[] = [];
+const dirs: string[] = [];
+let mirror: MirrorServer | null = null;
+
+/** Starts `ccpipe run ARGS…` (the built binary). */
+function startRun(args: string[]): CcpipeProcess {
+  const p = spawnCcpipe(['run', ...args]);
+  procs.push(p);
+  return p;
+}
+
+async function newDataDir(): Promise<string> {
+  const d = await mkdtemp(join(tmpdir(), 'ccpipe-run-'));
+  dirs.push(d);
+  return d;
+}
+
+/** Waits for the printed `API listening on URL` line. */
+async function apiUrlOf(p: CcpipeProcess, timeoutMs: number): Promise<string> {
+  return waitFor<string>(
+    'the API address',
+    () => {
+      if (p.child.exitCode !== null) throw new Error(`ccpipe run exited ${p.child.exitCode}: ${p.text.join('').slice(-3000)}`);
+      const line = p.text.find((l) => l.startsWith('API listening on '));
+      return line === undefined ? '' : line.slice('API listening on '.length).trim();
+    },
+    timeoutMs,
+  );
+}
+
+async function getJson(url: string): Promise<{ status: number; body: Record<string, unknown> }> {
+  const res = await fetch(url);
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}
+
+/** Every URL of (domain, dataset), following next_offset with a small page size so paging is exercised. */
+async function allUrls(api: string, domain: string, datasetId: number): Promise<{ urls: string[]; total: number }> {
+  const urls: string[] = [];
+  let offset: number | null = 0;
+  let total = -1;
+  while (offset !== null) {
+    const { status, body } = await getJson(`${api}/v1/domain/${encodeURIComponent(domain)}/datasets/${datasetId}/urls?offset=${offset}&limit=7`);
+    expect(status).toBe(200);
+    total = body['total'] as number;
+    urls.push(...(body['items'] as { url: string }[]).map((i) => i.url));
+    offset = body['next_offset'] as number | null;
+  }
+  return { urls, total };
+}
+
+const canonical = (u: string): string => canonicalizeUrl(u).url;
+
+beforeAll(async () => {
+  mirror = await serveMirror({ dir: CC_MIRROR_DEV, port: 0 });
+});
+
+afterAll(async () => {
+  await killAll(procs);
+  await mirror?.close();
+  for (const d of dirs) await rm(d, { recursive: true, force: true });
+});
+
+describe('ccpipe run over cc-mirror-dev (both crawls)', () => {
+  let data: string;
+  const args = (): string[] => ['--data', data, '--port', '0', '--base-url', mirror!.url, '--crawl', DEV_CRAWLS.join(','), '--extract-threads', '1', '--batch-size', '60'];
+
+  it('serves, for every (domain, crawl) of the oracle, the same datasets, counts and URL set; stops cleanly on SIGTERM', async () => {
+    data = await newDataDir();
+    const p = startRun(args());
+    const api = await apiUrlOf(p, 600_000);
+
+    const ds = (await getJson(`${api}/v1/datasets`)).body['datasets'] as { dataset_id: number; name: string }[];
+    const idOf = new Map(ds.map((d) => [d.name, d.dataset_id]));
+    expect([...idOf.keys()].sort()).toEqual([...DEV_CRAWLS]);
+
+    // domain → crawl → canonical URL set, from the oracle.
+    const want = new Map<string, Map<string, Set<string>>>();
+    for (const crawl of DEV_CRAWLS) {
+      for (const [domain, d] of Object.entries(oracle.crawls[crawl]!.domains)) {
+        if (!want.has(domain)) want.set(domain, new Map());
+        want.get(domain)!.set(crawl, new Set(d.urls.map(canonical)));
+      }
+    }
+    for (const [domain, byCrawl] of want) {
+      const { status, body } = await getJson(`${api}/v1/domain/${encodeURIComponent(domain)}`);
+      expect({ domain, status }).toEqual({ domain, status: 200 });
+      const got = body['datasets'] as { dataset_id: number; url_count: number }[];
+      const expected = [...byCrawl].map(([crawl, urls]) => ({ dataset_id: idOf.get(crawl)!, url_count: urls.size })).sort((a, b) => a.dataset_id - b.dataset_id);
+      expect({ domain, datasets: got.map((g) => ({ dataset_id: g.dataset_id, url_count: g.url_count })) }).toEqual({ domain, datasets: expected });
+      for (const [crawl, urls] of byCrawl) {
+        // The oracle's URL spellings are distinct after canonicalization too, so its counts are the API's.
+        expect({ domain, crawl, n: urls.size }).toEqual({ domain, crawl, n: oracle.crawls[crawl]!.domains[domain]!.count });
+        const page = await allUrls(api, domain, idOf.get(crawl)!);
+        expect(page.urls.length).toBe(page.total);
+        expect(new Set(page.urls).size).toBe(page.urls.length);
+        expect({ domain, crawl, urls: new Set(page.urls.map(canonical)) }).toEqual({ domain, crawl, urls });
+      }
+    }
+    expect(want.size).toBeGreaterThan(150);
+
+    p.child.kill('SIGTERM');
+    expect((await p.exited).code).toBe(0);
+  }, 900_000);
+
+  it('a re-run over the same data directory skips both crawls and merges again; other settings are refused', async () => {
+    const p = startRun([...args(), '--exit-after-merge']);
+    expect((await p.exited).code).toBe(0);
+    expect(p.logs.filter((l) => l['msg'] === 'crawl already ingested').map((l) => l['crawl']).sort()).toEqual([...DEV_CRAWLS]);
+    expect(logLine(p, 'merged')).toMatchObject({ published: false });
+    expect(p.text.some((l) => l.startsWith('API listening on '))).toBe(true);
+    // A different batch size would put other records under batch ids already done: refused, nothing changed.
+    const q = startRun([...args().slice(0, -2), '--batch-size', '61', '--exit-after-merge']);
+    expect((await q.exited).code).toBe(1);
+    expect(q.logs.find((l) => l['msg'] === 'run failed')?.['err']).toMatchObject({ code: 'CCP_ERR_CHECKPOINT_MISMATCH' });
+  }, 300_000);
+});
+
+describe('ccpipe run over the bundled sample crawl', () => {
+  it('builds the sample mirror, ingests both sample crawls and answers the printed example queries', async () => {
+    const data = await newDataDir();
+    const p = startRun(['--data', data, '--port', '0', '--extract-threads', '1']);
+    const api = await apiUrlOf(p, 600_000);
+    expect(logLine(p, 'sample mirror ready')).toMatchObject({ built: true });
+    const curls = p.text.filter((l) => l.trim().startsWith('curl -s ')).map((l) => l.trim().replace(/^curl -s /, '').replace(/^'|'$/g, ''));
+    expect(curls.length).toBeGreaterThanOrEqual(4);
+    for (const u of curls) expect({ u, status: (await fetch(u)).status }).toEqual({ u, status: 200 });
+
+    const books = (await getJson(`${api}/v1/domain/maple-street-books.com`)).body['datasets'] as { dataset_id: number; url_count: number }[];
+    expect(books).toHaveLength(2);
+    // Private-section hosts and multi-level suffixes group under their ICANN registered domain; the IDN by punycode.
+    for (const d of ['github.io', 'harbourside-gazette.co.uk', 'xn--bcherstube-am-see-22b.de', 'bücherstube-am-see.de']) {
+      expect({ d, status: (await fetch(`${api}/v1/domain/${encodeURIComponent(d)}`)).status }).toEqual({ d, status: 200 });
+    }
+    // Only in the second crawl.
+    const museum = (await getJson(`${api}/v1/domain/old-mill-museum.org.uk`)).body['datasets'] as unknown[];
+    expect(museum).toHaveLength(1);
+    p.child.kill('SIGINT');
+    expect((await p.exited).code).toBe(0);
+  }, 600_000);
+});
+
