@@ -14,18 +14,22 @@ export const API_ROUTES = [
 ] as const;
 export type ApiRoute = (typeof API_ROUTES)[number];
 
+const DURATION = 'ccpipe_api_request_duration_seconds';
+
 /** What the server reports per request. */
 export interface ApiMetrics {
   observe(route: ApiRoute, status: number, seconds: number): void;
 }
 
 /**
- * `ccpipe_api_request_duration_seconds{route, status_class}` on `registry`: route is a template from
- * {@link API_ROUTES}, status_class `2xx`…`5xx`. Buckets are fine at the low end (the goal is p99 ≤ 2 ms).
+ * `ccpipe_api_request_duration_seconds{route, status_class}` on `registry` (created once per registry): route is a
+ * template from {@link API_ROUTES}, status_class `2xx`…`5xx`. Buckets are fine at the low end (goal: p99 ≤ 2 ms).
  */
 export function apiMetrics(registry: Registry): ApiMetrics {
-  const h = new Histogram({
-    name: 'ccpipe_api_request_duration_seconds',
+  // a second server on the same registry (a restart inside one process) shares the histogram
+  const existing = registry.getSingleMetric(DURATION);
+  const h = existing instanceof Histogram ? (existing as Histogram<'route' | 'status_class'>) : new Histogram({
+    name: DURATION,
     help: 'API request latency, by route template and status class',
     labelNames: ['route', 'status_class'],
     buckets: [0.00025, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5],

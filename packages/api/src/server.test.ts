@@ -170,6 +170,11 @@ describe('static hook and HEAD', () => {
       const head = await fetch(`${server.url}/v1/domain/bulk-3.org`, { method: 'HEAD' });
       expect([head.status, head.headers.get('x-index-version'), Number(head.headers.get('content-length')) > 0, await head.text()]).toEqual([200, 'v1', true, '']);
       expect(await registry.metrics()).toContain('ccpipe_api_request_duration_seconds_count{route="static",status_class="2xx"} 1');
+      // a second server on the same registry (restart in one process) shares the histogram
+      const again = await startApi({ source: new MemoryIndexSource(viewOld), port: 0, registry });
+      await get(again, '/healthz');
+      await again.close();
+      expect(await registry.metrics()).toContain('ccpipe_api_request_duration_seconds_count{route="/healthz",status_class="2xx"} 1');
     } finally {
       await server.close();
     }
