@@ -73,9 +73,14 @@ async function merge(dir, bits) {
   for (let i = 0; i < pages; i++) await v.urls('site0.com', 1, Math.floor((big.datasets[0].urlCount * i) / pages), 100);
   const pageMs = Number(process.hrtime.bigint() - t) / 1e6 / pages;
   await src.close();
+  const { DuckDBInstance } = require('@duckdb/node-api');
+  const db = await DuckDBInstance.create(':memory:', { threads: '1', autoinstall_known_extensions: 'false', autoload_known_extensions: 'false' });
+  const c = await db.connect();
+  const cols = (await c.runAndReadAll(`SELECT path_in_schema AS col, sum(total_compressed_size) AS b FROM parquet_metadata('${join(dir, 'urls')}/*/*/*.parquet') GROUP BY 1 ORDER BY 2 DESC`)).getRowObjectsJS();
+  db.closeSync();
   const lake = bytesUnder(join(dir, 'urls'));
   const index = bytesUnder(join(dir, 'index', r.version));
-  return { ...r, phases, cpuS: (cpu.user + cpu.system) / 1e6, maxRssMiB: process.resourceUsage().maxRSS / 1024, lake, index, domainUs, pageMs, bigDomainUrls: big.datasets[0].urlCount };
+  return { ...r, phases, cols: cols.map((x) => `${x.col} ${(Number(x.b) / r.urls).toFixed(1)}`).join(', '), cpuS: (cpu.user + cpu.system) / 1e6, maxRssMiB: process.resourceUsage().maxRSS / 1024, lake, index, domainUs, pageMs, bigDomainUrls: big.datasets[0].urlCount };
 }
 
 function child(args) {
@@ -86,7 +91,7 @@ function child(args) {
 
 async function mainParent() {
   const sizes = process.argv.slice(2).map(Number).filter((n) => n > 0);
-  for (const rows of sizes.length ? sizes : [1_000_000]) for (const bits of [8, 4]) {
+  for (const rows of sizes.length ? sizes : [1_000_000]) for (const bits of rows > 2_000_000 ? [8] : [8, 4]) {
     const dir = mkdtempSync(join(tmpdir(), 'ccpipe-merge-bench-'));
     try {
       let t = Date.now();
@@ -102,6 +107,7 @@ async function mainParent() {
       console.log(`  full merge:        ${(a.ms / 1000).toFixed(2)} s wall, ${a.cpuS.toFixed(2)} s CPU → ${Math.round(a.rowsIn / (a.ms / 1000))} rows/s wall, ${Math.round(a.rowsIn / a.cpuS)} rows/s per CPU-second; peak RSS ${a.maxRssMiB.toFixed(0)} MiB; ${a.rewrittenFiles} lake files`);
       console.log(`  phases (ms):       ${JSON.stringify(a.phases)}`);
       console.log(`  bytes:             lake ${mib(a.lake)} MiB + index ${mib(a.index)} MiB = ${((a.lake + a.index) / a.urls).toFixed(1)} B/URL (lake ${(a.lake / a.urls).toFixed(1)}, index ${(a.index / a.urls).toFixed(1)})`);
+      console.log(`  lake B/URL by column: ${a.cols}`);
       console.log(`  incremental merge: +${inc} captures: ${(b.ms / 1000).toFixed(2)} s wall, ${b.cpuS.toFixed(2)} s CPU, ${b.rewrittenFiles} files rewritten, peak RSS ${b.maxRssMiB.toFixed(0)} MiB`);
       console.log(`  read side:         domain() ${a.domainUs.toFixed(1)} µs; urls() page of 100 in a ${a.bigDomainUrls}-URL domain ${a.pageMs.toFixed(2)} ms`);
     } finally {

@@ -3,17 +3,15 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { queryRows, sqlList } from './duck';
 
 /**
- * Keeps url_id collisions apart (docs/keys.md): in table `src` (the new rows) every URL already in the collision
- * map gets its substitute id; then every url_id shared by two different canonical URLs — among the new rows or
+ * Keeps url_id collisions apart (docs/keys.md): fills table `cmap` (url → id), through which view `src` (the new
+ * rows) gives every URL already in the collision map its substitute id; then every url_id shared by two different canonical URLs — among the new rows or
  * between a new row and the lake files `lakePaths` — keeps its id for the URL that had it first (the one in the
  * lake, else the smallest URL) and gives each other URL the first id `xxh3(url, seed = 1, 2, …)` not used by any
- * URL involved or any mapped URL. Updates `map` (url → signed id as decimal string) and `src`; returns how many
+ * URL involved or any mapped URL. Updates `map` (url → signed id as decimal string) and `cmap`; returns how many
  * URLs got a new substitute. Reads the lake's url_id column (a semi-join), so its cost grows with the lake.
  */
 export async function resolveCollisions(conn: DuckDBConnection, lakePaths: readonly string[], map: Record<string, string>): Promise<number> {
-  await conn.run('CREATE OR REPLACE TEMP TABLE cmap (url VARCHAR, id BIGINT)');
   await fillMap(conn, Object.entries(map));
-  await conn.run('UPDATE src SET url_id = cmap.id FROM cmap WHERE src.url = cmap.url');
 
   const lake = lakePaths.length === 0
     ? 'SELECT NULL::BIGINT AS url_id, NULL::VARCHAR AS url WHERE false'
@@ -46,9 +44,7 @@ export async function resolveCollisions(conn: DuckDBConnection, lakePaths: reado
     map[url] = sub.toString();
     added.push([url, sub.toString()]);
   }
-  await conn.run('DELETE FROM cmap');
   await fillMap(conn, added);
-  await conn.run('UPDATE src SET url_id = cmap.id FROM cmap WHERE src.url = cmap.url');
   return added.length;
 }
 

@@ -4,9 +4,11 @@ import { DuckDBInstance, type DuckDBConnection, type DuckDBValue } from '@duckdb
 export interface DuckOptions {
   /** Worker threads (default 1: COPY keeps ROW_GROUP_SIZE and row order only single-threaded). */
   threads?: number;
-  /** e.g. '1GB'; DuckDB spills to `tempDir` beyond it. */
+  /** e.g. '512MB'; DuckDB spills to `tempDir` beyond it. */
   memoryLimit?: string;
   tempDir?: string;
+  /** Keep Parquet footers in memory between queries (readers: files are immutable, so this is safe). */
+  metadataCache?: boolean;
 }
 
 /** Opens an in-memory DuckDB that never downloads extensions (Parquet is built in). Caller closes it. */
@@ -17,6 +19,7 @@ export async function openDuck(opts: DuckOptions = {}): Promise<DuckDBInstance> 
     autoload_known_extensions: 'false',
     preserve_insertion_order: 'true',
   };
+  if (opts.metadataCache === true) config['enable_object_cache'] = 'true';
   if (opts.memoryLimit !== undefined) config['memory_limit'] = opts.memoryLimit;
   if (opts.tempDir !== undefined) config['temp_directory'] = opts.tempDir;
   return DuckDBInstance.create(':memory:', config);

@@ -30,7 +30,7 @@ export interface LakeIndexSource extends IndexSource {
  * its grace period. Concurrent calls share one reload. `close()` is idempotent.
  */
 export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeIndexSource> {
-  const db: DuckDBInstance = await openDuck({ threads: opts.threads ?? 1 });
+  const db: DuckDBInstance = await openDuck({ threads: opts.threads ?? 1, metadataCache: true });
   const pollMs = opts.pollMs ?? 1000;
   let view: LakeIndexView | null = null;
   let checkedAt = -Infinity;

@@ -4,7 +4,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { PART_COLUMNS, DUCKDB_VECTOR_SIZE } from '@ccpipe/adapters';
 import type { ObjectStore } from '@ccpipe/core';
 import { queryRows, sqlList, sqlString } from './duck';
-import { crcOf, type LakeFileEntry } from './format';
+import { IndexFormatError, crcOf, type LakeFileEntry } from './format';
 
 /** Columns of a lake file, in file order: `domain64` first, then the part's columns without `dataset_id` (a hive key). */
 export const LAKE_COLUMNS: readonly string[] = ['domain64', ...PART_COLUMNS.map((c) => c.name).filter((n) => n !== 'dataset_id')];
@@ -34,37 +34,57 @@ export interface LakeWrite {
 
 /**
  * Rewrites every partition (dataset_id, domain_prefix) with new rows in one pass: the previous files of those
- * partitions plus the new rows of table `src` (with domain64 and prefix), one row per (dataset, canonical URL) — the
- * latest capture wins (ts, then the later batch part, then the WARC position) — sorted by (domain64, url), ZSTD,
- * fixed row groups. Files go through the store; returns their registry entries and each domain's row run.
- * Deterministic for the same inputs.
+ * partitions plus the new rows of view `src` (with domain64 and prefix), one row per (dataset, canonical URL) — the
+ * latest capture wins (ts, then new over old, then the later batch part, then the WARC position) — sorted by
+ * (domain64, url), ZSTD, fixed row groups. Duplicates are rare, so they are found on the narrow (dataset, url)
+ * columns first and only the losing rows' positions are carried into the one full-width sort. Files go through the
+ * store; returns their registry entries and each domain's row run, read back from the files written.
+ * Deterministic for the same inputs. @throws IndexFormatError when a written file is not grouped by domain.
  */
 export async function writeLake(conn: DuckDBConnection, store: ObjectStore, w: LakeWrite): Promise<{ entries: LakeFileEntry[]; postings: FilePosting[] }> {
   const cols = LAKE_COLUMNS.map((c) => (c === 'text' && w.dropText ? 'NULL::VARCHAR AS text' : c)).join(', ');
   const old = w.oldPaths.length === 0
     ? ''
-    : `UNION ALL BY NAME SELECT dataset_id, domain_prefix AS prefix, ${cols}, '' AS _src FROM read_parquet(${sqlList(w.oldPaths)},
-         hive_partitioning = true, hive_types = {'dataset_id': BIGINT, 'domain_prefix': VARCHAR})`;
+    : `UNION ALL BY NAME SELECT dataset_id, domain_prefix AS prefix, ${cols}, filename AS _src, file_row_number AS _r, 0 AS _new FROM read_parquet(${sqlList(w.oldPaths)},
+         hive_partitioning = true, hive_types = {'dataset_id': BIGINT, 'domain_prefix': VARCHAR}, filename = true, file_row_number = true)`;
+  await conn.run(`CREATE OR REPLACE TEMP VIEW all_rows AS SELECT dataset_id::BIGINT AS dataset_id, prefix, ${cols}, _src, _r, 1 AS _new FROM src ${old}`);
   await conn.run(
-    `CREATE OR REPLACE TEMP TABLE merged AS
-     SELECT * EXCLUDE (_src, _k), row_number() OVER (PARTITION BY dataset_id, prefix ORDER BY domain64, url) - 1 AS _rn FROM (
-       SELECT *, row_number() OVER (PARTITION BY dataset_id, url ORDER BY ts DESC, _src DESC, warc_filename DESC, warc_offset DESC) AS _k
-       FROM (SELECT dataset_id::BIGINT AS dataset_id, prefix, ${cols}, _src FROM src ${old})
-     ) WHERE _k = 1 ORDER BY dataset_id, prefix, _rn`,
+    `CREATE OR REPLACE TEMP TABLE lose AS
+     WITH dup AS (SELECT dataset_id, url FROM all_rows GROUP BY ALL HAVING count(*) > 1)
+     SELECT _src, _r FROM (
+       SELECT _src, _r, row_number() OVER (PARTITION BY dataset_id, url ORDER BY ts DESC, _new DESC, _src DESC, warc_filename DESC, warc_offset DESC) AS _k
+       FROM all_rows a WHERE EXISTS (SELECT 1 FROM dup WHERE dup.dataset_id = a.dataset_id AND dup.url = a.url)
+     ) WHERE _k > 1`,
+  );
+  await conn.run(
+    `CREATE OR REPLACE TEMP TABLE merged AS SELECT dataset_id, prefix, ${LAKE_COLUMNS.join(', ')} FROM all_rows a
+     WHERE NOT EXISTS (SELECT 1 FROM lose l WHERE l._src = a._src AND l._r = a._r) ORDER BY dataset_id, prefix, domain64, url`,
   );
   const rg = Math.ceil(w.rowGroupSize / DUCKDB_VECTOR_SIZE) * DUCKDB_VECTOR_SIZE;
   const tmpOf = (t: { datasetId: number; prefix: string }) => join(w.tmpDir, `lake-${t.datasetId}-${t.prefix}.parquet`);
   for (const t of w.targets) {
     await conn.run(
-      `COPY (SELECT ${LAKE_COLUMNS.join(', ')} FROM merged WHERE dataset_id = ${t.datasetId} AND prefix = ${sqlString(t.prefix)} ORDER BY _rn)
+      `COPY (SELECT ${LAKE_COLUMNS.join(', ')} FROM merged WHERE dataset_id = ${t.datasetId} AND prefix = ${sqlString(t.prefix)})
        TO ${sqlString(tmpOf(t))} (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL ${w.compressionLevel}, ROW_GROUP_SIZE ${rg})`,
     );
   }
-  const keyOf = new Map(w.targets.map((t) => [`${t.datasetId}/${t.prefix}`, t.key]));
-  const postings: FilePosting[] = (
-    await queryRows(conn, 'SELECT dataset_id AS s, prefix AS p, any_value(domain) AS d, min(_rn) AS f, count(*) AS n FROM merged GROUP BY dataset_id, prefix, domain64')
-  ).map((r) => ({ fileKey: keyOf.get(`${Number(r['s'])}/${r['p'] as string}`)!, datasetId: Number(r['s']), domain: r['d'] as string, first: Number(r['f']), rows: Number(r['n']) }));
   await conn.run('DROP TABLE merged');
+  await conn.run('DROP TABLE lose');
+  const keyOf = new Map(w.targets.map((t) => [tmpOf(t), t]));
+  // Postings from the files as written: each domain must be one contiguous run of rows.
+  const postings: FilePosting[] = [];
+  const runs = await queryRows(
+    conn,
+    `SELECT filename AS f, any_value(domain) AS d, min(file_row_number) AS lo, max(file_row_number) AS hi, count(*) AS n
+     FROM read_parquet(${sqlList(w.targets.map(tmpOf))}, filename = true, file_row_number = true, hive_partitioning = false) GROUP BY filename, domain64`,
+  );
+  for (const r of runs) {
+    const t = keyOf.get(r['f'] as string)!;
+    const first = Number(r['lo']);
+    const rows = Number(r['n']);
+    if (Number(r['hi']) - first + 1 !== rows) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'lake file is not grouped by domain', { key: t.key });
+    postings.push({ fileKey: t.key, datasetId: t.datasetId, domain: r['d'] as string, first, rows });
+  }
   const groups = new Map<string, [number, number][]>();
   const meta = await queryRows(
     conn,

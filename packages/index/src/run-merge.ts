@@ -38,7 +38,7 @@ export interface MergeOptions {
    * ones want 8 so one merge rewrites little. Fixed once the lake exists.
    */
   partitionBits?: number;
-  /** DuckDB memory limit (default '1GB'); it spills to a temp dir beyond it. */
+  /** DuckDB memory limit (default '512MB'); it spills to a temp dir beyond it, so peak RSS stays flat with size. */
   memoryLimit?: string;
   /** Called after each phase with its wall time (metrics, benchmarks). */
   onPhase?: (phase: 'load' | 'read' | 'domains' | 'collisions' | 'lake' | 'index' | 'publish', ms: number) => void;
@@ -106,7 +106,7 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
   const version = `v${String(seq).padStart(6, '0')}`;
   const createdAt = now().toISOString();
   const tmp = await mkdtemp(join(tmpdir(), 'ccpipe-merge-'));
-  const db = await openDuck({ memoryLimit: opts.memoryLimit ?? '1GB', tempDir: join(tmp, 'spill') });
+  const db = await openDuck({ memoryLimit: opts.memoryLimit ?? '512MB', tempDir: join(tmp, 'spill') });
   const conn = await db.connect();
   try {
     const parts = markers.filter(([, m]) => m.part !== null).map(([, m]) => join(opts.dataDir, m.part!));
@@ -118,7 +118,7 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
     const newFiles: LakeFileEntry[] = [];
     const newPostings: { fileKey: string; datasetId: number; domain: string; first: number; rows: number }[] = [];
     if (parts.length > 0) {
-      const partsSql = `read_parquet(${sqlList(parts)}, filename = true, hive_partitioning = false)`;
+      const partsSql = `read_parquet(${sqlList(parts)}, filename = true, file_row_number = true, hive_partitioning = false)`;
       const domains = (await (await conn.runAndReadAll(`SELECT DISTINCT domain FROM ${partsSql} ORDER BY domain`)).getRowsJS()).map((r) => r[0] as string);
       phase('read');
       await conn.run('CREATE TEMP TABLE dom (domain VARCHAR, domain64 BIGINT, prefix VARCHAR)');
@@ -132,8 +132,13 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
       }
       app.flushSync();
       app.closeSync();
-      await conn.run(`CREATE TEMP TABLE src AS SELECT r.* EXCLUDE (filename), r.filename AS _src, dom.domain64, dom.prefix FROM ${partsSql} r JOIN dom USING (domain)`);
-      rowsIn = Number((await (await conn.runAndReadAll('SELECT count(*) FROM src')).getRowsJS())[0]![0]);
+      // The new rows stay in their part files (a view, read twice: narrow for collisions, whole for the lake).
+      await conn.run('CREATE TEMP TABLE cmap (url VARCHAR PRIMARY KEY, id BIGINT)');
+      await conn.run(
+        `CREATE TEMP VIEW src AS SELECT r.* EXCLUDE (filename, file_row_number, url_id), coalesce(cmap.id, r.url_id) AS url_id, r.filename AS _src,
+           r.file_row_number AS _r, dom.domain64, dom.prefix FROM ${partsSql} r JOIN dom USING (domain) LEFT JOIN cmap USING (url)`,
+      );
+      rowsIn = Number((await (await conn.runAndReadAll(`SELECT sum(num_rows) FROM parquet_file_metadata(${sqlList(parts)})`)).getRowsJS())[0]![0]);
       phase('domains');
       const lakePaths = (prev?.files ?? []).map((f) => join(opts.dataDir, f.key));
       newCollisions = await resolveCollisions(conn, lakePaths, collisions);

@@ -23,7 +23,7 @@ function intFlag(name: string, v: unknown, dflt: number, min: number): number {
 /**
  * `ccpipe merge`: folds every completed batch of the data store into a new index version (docs/index-format.md) and
  * prints `MergeResult` as one JSON line. `--data` and `--row-group-size` come from the config table; merge-only
- * flags: `--keep-versions` (default 3), `--grace-ms` (default 600000), `--drop-text`, `--memory-limit` (default 1GB).
+ * flags: `--keep-versions` (default 3), `--grace-ms` (default 600000), `--drop-text`, `--memory-limit` (default 512MB).
  * Exit code 0 also when there was nothing to merge (`published: false`).
  */
 export function registerMergeCommand(program: Command, io: MergeCommandIo = { write: (l) => process.stdout.write(l) }): void {
@@ -31,7 +31,7 @@ export function registerMergeCommand(program: Command, io: MergeCommandIo = { wr
     .option('--keep-versions <n>', 'index versions kept in the manifest (older ones are retired, then deleted after the grace period)')
     .option('--grace-ms <ms>', 'how long a retired version stays readable before GC deletes it')
     .option('--drop-text', 'store text as null in the lake')
-    .option('--memory-limit <size>', "DuckDB memory limit, e.g. '1GB' (it spills to a temp dir beyond it)")
+    .option('--memory-limit <size>', "DuckDB memory limit, e.g. '512MB' (it spills to a temp dir beyond it)")
     .action(async (opts: Record<string, unknown>) => {
       const config = loadConfig(process.env, configFlagsOf(opts, MERGE));
       const dataDir = resolve(config.data);
