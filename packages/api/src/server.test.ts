@@ -3,9 +3,9 @@ import { Registry } from 'prom-client';
 import { createLogger } from '@ccpipe/adapters';
 import { canonicalizeUrl, type IndexView } from '@ccpipe/core';
 import { API_ROUTES } from './metrics';
-import { MemoryIndexSource } from './memory-index-source';
+import { MemoryIndexSource, buildMemoryView } from './memory-index-source';
 import { startApi, type ApiServer } from './server';
-import { CRAWLS, cap40, cap44, canonicalSet, get, oracle, viewBoth, viewOld } from './test-corpus';
+import { CRAWLS, DATASETS, cap40, cap44, canonicalSet, get, oracle, viewBoth, viewOld } from './test-corpus';
 
 describe('API over cc-mirror-dev (two crawls, default filter)', () => {
   const source = new MemoryIndexSource(viewBoth);
@@ -237,16 +237,20 @@ describe('version pinning', () => {
     try {
       const pending = get(server, '/v1/domain/bulk-3.org/datasets/1/urls?limit=1000');
       await inUrls;
-      source.set(viewBoth); // the flip, mid-request
+      // the flip, mid-request, to a version whose dataset 1 holds half the captures
+      const viewNew = buildMemoryView('v3', DATASETS, cap40.filter((_, i) => i % 2 === 0)).view;
+      source.set(viewNew);
       const after = await get(server, '/v1/domain/bulk-3.org');
-      expect(after.headers.get('x-index-version')).toBe('v2');
-      expect(after.body.datasets.map((d: any) => d.dataset_id)).toEqual([1, 2]);
+      expect(after.headers.get('x-index-version')).toBe('v3');
+      const newTotal = (await viewNew.urls('bulk-3.org', 1, 0, 1)).total;
+      expect(after.body.datasets[0].url_count).toBe(newTotal);
       release();
       const r = await pending;
       expect(r.headers.get('x-index-version')).toBe('v1');
       const oldItems = (await viewOld.urls('bulk-3.org', 1, 0, 1000)).items;
       expect(r.body.items.map((i: any) => i.url)).toEqual(oldItems.map((i) => i.url));
       expect(r.body.total).toBe(oldItems.length);
+      expect(newTotal).toBeLessThan(oldItems.length); // so a response mixing in v3 would have shown
     } finally {
       release();
       await server.close();
