@@ -45,7 +45,7 @@ describe('extractDocument on the scrapinghub benchmark sample', () => {
   const results = new Map<string, ReturnType<typeof extractDocument>>();
   beforeAll(() => {
     for (const p of sample) results.set(p.id, extractDocument(p.html, { url: p.url }));
-  });
+  }, 120_000);
 
   it('scores F1 >= 0.93 against the ground-truth article bodies (Readability.js alone: 0.947 on all 181)', () => {
     const truth: Record<string, string> = {};
