@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { canonicalizeUrl } from '@ccpipe/core';
 import { serveMirror, type MirrorServer } from '@ccpipe/mirror';
 import { CC_MIRROR_DEV, DEV_CRAWLS, loadOracle } from './support/corpus';
-import { killAll, logLine, spawnCcpipe, waitFor, type CcpipeProcess } from './support/processes';
+import { killAll, logLine, markersIn, spawnCcpipe, waitFor, type CcpipeProcess } from './support/processes';
 
 const oracle = loadOracle();
 const procs: CcpipeProcess[] = [];
@@ -127,6 +127,27 @@ describe('ccpipe run over cc-mirror-dev (both crawls)', () => {
     expect((await q.exited).code).toBe(1);
     expect(q.logs.find((l) => l['msg'] === 'run failed')?.['err']).toMatchObject({ code: 'CCP_ERR_CHECKPOINT_MISMATCH' });
   }, 300_000);
+});
+
+describe('ccpipe run interrupted', () => {
+  it('SIGINT mid-ingest exits 130 keeping the checkpoint; the re-run resumes there and indexes every kept capture once', async () => {
+    const crawl = DEV_CRAWLS[0];
+    const data = await newDataDir();
+    const args = ['--data', data, '--port', '0', '--base-url', mirror!.url, '--crawl', crawl, '--extract-threads', '1', '--batch-size', '40', '--exit-after-merge'];
+    const first = startRun(args);
+    await waitFor('a few batches done', async () => (await markersIn(data)).length >= 4, 300_000, 100);
+    first.child.kill('SIGINT');
+    expect((await first.exited).code).toBe(130);
+    expect(logLine(first, 'merged')).toBeUndefined();
+
+    const second = startRun(args);
+    expect((await second.exited).code).toBe(0);
+    expect(logLine(second, 'plan ready')!['resumeAt']).toBeGreaterThan(0);
+    const want = oracle.crawls[crawl]!;
+    // Every kept capture reached the index exactly once; distinct URLs and domains as the oracle counts them.
+    const urls = Object.values(want.domains).reduce((n, d) => n + d.count, 0);
+    expect(logLine(second, 'merged')).toMatchObject({ rowsIn: want.kept_captures, urls, domains: Object.keys(want.domains).length });
+  }, 900_000);
 });
 
 describe('ccpipe run over the bundled sample crawl', () => {

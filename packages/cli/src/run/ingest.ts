@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { availableParallelism } from 'node:os';
 import { compileFilter, registeredDomainOf, type Config, type ObjectStore } from '@ccpipe/core';
 import { ExtractionPool, UndiciRangeReader, closeDuckDbParquetEngine, systemClock, writeParquetPart, type Logger } from '@ccpipe/adapters';
@@ -47,6 +48,8 @@ export interface IngestParams {
  */
 export async function ingestCrawls(p: IngestParams): Promise<CrawlIngest[]> {
   const { config, store, log, counters, signal } = p;
+  // Every in-flight publish and block read listens on the run's signal (up to the publish window plus reads).
+  setMaxListeners(256, signal);
   const closers: (() => Promise<unknown>)[] = [];
   try {
     const reader = new UndiciRangeReader({ baseUrl: p.baseUrl, connections: config.connections, userAgent: USER_AGENT, expectGzip: true });
