@@ -67,6 +67,22 @@ export interface BatcherSummary {
   done: boolean;
 }
 
+/** A summary with nothing counted yet. */
+export const emptySummary = (): BatcherSummary => ({ blocks: 0, records: 0, kept: 0, dropped: {}, batches: 0, done: false });
+
+/** Hooks that add a run's events up into `into` (for progress display while the run is going). */
+export function tally(into: BatcherSummary): BatcherEvents {
+  return {
+    onBlock: (e) => {
+      into.blocks++;
+      into.records += e.records;
+      into.kept += e.kept;
+      for (const [r, n] of Object.entries(e.dropped)) into.dropped[r] = (into.dropped[r] ?? 0) + n;
+    },
+    onBatchConfirmed: () => void into.batches++,
+  };
+}
+
 /** Dropped because a domain-targeted run did not ask for that domain. */
 export const NOT_TARGETED = 'not_targeted';
 /** Dropped because the CDX line did not parse. */
@@ -81,7 +97,7 @@ export const BAD_CDX_LINE = 'cdx_line';
  */
 export async function runBatcher(p: BatcherParams, deps: BatcherDeps): Promise<BatcherSummary> {
   const { reader, publisher, store, clock, events = {}, signal } = deps;
-  const summary: BatcherSummary = { blocks: 0, records: 0, kept: 0, dropped: {}, batches: 0, done: false };
+  const summary = emptySummary();
   const shardPath = (shard: string): string => `cc-index/collections/${p.crawl}/indexes/${shard}`;
 
   // Per plan index: batches still unconfirmed (undefined until the block has been published).

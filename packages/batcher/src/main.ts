@@ -1,19 +1,16 @@
 import { readFile } from 'node:fs/promises';
-import { Registry } from 'prom-client';
 import { compileFilter, loadConfig, registeredDomainOf, type Config, type ConfigKey } from '@ccpipe/core';
 import {
   AmqpBatchPublisher,
   AmqpConnection,
   FsObjectStore,
   UndiciRangeReader,
-  createLogger,
   declareTopology,
-  shutdownSignal,
-  startMetricsServer,
+  runService,
   systemClock,
   topologyNames,
 } from '@ccpipe/adapters';
-import { runBatcher, type BatcherSummary } from './batcher';
+import { emptySummary, runBatcher, tally, type BatcherSummary } from './batcher';
 import { loadCheckpoint, runFingerprint } from './checkpoint';
 import { loadClusterIdx } from './cluster-idx-source';
 import { ensureDataset } from './datasets';
@@ -43,96 +40,78 @@ export async function batcherMain(flags: Partial<Record<ConfigKey, unknown>>, en
   if (!config.crawl) throw new Error('--crawl (or CCPIPE_CRAWL) is required');
   const crawl = config.crawl;
   const datasetName = config.dataset ?? crawl;
-  const log = createLogger({ service: 'batcher', level: config.logLevel }).child({ crawl, dataset: datasetName });
-  const registry = new Registry();
-  const metrics = batcherMetrics(registry);
-  const shutdown = shutdownSignal((sig) => log.warn({ sig }, 'stopping: finishing in-flight publishes'));
-  const { signal } = shutdown;
-  const closers: (() => Promise<unknown>)[] = [];
-  try {
-    const metricsServer = await startMetricsServer(registry, { host: config.metricsHost, port: config.metricsPort ?? 9000 });
-    closers.push(() => metricsServer.close());
-    log.info({ port: metricsServer.port }, 'metrics listening');
+  return runService(
+    {
+      service: 'batcher',
+      logLevel: config.logLevel,
+      metricsHost: config.metricsHost,
+      metricsPort: config.metricsPort ?? 9000,
+      onSignal: (log, sig) => log.warn({ sig }, 'stopping: finishing in-flight publishes'),
+    },
+    async ({ log: rootLog, registry, signal, defer }) => {
+      const log = rootLog.child({ crawl, dataset: datasetName });
+      const metrics = batcherMetrics(registry);
+      const store = new FsObjectStore({ root: config.data });
+      const reader = new UndiciRangeReader({ baseUrl: config.baseUrl, connections: config.connections, userAgent: USER_AGENT, expectGzip: true, observer: metrics.fetchObserver });
+      defer(() => reader.close());
 
-    const store = new FsObjectStore({ root: config.data });
-    const reader = new UndiciRangeReader({ baseUrl: config.baseUrl, connections: config.connections, userAgent: USER_AGENT, expectGzip: true, observer: metrics.fetchObserver });
-    closers.push(() => reader.close());
+      const { entries, source } = await loadClusterIdx(crawl, { localDir: config.clusterIdxDir, reader, signal });
+      const targets = config.domainsFile ? TargetSet.fromLines((await readFile(config.domainsFile, 'utf8')).split('\n')) : null;
+      const plan = planBlocks(entries, { targets, maxBlocks: config.maxBlocks ?? null });
+      const fingerprint = runFingerprint({ crawl, filter: filterSpecOf(config), batchSize: config.batchSize, targets: targets?.ranges ?? null, maxBlocks: config.maxBlocks ?? null });
+      const checkpoint = await loadCheckpoint(store, datasetName, fingerprint);
+      const startIndex = checkpoint?.nextPlanIndex ?? 0;
+      metrics.planned.set(plan.length);
+      metrics.checkpoint.set(startIndex);
+      log.info({ clusterIdx: source, blocksInIndex: entries.length, planned: plan.length, resumeAt: startIndex, targets: targets?.size ?? 0 }, 'plan ready');
+      if (checkpoint?.done || startIndex >= plan.length) {
+        log.info({ planned: plan.length }, 'run already complete');
+        return 0;
+      }
 
-    const { entries, source } = await loadClusterIdx(crawl, { localDir: config.clusterIdxDir, reader, signal });
-    const targets = config.domainsFile ? TargetSet.fromLines((await readFile(config.domainsFile, 'utf8')).split('\n')) : null;
-    const plan = planBlocks(entries, { targets, maxBlocks: config.maxBlocks ?? null });
-    const fingerprint = runFingerprint({ crawl, filter: filterSpecOf(config), batchSize: config.batchSize, targets: targets?.ranges ?? null, maxBlocks: config.maxBlocks ?? null });
-    const checkpoint = await loadCheckpoint(store, datasetName, fingerprint);
-    const startIndex = checkpoint?.nextPlanIndex ?? 0;
-    metrics.planned.set(plan.length);
-    metrics.checkpoint.set(startIndex);
-    log.info({ clusterIdx: source, blocksInIndex: entries.length, planned: plan.length, resumeAt: startIndex, targets: targets?.size ?? 0 }, 'plan ready');
-    if (checkpoint?.done || startIndex >= plan.length) {
-      log.info({ planned: plan.length }, 'run already complete');
-      return 0;
-    }
+      const dataset = await ensureDataset(store, datasetName, crawl, new Date());
+      const filter = compileFilter(filterSpecOf(config), { registeredDomainOf });
 
-    const dataset = await ensureDataset(store, datasetName, crawl, new Date());
-    const filter = compileFilter(filterSpecOf(config), { registeredDomainOf });
+      const connection = new AmqpConnection({
+        url: config.rabbitmqUrl,
+        name: 'ccpipe-batcher',
+        onEvent: (e) => (e.type === 'connected' ? log.info({ event: e.type }, 'broker') : log.warn({ event: e.type }, 'broker')),
+      });
+      await connection.start();
+      defer(() => connection.close());
+      const names = topologyNames(config.queuePrefix);
+      const ch = await connection.createChannel(signal);
+      await declareTopology(ch, names);
+      await ch.close();
+      const publisher = new AmqpBatchPublisher({ connection, names, confirmTimeoutMs: config.publishConfirmTimeoutMs });
+      defer(() => publisher.close());
 
-    const connection = new AmqpConnection({
-      url: config.rabbitmqUrl,
-      name: 'ccpipe-batcher',
-      onEvent: (e) => (e.type === 'connected' ? log.info({ event: e.type }, 'broker') : log.warn({ event: e.type }, 'broker')),
-    });
-    await connection.start();
-    closers.push(() => connection.close());
-    const names = topologyNames(config.queuePrefix);
-    const ch = await connection.createChannel(signal);
-    await declareTopology(ch, names);
-    await ch.close();
-    const publisher = new AmqpBatchPublisher({ connection, names, confirmTimeoutMs: config.publishConfirmTimeoutMs });
-    closers.push(() => publisher.close());
-
-    let summary: BatcherSummary | null = null;
-    const progress = batcherProgress({
-      total: plan.length,
-      done: startIndex,
-      tty: process.stderr.isTTY === true,
-      log,
-      summary: () => summary ?? running,
-    });
-    const running: BatcherSummary = { blocks: 0, records: 0, kept: 0, dropped: {}, batches: 0, done: false };
-    const track = { onBlock: (e: { records: number; kept: number; dropped: Record<string, number> }) => {
-      running.blocks++;
-      running.records += e.records;
-      running.kept += e.kept;
-      for (const [r, n] of Object.entries(e.dropped)) running.dropped[r] = (running.dropped[r] ?? 0) + n;
-    }, onBatchConfirmed: () => void running.batches++ };
-    try {
-      summary = await runBatcher(
-        {
-          crawl,
-          dataset: datasetName,
-          datasetId: dataset.id,
-          fingerprint,
-          plan,
-          startIndex,
-          filter,
-          targets,
-          batchSize: config.batchSize,
-          blockConcurrency: 4,
-          publishWindow: 256,
-          publishAttempts: 8,
-        },
-        { reader, publisher, store, clock: systemClock, events: chainEvents(metrics.events, track, progress.events), signal },
-      );
-    } finally {
-      progress.stop();
-    }
-    log.info({ ...summary, datasetId: dataset.id }, summary.done ? 'batcher done' : 'batcher stopped');
-    return summary.done ? 0 : 130;
-  } catch (err) {
-    log.error({ err }, 'batcher failed');
-    return 1;
-  } finally {
-    shutdown.dispose();
-    for (const close of closers.reverse()) await close().catch(() => undefined);
-    log.flush?.();
-  }
+      const running = emptySummary();
+      const progress = batcherProgress({ total: plan.length, done: startIndex, tty: process.stderr.isTTY === true, log, summary: () => running });
+      let summary: BatcherSummary;
+      try {
+        summary = await runBatcher(
+          {
+            crawl,
+            dataset: datasetName,
+            datasetId: dataset.id,
+            fingerprint,
+            plan,
+            startIndex,
+            filter,
+            targets,
+            batchSize: config.batchSize,
+            blockConcurrency: 4,
+            publishWindow: 256,
+            publishAttempts: 8,
+          },
+          { reader, publisher, store, clock: systemClock, events: chainEvents(metrics.events, tally(running), progress.events), signal },
+        );
+      } finally {
+        progress.stop();
+      }
+      log.info({ ...summary, datasetId: dataset.id }, summary.done ? 'batcher done' : 'batcher stopped');
+      return summary.done ? 0 : 130;
+    },
+  );
 }

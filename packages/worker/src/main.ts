@@ -1,5 +1,4 @@
 import { availableParallelism } from 'node:os';
-import { Registry } from 'prom-client';
 import { loadConfig, type ConfigKey } from '@ccpipe/core';
 import {
   AmqpBatchConsumer,
@@ -8,10 +7,8 @@ import {
   FsObjectStore,
   UndiciRangeReader,
   closeDuckDbParquetEngine,
-  createLogger,
   declareTopology,
-  shutdownSignal,
-  startMetricsServer,
+  runService,
   topologyNames,
   writeParquetPart,
 } from '@ccpipe/adapters';
@@ -27,97 +24,85 @@ const USER_AGENT = 'ccpipe/0.1 (+https://github.com/ccpipe/ccpipe)';
  */
 export async function workerMain(flags: Partial<Record<ConfigKey, unknown>>, env: NodeJS.ProcessEnv, opts: { graceMs?: number } = {}): Promise<number> {
   const config = loadConfig(env, flags);
-  const log = createLogger({ service: 'worker', level: config.logLevel });
-  const registry = new Registry();
-  const metrics = workerMetrics(registry);
-  const shutdown = shutdownSignal((sig) => log.info({ sig }, 'draining'));
-  const closers: (() => Promise<unknown>)[] = [];
-  try {
-    const metricsServer = await startMetricsServer(registry, { host: config.metricsHost, port: config.metricsPort ?? 9001 });
-    closers.push(() => metricsServer.close());
-    log.info({ port: metricsServer.port }, 'metrics listening');
+  return runService(
+    { service: 'worker', logLevel: config.logLevel, metricsHost: config.metricsHost, metricsPort: config.metricsPort ?? 9001, onSignal: (log, sig) => log.info({ sig }, 'draining') },
+    async ({ log, registry, signal, defer }) => {
+      const metrics = workerMetrics(registry);
+      const store = new FsObjectStore({ root: config.data });
+      const reader = new UndiciRangeReader({ baseUrl: config.baseUrl, connections: config.connections, userAgent: USER_AGENT, expectGzip: true, observer: metrics.fetch });
+      defer(() => reader.close());
+      const pool = new ExtractionPool({ size: config.extractThreads ?? Math.max(1, availableParallelism()), timeoutMs: config.extractTimeoutMs, dom: config.dom });
+      await pool.start();
+      defer(() => pool.close());
+      defer(() => closeDuckDbParquetEngine());
 
-    const store = new FsObjectStore({ root: config.data });
-    const reader = new UndiciRangeReader({ baseUrl: config.baseUrl, connections: config.connections, userAgent: USER_AGENT, expectGzip: true, observer: metrics.fetch });
-    closers.push(() => reader.close());
-    const pool = new ExtractionPool({ size: config.extractThreads ?? Math.max(1, availableParallelism()), timeoutMs: config.extractTimeoutMs, dom: config.dom });
-    await pool.start();
-    closers.push(() => pool.close());
-    closers.push(() => closeDuckDbParquetEngine());
-
-    let gaveUp: (err: unknown) => void = () => undefined;
-    const brokerGone = new Promise<unknown>((resolve) => (gaveUp = resolve));
-    const connection = new AmqpConnection({
-      url: config.rabbitmqUrl,
-      name: 'ccpipe-worker',
-      onEvent: (e) => {
-        if (e.type === 'gave-up') gaveUp(e.error);
-        if (e.type === 'connected') log.info({ event: e.type }, 'broker');
-        else log.warn({ event: e.type }, 'broker');
-      },
-    });
-    await connection.start();
-    closers.push(() => connection.close());
-    const names = topologyNames(config.queuePrefix);
-    const ch = await connection.createChannel();
-    await declareTopology(ch, names);
-    await ch.close();
-    const consumer = new AmqpBatchConsumer({
-      connection,
-      names,
-      prefetch: config.prefetch,
-      onEvent: (e) => {
-        if (e.type === 'gave-up') gaveUp(e.error);
-        else if (e.type !== 'subscribed') log.warn({ event: e.type }, 'consumer');
-      },
-    });
-    closers.push(() => consumer.close());
-
-    const worker = await startWorker(
-      consumer,
-      {
-        reader,
-        store,
-        extract: async (html, url, signal) => {
-          const end = metrics.extractSeconds.startTimer();
-          try {
-            return await pool.extract(html, url, signal);
-          } finally {
-            end();
-          }
+      let gaveUp: (err: unknown) => void = () => undefined;
+      const brokerGone = new Promise<unknown>((resolve) => (gaveUp = resolve));
+      const connection = new AmqpConnection({
+        url: config.rabbitmqUrl,
+        name: 'ccpipe-worker',
+        onEvent: (e) => {
+          if (e.type === 'gave-up') gaveUp(e.error);
+          if (e.type === 'connected') log.info({ event: e.type }, 'broker');
+          else log.warn({ event: e.type }, 'broker');
         },
-        writePart: (rows) => writeParquetPart(rows, { engine: config.parquetEngine, includeText: config.includeText, rowGroupSize: config.rowGroupSize }),
-        events: metrics.batch,
-      },
-      { concurrency: config.concurrency, includeText: config.includeText },
-      {
-        onBatchDone: (e) => {
-          metrics.worker.onBatchDone?.(e);
-          log.info({ batchId: e.batchId, rows: e.marker.rows, failed: e.marker.failed, skipped: e.skipped, ms: e.ms }, 'batch done');
+      });
+      await connection.start();
+      defer(() => connection.close());
+      const names = topologyNames(config.queuePrefix);
+      const ch = await connection.createChannel();
+      await declareTopology(ch, names);
+      await ch.close();
+      const consumer = new AmqpBatchConsumer({
+        connection,
+        names,
+        prefetch: config.prefetch,
+        onEvent: (e) => {
+          if (e.type === 'gave-up') gaveUp(e.error);
+          else if (e.type !== 'subscribed') log.warn({ event: e.type }, 'consumer');
         },
-        onBatchFailed: (e) => {
-          metrics.worker.onBatchFailed?.(e);
-          log.warn({ batchId: e.batchId, action: e.action, reason: e.reason, err: e.error }, 'batch failed');
-        },
-      },
-    );
-    log.info({ prefetch: config.prefetch, concurrency: config.concurrency, queue: names.queue }, 'consuming');
+      });
+      defer(() => consumer.close());
 
-    const stopped = new Promise<'signal'>((resolve) => shutdown.signal.addEventListener('abort', () => resolve('signal'), { once: true }));
-    const why = await Promise.race([stopped, worker.crashed.then((err) => ({ crash: err })), brokerGone.then((err) => ({ broker: err }))]);
-    await worker.drain(opts.graceMs ?? 30_000);
-    if (why === 'signal') {
-      log.info('drained');
-      return 0;
-    }
-    log.error({ err: 'crash' in why ? why.crash : why.broker }, 'worker stopping on a fatal failure');
-    return 1;
-  } catch (err) {
-    log.error({ err }, 'worker failed');
-    return 1;
-  } finally {
-    shutdown.dispose();
-    for (const close of closers.reverse()) await close().catch(() => undefined);
-    log.flush?.();
-  }
+      const worker = await startWorker(
+        consumer,
+        {
+          reader,
+          store,
+          extract: async (html, url, sig) => {
+            const end = metrics.extractSeconds.startTimer();
+            try {
+              return await pool.extract(html, url, sig);
+            } finally {
+              end();
+            }
+          },
+          writePart: (rows) => writeParquetPart(rows, { engine: config.parquetEngine, includeText: config.includeText, rowGroupSize: config.rowGroupSize }),
+          events: metrics.batch,
+        },
+        { concurrency: config.concurrency, includeText: config.includeText },
+        {
+          onBatchDone: (e) => {
+            metrics.worker.onBatchDone?.(e);
+            log.info({ batchId: e.batchId, rows: e.marker.rows, failed: e.marker.failed, skipped: e.skipped, ms: e.ms }, 'batch done');
+          },
+          onBatchFailed: (e) => {
+            metrics.worker.onBatchFailed?.(e);
+            log.warn({ batchId: e.batchId, action: e.action, reason: e.reason, err: e.error }, 'batch failed');
+          },
+        },
+      );
+      log.info({ prefetch: config.prefetch, concurrency: config.concurrency, queue: names.queue }, 'consuming');
+
+      const stopped = new Promise<'signal'>((resolve) => signal.addEventListener('abort', () => resolve('signal'), { once: true }));
+      const why = await Promise.race([stopped, worker.crashed.then((err) => ({ crash: err })), brokerGone.then((err) => ({ broker: err }))]);
+      await worker.drain(opts.graceMs ?? 30_000);
+      if (why === 'signal') {
+        log.info('drained');
+        return 0;
+      }
+      log.error({ err: 'crash' in why ? why.crash : why.broker }, 'worker stopping on a fatal failure');
+      return 1;
+    },
+  );
 }
