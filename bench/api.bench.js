@@ -124,8 +124,17 @@ async function memoryServer(n) {
 }
 
 async function client(mode) {
-  const { Pool } = require('undici');
   const child = fork(__filename, ['--server', mode, String(DOMAINS)], { execArgv: ['--expose-gc'], stdio: 'inherit' });
+  try {
+    await load(mode, child);
+  } catch (err) {
+    child.kill(); // never leave the server running
+    throw err;
+  }
+}
+
+async function load(mode, child) {
+  const { Pool } = require('undici');
   const ready = await new Promise((resolve, reject) => {
     child.once('message', resolve);
     child.once('exit', (code) => reject(new Error(`server exited ${code}`)));
