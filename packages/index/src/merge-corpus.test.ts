@@ -8,6 +8,7 @@ import { FsObjectStore, FsRangeReader, MemoryObjectStore, closeDuckDbParquetEngi
 import { loadClusterIdx, planBlocks, runBatcher, runFingerprint } from '@ccpipe/batcher';
 import { processBatch, type BatchDeps } from '@ccpipe/worker';
 import { CC_MIRROR_DEV, DEV_CRAWLS, loadOracle } from '../../../tests/support/corpus';
+import { openDuck, queryRows } from './duck';
 import { indexLayout, type LakeFileEntry } from './format';
 import { openIndexSource } from './index-source';
 import { runMerge } from './run-merge';
@@ -107,6 +108,21 @@ describe('runMerge over cc-mirror-dev batches written by the worker', () => {
       expect(v.datasets().map((d) => [d.name, d.urlCount])).toEqual(
         DEV_CRAWLS.map((c) => [c, Object.values(oracle.crawls[c]!.domains).reduce((n, d) => n + new Set(d.urls.map(canon)).size, 0)]),
       );
+      // Any engine reads the lake as a plain hive-partitioned dataset: one row per (dataset, canonical URL).
+      const db = await openDuck();
+      const conn = await db.connect();
+      try {
+        const rows = await queryRows(
+          conn,
+          `SELECT dataset_id, count(*) AS n, count(DISTINCT url) AS u FROM read_parquet('${dir}/urls/*/*/*.parquet', hive_partitioning = true) GROUP BY 1 ORDER BY 1`,
+        );
+        expect(rows.map((r) => [Number(r['dataset_id']), Number(r['n']), Number(r['u'])])).toEqual(
+          v.datasets().map((d) => [d.datasetId, d.urlCount, d.urlCount]),
+        );
+      } finally {
+        conn.closeSync();
+        db.closeSync();
+      }
     } finally {
       await src.close();
     }
