@@ -12,6 +12,8 @@ export type Settlement = 'done' | 'dead-lettered';
  * is durable; an in-memory queue forgets everything on exit, so here a confirm must mean "processed". Then the
  * checkpoint is exactly "every batch before it has a marker", and a re-run with the same data directory resumes
  * there (batches re-published past it find their markers and are skipped). Nothing is persisted by the queue.
+ * Settlements are matched to publishes by batch id (decoded from the body), so only batches published through
+ * {@link publisher} are confirmed; a worker crash must be reported with {@link failAll} or publishes wait forever.
  */
 export class ProcessedQueue {
   readonly queue: MemoryBatchQueue;

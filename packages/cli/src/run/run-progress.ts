@@ -13,6 +13,7 @@ export interface RunCounters {
   rows: number;
 }
 
+/** Counters at zero. */
 export const emptyCounters = (): RunCounters => ({ blocksPlanned: 0, blocksRead: 0, records: 0, kept: 0, batchesPublished: 0, batchesDone: 0, batchesFailed: 0, rows: 0 });
 
 /**
