@@ -36,15 +36,16 @@ export async function apiMain(flags: Partial<Record<ConfigKey, unknown>>, env: N
   const closers: (() => Promise<unknown>)[] = [];
   try {
     const registry = new Registry();
-    const acl = opts.aclFile !== undefined ? Acl.parse(readFileSync(opts.aclFile)) : undefined;
+    const aclFile = opts.aclFile ?? config.aclFile;
+    const acl = aclFile !== undefined ? Acl.parse(readFileSync(aclFile)) : undefined;
     const source = await (opts.openSource ?? openLakeSource)(config);
     closers.push(() => source.close());
     const first = await source.current();
     log.info({ version: first?.version ?? null, acl: acl ? acl.size : 'open' }, 'index opened');
     const server = await startApi({
       source,
-      port: opts.port ?? 8080,
-      host: opts.host ?? '0.0.0.0',
+      port: opts.port ?? config.apiPort,
+      host: opts.host ?? config.apiHost,
       registry,
       logger: log.child({ component: 'http' }),
       ...(acl && { acl }),

@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { loadConfig } from '@ccpipe/core';
 import { registerApiCommand, type ApiRunner } from './api';
 
 function parse(args: string[]): Promise<{ flags: unknown; opts: unknown } | Error> {
@@ -16,15 +17,17 @@ function parse(args: string[]): Promise<{ flags: unknown; opts: unknown } | Erro
 }
 
 describe('ccpipe api', () => {
-  it('passes config flags and the server options to apiMain', async () => {
+  it('passes config flags (port, host, ACL file included) to apiMain', async () => {
     expect(await parse(['--data', '/srv/ccpipe', '--log-level', 'debug', '--api-port', '0', '--api-host', '127.0.0.1', '--acl-file', '/etc/acl.json'])).toEqual({
-      flags: { data: '/srv/ccpipe', logLevel: 'debug' },
-      opts: { port: 0, host: '127.0.0.1', aclFile: '/etc/acl.json' },
+      flags: { data: '/srv/ccpipe', logLevel: 'debug', apiPort: '0', apiHost: '127.0.0.1', aclFile: '/etc/acl.json' },
+      opts: {},
     });
-    expect(await parse([])).toEqual({ flags: {}, opts: { port: 8080, host: '0.0.0.0' } });
+    expect(await parse([])).toEqual({ flags: {}, opts: {} });
   });
 
-  it('rejects a port that is not 0-65535', async () => {
-    for (const p of ['65536', 'http', '-1']) expect(await parse(['--api-port', p])).toBeInstanceOf(Error);
+  it('leaves port validation to the config table, which names flag and env var', () => {
+    for (const p of ['65536', 'http', '-1']) expect(() => loadConfig({}, { apiPort: p })).toThrow(/--api-port \/ CCPIPE_API_PORT/);
+    expect(loadConfig({ CCPIPE_API_PORT: '9090' }).apiPort).toBe(9090);
+    expect(loadConfig({}).apiPort).toBe(8080);
   });
 });

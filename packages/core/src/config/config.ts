@@ -50,6 +50,9 @@ export const OPTIONS = {
   includeText: opt(bool.default(true), 'CCPIPE_INCLUDE_TEXT', 'include-text', 'store extracted text in Parquet parts'),
   parquetEngine: opt(z.enum(['duckdb', 'parquet-wasm']).default('duckdb'), 'CCPIPE_PARQUET_ENGINE', 'parquet-engine', 'Parquet writer (duckdb: smaller files and faster here, see docs/parquet.md)'),
   rowGroupSize: opt(z.coerce.number().int().min(1).default(32_768), 'CCPIPE_ROW_GROUP_SIZE', 'row-group-size', 'rows per Parquet row group'),
+  apiPort: opt(port.default(8080), 'CCPIPE_API_PORT', 'api-port', 'API port (0 = any free port)'),
+  apiHost: opt(z.string().default('0.0.0.0'), 'CCPIPE_API_HOST', 'api-host', 'API bind address'),
+  aclFile: opt(z.string().optional(), 'CCPIPE_API_ACL_FILE', 'acl-file', 'dataset ACL: JSON of token → allowed datasets (unset = open)'),
   connections: opt(z.coerce.number().int().min(1).max(1024).default(32), 'CCPIPE_CONNECTIONS', 'connections', 'HTTP connections per origin'),
 } as const;
 
