@@ -151,3 +151,12 @@ describe('domain of canonical URLs', () => {
     expect(registeredDomainOf('not a host')).toBeNull();
   });
 });
+
+describe('hosts with an empty label', () => {
+  it('have no registered domain (tldts alone would answer the bare suffix)', () => {
+    expect(registeredDomainOf('exa..com')).toBeNull();
+    expect(registeredDomainOf('http://exa..com/x')).toBeNull();
+    expect(registeredDomainsOfHost('a..example.co.uk')).toEqual({ domain: null, privateDomain: null });
+    expect(registeredDomainOf('www.example.com')).toBe('example.com');
+  });
+});

@@ -29,6 +29,8 @@ export interface RegisteredDomains {
  */
 export function registeredDomainsOfHost(host: string): RegisteredDomains {
   if (isIpHost(host)) return { domain: host, privateDomain: host };
+  // An empty label (`exa..com`, which WHATWG hosts allow) has no registered domain: tldts would answer `.com`.
+  if (host.includes('..')) return { domain: null, privateDomain: null };
   const r = tldtsParse(host, PRIVATE_OPTS);
   if (r.isPrivate !== true) return { domain: r.domain, privateDomain: r.domain };
   return { domain: getDomain(host, ICANN_OPTS), privateDomain: r.domain };
@@ -81,5 +83,6 @@ export function registeredDomainOf(urlOrHost: string): string | null {
   // '.example.com' is not a host name (PSL test vectors expect null)
   if (host.length === 0 || host.charCodeAt(0) === 46) return null;
   if (isIpHost(host)) return host;
+  if (host.includes('..')) return null;
   return getDomain(host, ICANN_OPTS);
 }
