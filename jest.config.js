@@ -42,4 +42,6 @@ module.exports = {
     '^@ccpipe/(core|adapters|mirror|batcher|worker|index|api)/(.*)$': '<rootDir>/packages/$1/src/$2',
   },
   testTimeout: 60000,
+  // Two cores: jest's default (cores - 1) would run every suite one after another.
+  maxWorkers: 2,
 };
