@@ -20,7 +20,7 @@ export interface FilePosting {
 
 /** Options of {@link writeLake}. */
 export interface LakeWrite {
-  /** Partitions with new rows: [datasetId, prefix] → object key of their new file. */
+  /** Partitions to rewrite (non-empty): [datasetId, prefix] → object key of their new file. */
   targets: { datasetId: number; prefix: string; key: string }[];
   /** Local paths of the previous files of those partitions (hive paths: dataset_id and domain_prefix come from them). */
   oldPaths: string[];
@@ -33,8 +33,8 @@ export interface LakeWrite {
 }
 
 /**
- * Rewrites every partition (dataset_id, domain_prefix) with new rows in one pass: the previous files of those
- * partitions plus the new rows of view `src` (with domain64 and prefix), one row per (dataset, canonical URL) — the
+ * Rewrites a group of partitions (dataset_id, domain_prefix) in one pass (the caller sizes groups so one pass fits
+ * the memory limit): the previous files of those partitions plus their new rows of view `src` (with domain64 and prefix), one row per (dataset, canonical URL) — the
  * latest capture wins (ts, then new over old, then the later batch part, then the WARC position) — sorted by
  * (domain64, url), ZSTD, fixed row groups. Duplicates are rare, so they are found on the narrow (dataset, url)
  * columns first and only the losing rows' positions are carried into the one full-width sort. Files go through the
@@ -47,7 +47,12 @@ export async function writeLake(conn: DuckDBConnection, store: ObjectStore, w: L
     ? ''
     : `UNION ALL BY NAME SELECT dataset_id, domain_prefix AS prefix, ${cols}, filename AS _src, file_row_number AS _r, 0 AS _new FROM read_parquet(${sqlList(w.oldPaths)},
          hive_partitioning = true, hive_types = {'dataset_id': BIGINT, 'domain_prefix': VARCHAR}, filename = true, file_row_number = true)`;
-  await conn.run(`CREATE OR REPLACE TEMP VIEW all_rows AS SELECT dataset_id::BIGINT AS dataset_id, prefix, ${cols}, _src, _r, 1 AS _new FROM src ${old}`);
+  await conn.run('CREATE OR REPLACE TEMP TABLE grp (dataset_id BIGINT, prefix VARCHAR)');
+  await conn.run(`INSERT INTO grp VALUES ${w.targets.map((t) => `(${t.datasetId}, ${sqlString(t.prefix)})`).join(', ')}`);
+  await conn.run(
+    `CREATE OR REPLACE TEMP VIEW all_rows AS SELECT dataset_id::BIGINT AS dataset_id, prefix, ${cols}, _src, _r, 1 AS _new FROM src s
+     WHERE EXISTS (SELECT 1 FROM grp g WHERE g.dataset_id = s.dataset_id AND g.prefix = s.prefix) ${old}`,
+  );
   await conn.run(
     `CREATE OR REPLACE TEMP TABLE lose AS
      WITH dup AS (SELECT dataset_id, url FROM all_rows GROUP BY ALL HAVING count(*) > 1)

@@ -5,7 +5,7 @@ import { RoaringBitmap32 } from 'roaring';
 import { domain64ToInt64, layout, type ObjectStore } from '@ccpipe/core';
 import { resolveCollisions } from './collisions';
 import { DomainIds, partitionOf } from './domain-ids';
-import { openDuck, sqlList } from './duck';
+import { openDuck, queryRows, sqlList } from './duck';
 import {
   IndexFormatError, DomainDictionary, encodeBitmaps, encodeDomains, encodePostings, indexLayout, jsonBytes, parseJson, postingsOf,
   type IndexManifest, type LakeFileEntry, type Posting, type VersionStatus,
@@ -40,6 +40,8 @@ export interface MergeOptions {
   partitionBits?: number;
   /** DuckDB memory limit (default '512MB'); it spills to a temp dir beyond it, so peak RSS stays flat with size. */
   memoryLimit?: string;
+  /** Rows (old + new) rewritten per DuckDB pass (default 500 000): bounds the sort's memory with `memoryLimit`. */
+  passRows?: number;
   /** Called after each phase with its wall time (metrics, benchmarks). */
   onPhase?: (phase: 'load' | 'read' | 'domains' | 'collisions' | 'lake' | 'index' | 'publish', ms: number) => void;
 }
@@ -143,16 +145,34 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
       const lakePaths = (prev?.files ?? []).map((f) => join(opts.dataDir, f.key));
       newCollisions = await resolveCollisions(conn, lakePaths, collisions);
       phase('collisions');
-      const affected = (await (await conn.runAndReadAll('SELECT DISTINCT dataset_id, prefix FROM src ORDER BY 1, 2')).getRowsJS()).map((r) => [Number(r[0]), r[1] as string] as const);
-      const targets = affected.map(([datasetId, prefix]) => ({ datasetId, prefix, key: indexLayout.lakeFile(datasetId, prefix, version) }));
-      const oldFiles = (prev?.files ?? []).filter((f) => affected.some(([d, p]) => f.datasetId === d && f.prefix === p));
-      for (const f of oldFiles) replaced.add(f.key);
-      const lake = await writeLake(conn, store, {
-        targets, oldPaths: oldFiles.map((f) => join(opts.dataDir, f.key)), rowGroupSize: opts.rowGroupSize,
-        compressionLevel: opts.compressionLevel ?? 3, tmpDir: tmp, dropText: opts.dropText ?? false,
-      });
-      newFiles.push(...lake.entries);
-      newPostings.push(...lake.postings);
+      const affected = (await queryRows(conn, 'SELECT dataset_id AS d, prefix AS p, count(*) AS n FROM src GROUP BY 1, 2 ORDER BY 1, 2')).map((r) => ({
+        datasetId: Number(r['d']), prefix: r['p'] as string, rows: Number(r['n']),
+      }));
+      // Rewrite partitions in groups of about passRows rows (old + new), so the full-width sort fits the memory limit.
+      // Each pass reads the new parts again (copying them once in partition order measured slower: 37 s vs 28 s CPU
+      // for 1.1M rows in three passes).
+      const passRows = opts.passRows ?? 500_000;
+      let group: { datasetId: number; prefix: string; key: string; old: LakeFileEntry | null }[] = [];
+      let groupRows = 0;
+      const flush = async (): Promise<void> => {
+        if (group.length === 0) return;
+        const lake = await writeLake(conn, store, {
+          targets: group, oldPaths: group.flatMap((g) => (g.old ? [join(opts.dataDir, g.old.key)] : [])), rowGroupSize: opts.rowGroupSize,
+          compressionLevel: opts.compressionLevel ?? 3, tmpDir: tmp, dropText: opts.dropText ?? false,
+        });
+        newFiles.push(...lake.entries);
+        newPostings.push(...lake.postings);
+        group = [];
+        groupRows = 0;
+      };
+      for (const a of affected) {
+        const old = prev?.files.find((f) => f.datasetId === a.datasetId && f.prefix === a.prefix) ?? null;
+        if (old) replaced.add(old.key);
+        group.push({ datasetId: a.datasetId, prefix: a.prefix, key: indexLayout.lakeFile(a.datasetId, a.prefix, version), old });
+        groupRows += a.rows + (old?.rows ?? 0);
+        if (groupRows >= passRows) await flush();
+      }
+      await flush();
       phase('lake');
     }
     const built = buildIndex(prev, replaced, newFiles, newPostings);
