@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { decodeBatch, queueActionFor, type Batch, type BatchConsumer, type Delivery } from '@ccpipe/core';
 import { processBatch, type BatchDeps, type BatchMarker, type BatchOptions } from './process-batch';
 
@@ -22,6 +23,7 @@ export interface RunningWorker {
  */
 export async function startWorker(consumer: BatchConsumer, deps: BatchDeps, opts: BatchOptions, events: WorkerEvents = {}): Promise<RunningWorker> {
   const abort = new AbortController();
+  setMaxListeners(0, abort.signal); // one listener per in-flight record read
   const inFlight = new Set<Promise<void>>();
   let crash: (err: unknown) => void = () => undefined;
   const crashed = new Promise<unknown>((resolve) => (crash = resolve));
