@@ -47,11 +47,13 @@ export async function writeLake(conn: DuckDBConnection, store: ObjectStore, w: L
     ? ''
     : `UNION ALL BY NAME SELECT dataset_id, domain_prefix AS prefix, ${cols}, filename AS _src, file_row_number AS _r, 0 AS _new FROM read_parquet(${sqlList(w.oldPaths)},
          hive_partitioning = true, hive_types = {'dataset_id': BIGINT, 'domain_prefix': VARCHAR}, filename = true, file_row_number = true)`;
-  await conn.run('CREATE OR REPLACE TEMP TABLE grp (dataset_id BIGINT, prefix VARCHAR)');
-  await conn.run(`INSERT INTO grp VALUES ${w.targets.map((t) => `(${t.datasetId}, ${sqlString(t.prefix)})`).join(', ')}`);
+  // A static predicate (not a join), so a scan of rows stored in (dataset, prefix) order skips other stretches.
+  const byDataset = new Map<number, string[]>();
+  for (const t of w.targets) byDataset.set(t.datasetId, [...(byDataset.get(t.datasetId) ?? []), t.prefix]);
+  const where = [...byDataset].map(([d, ps]) => `(dataset_id = ${d} AND prefix IN (${ps.map(sqlString).join(', ')}))`).join(' OR ');
   await conn.run(
-    `CREATE OR REPLACE TEMP VIEW all_rows AS SELECT dataset_id::BIGINT AS dataset_id, prefix, ${cols}, _src, _r, 1 AS _new FROM src s
-     WHERE EXISTS (SELECT 1 FROM grp g WHERE g.dataset_id = s.dataset_id AND g.prefix = s.prefix) ${old}`,
+    `CREATE OR REPLACE TEMP VIEW all_rows AS SELECT dataset_id::BIGINT AS dataset_id, prefix, ${cols}, _src, _r, 1 AS _new FROM src
+     WHERE ${where} ${old}`,
   );
   await conn.run(
     `CREATE OR REPLACE TEMP TABLE lose AS
