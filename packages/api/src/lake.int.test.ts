@@ -1,16 +1,14 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  canonicalizeUrl, compileFilter, emptyDatasetRegistry, ensureDatasetIn, registeredDomainOf, serializeDatasetRegistry, type Batch, type BatchPublisher,
-} from '@ccpipe/core';
-import { FsObjectStore, FsRangeReader, MemoryObjectStore, closeDuckDbParquetEngine, systemClock, writeParquetPart } from '@ccpipe/adapters';
-import { loadClusterIdx, planBlocks, runBatcher, runFingerprint } from '@ccpipe/batcher';
+import { canonicalizeUrl, emptyDatasetRegistry, ensureDatasetIn, serializeDatasetRegistry, type Batch } from '@ccpipe/core';
+import { FsObjectStore, FsRangeReader, closeDuckDbParquetEngine, writeParquetPart } from '@ccpipe/adapters';
 import { processBatch, type BatchDeps } from '@ccpipe/worker';
 import { openIndexSource, runMerge } from '@ccpipe/index';
 import { CC_MIRROR_DEV, DEV_CRAWLS, loadOracle } from '../../../tests/support/corpus';
 import { startApi, type ApiServer } from './server';
 import { get } from './test-corpus';
+import { devBatches } from '../../../tests/support/dev-batches';
 
 // The API over the real read side: cc-mirror-dev → batcher → worker → merger → openIndexSource → HTTP, with a
 // manifest flip (second crawl merged) while the server runs.
@@ -18,19 +16,7 @@ const oracle = loadOracle();
 const reader = new FsRangeReader({ root: CC_MIRROR_DEV, expectGzip: true });
 const canon = (u: string): string => canonicalizeUrl(u).url;
 
-async function batchesOf(crawl: string, datasetId: number): Promise<Batch[]> {
-  const { entries } = await loadClusterIdx(crawl, { localDir: '/nonexistent', reader });
-  const out: Batch[] = [];
-  const publisher: BatchPublisher = { publish: async (b) => void out.push(b), close: async () => undefined };
-  await runBatcher(
-    {
-      crawl, dataset: crawl, datasetId, fingerprint: runFingerprint({}), plan: planBlocks(entries, { maxBlocks: null }), startIndex: 0,
-      filter: compileFilter({}, { registeredDomainOf }), targets: null, batchSize: 60, blockConcurrency: 2, publishWindow: 4, publishAttempts: 1,
-    },
-    { reader, publisher, store: new MemoryObjectStore(), clock: systemClock },
-  );
-  return out;
-}
+const batchesOf = (crawl: string, datasetId: number): Promise<Batch[]> => devBatches(crawl, { datasetId });
 
 let dir: string;
 afterAll(async () => {

@@ -1,27 +1,14 @@
-import { compileFilter, extractDocument, layout, registeredDomainOf, type Batch, type BatchPublisher, type PostingsDelta, type RangeReader } from '@ccpipe/core';
-import { FsRangeReader, MemoryObjectStore, closeDuckDbParquetEngine, systemClock, writeParquetPart } from '@ccpipe/adapters';
-import { loadClusterIdx, planBlocks, runBatcher, runFingerprint } from '@ccpipe/batcher';
+import { extractDocument, layout, type Batch, type PostingsDelta, type RangeReader } from '@ccpipe/core';
+import { FsRangeReader, MemoryObjectStore, closeDuckDbParquetEngine, writeParquetPart } from '@ccpipe/adapters';
 import { CC_MIRROR_DEV, DEV_CRAWLS, loadOracle, oracleUrlForm } from '../../../tests/support/corpus';
 import { readParquetRows } from '../../../tests/support/parquet';
+import { devBatches } from '../../../tests/support/dev-batches';
 import { processBatch, type BatchDeps, type BatchMarker } from './process-batch';
 
 const crawl = DEV_CRAWLS[0];
 const oracle = loadOracle();
 
-async function batchesOf(maxBlocks?: number): Promise<Batch[]> {
-  const reader = new FsRangeReader({ root: CC_MIRROR_DEV, expectGzip: true });
-  const { entries } = await loadClusterIdx(crawl, { localDir: '/nonexistent', reader });
-  const out: Batch[] = [];
-  const publisher: BatchPublisher = { publish: async (b) => void out.push(b), close: async () => undefined };
-  await runBatcher(
-    {
-      crawl, dataset: crawl, datasetId: 7, fingerprint: runFingerprint({}), plan: planBlocks(entries, { maxBlocks: maxBlocks ?? null }),
-      startIndex: 0, filter: compileFilter({}, { registeredDomainOf }), targets: null, batchSize: 60, blockConcurrency: 2, publishWindow: 4, publishAttempts: 1,
-    },
-    { reader, publisher, store: new MemoryObjectStore(), clock: systemClock },
-  );
-  return out;
-}
+const batchesOf = (maxBlocks?: number): Promise<Batch[]> => devBatches(crawl, { datasetId: 7, ...(maxBlocks !== undefined ? { maxBlocks } : {}) });
 
 function deps(store: MemoryObjectStore, reader: RangeReader = new FsRangeReader({ root: CC_MIRROR_DEV, expectGzip: true })): BatchDeps {
   return {
