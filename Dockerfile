@@ -1,0 +1,43 @@
+# syntax=docker/dockerfile:1
+# One image for every ccpipe service; the compose file picks the command (batcher, worker, merge, api).
+
+# --- build: compile TypeScript and roaring's native addon, then drop dev dependencies ---------------------------
+FROM node:20-bookworm AS build
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends python3 make g++ \
+ && rm -rf /var/lib/apt/lists/*
+WORKDIR /app
+# manifests first so the dependency layer is cached across source edits
+COPY package.json package-lock.json tsconfig.json tsconfig.base.json ./
+COPY packages/core/package.json packages/core/
+COPY packages/adapters/package.json packages/adapters/
+COPY packages/mirror/package.json packages/mirror/
+COPY packages/batcher/package.json packages/batcher/
+COPY packages/worker/package.json packages/worker/
+COPY packages/index/package.json packages/index/
+COPY packages/api/package.json packages/api/
+COPY packages/cli/package.json packages/cli/
+# --ignore-scripts: the root `prepare` (tsc -b) needs the sources, which are not copied yet; roaring's and
+# @swc/core's install scripts are run explicitly by the rebuild below.
+RUN npm ci --no-audit --no-fund --ignore-scripts && npm rebuild roaring
+COPY packages packages
+RUN npm run build && npm prune --omit=dev --no-audit --no-fund
+
+# --- runtime -----------------------------------------------------------------------------------------------------
+FROM node:20-bookworm-slim
+ENV NODE_ENV=production \
+    CCPIPE_DATA=/data
+WORKDIR /app
+COPY --from=build /app/package.json ./
+COPY --from=build /app/node_modules node_modules
+COPY --from=build /app/packages packages
+RUN mkdir -p /data && chown node:node /data
+USER node
+VOLUME ["/data"]
+# batcher /metrics, worker /metrics, api (which serves its own /metrics)
+EXPOSE 9000 9001 8080
+# /healthz of the metrics server (batcher, worker) or of the api; the merger's compose service disables it.
+HEALTHCHECK --interval=15s --timeout=5s --start-period=20s --retries=3 \
+  CMD ["node", "-e", "const p=process.env.CCPIPE_METRICS_PORT||process.env.CCPIPE_API_PORT||'9001';fetch('http://127.0.0.1:'+p+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+ENTRYPOINT ["node", "packages/cli/bin/ccpipe.js"]
+CMD ["--help"]

@@ -1,0 +1,231 @@
+// Validates the compose topology without a Docker engine: every name the operations files use (env vars, metric
+// names, queue names, ports, CLI commands, mounted paths) must be one the code really has. No YAML library is a
+// declared dependency, so the YAML files are checked with line-based parsing of the small subset they use.
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Registry } from 'prom-client';
+import { describeOptions, loadConfig } from '@ccpipe/core';
+import { topologyNames, workQueueArguments, deadLetterQueueArguments } from '@ccpipe/adapters';
+import { batcherMetrics } from '../packages/batcher/src/metrics';
+import { workerMetrics } from '../packages/worker/src/metrics';
+import { apiMetrics } from '../packages/api/src/metrics';
+import { buildProgram } from '../packages/cli/src/main';
+import { REPO_ROOT } from './support/corpus';
+
+const read = (p: string): string => readFileSync(join(REPO_ROOT, p), 'utf8');
+const compose = read('docker-compose.yml');
+const prometheus = read('prometheus.yml');
+
+/** Lines of one top-level-under-`services:` block (2-space indented key) or of an `x-` extension block. */
+function block(text: string, name: string, indent: string): string[] {
+  const lines = text.split('\n');
+  const start = lines.findIndex((l) => l === `${indent}${name}:` || l.startsWith(`${indent}${name}: `));
+  if (start < 0) throw new Error(`no block ${name}`);
+  const out: string[] = [];
+  for (const l of lines.slice(start + 1)) {
+    if (l.trim() !== '' && !l.startsWith(`${indent} `) && !l.trimStart().startsWith('#')) break;
+    out.push(l);
+  }
+  return out;
+}
+
+/** Resolves compose interpolation as `docker compose` would with nothing set: `${X:-d}` → d, `${X:?msg}` → sample. */
+function interpolate(v: string, sample: Record<string, string>): string {
+  return v.replace(/\$\{([A-Z0-9_]+)(?::?([-?])([^}]*))?\}/g, (_m, name: string, op?: string, arg?: string) =>
+    op === '-' ? (arg ?? '') : (sample[name] ?? ''),
+  );
+}
+
+/** The environment a compose service gets: the `x-ccpipe-env` anchor when merged in, then its own keys. */
+function serviceEnv(service: string): Record<string, string> {
+  const lines = block(block(compose, 'services', '').join('\n'), service, '  ');
+  const env: Record<string, string> = {};
+  const envStart = lines.findIndex((l) => l.trim() === 'environment:');
+  if (envStart < 0) return env;
+  for (const l of lines.slice(envStart + 1)) {
+    if (!l.startsWith('      ')) break;
+    if (l.trim() === '<<: *ccpipe-env') Object.assign(env, anchorEnv());
+    const m = /^\s+([A-Z][A-Z0-9_]*): (.*)$/.exec(l);
+    if (m) env[m[1]!] = interpolate(m[2]!.replace(/^"(.*)"$/, '$1'), { CCPIPE_CRAWL: 'CC-MAIN-2024-30' });
+  }
+  return env;
+}
+function anchorEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const l of block(compose, 'x-ccpipe-env', '')) {
+    const m = /^\s+([A-Z][A-Z0-9_]*): (.*)$/.exec(l);
+    if (m) env[m[1]!] = interpolate(m[2]!, {});
+  }
+  return env;
+}
+function serviceLines(service: string): string[] {
+  return block(block(compose, 'services', '').join('\n'), service, '  ');
+}
+
+describe('docker-compose.yml', () => {
+  it('names only env vars of the config table (CCPIPE_*, CC_*, RABBITMQ_*, LOG_*)', () => {
+    const known = new Set(describeOptions().map((o) => o.env));
+    const used = new Set(compose.match(/\b(?:CCPIPE|CC|RABBITMQ|LOG)_[A-Z0-9_]+/g) ?? []);
+    expect(used.size).toBeGreaterThan(5);
+    expect([...used].filter((n) => !known.has(n))).toEqual([]);
+  });
+
+  it.each(['batcher', 'worker', 'merger', 'api'])('gives %s a configuration loadConfig accepts', (service) => {
+    const env = serviceEnv(service);
+    expect(env['CCPIPE_DATA']).toBe('/data');
+    expect(() => loadConfig(env)).not.toThrow();
+  });
+
+  it('runs only commands the CLI has', () => {
+    const commands = buildProgram().commands.map((c) => c.name());
+    for (const s of ['batcher', 'worker', 'api']) {
+      const m = /command: \["([a-z]+)"\]/.exec(serviceLines(s).join('\n'));
+      expect(m?.[1]).toBe(s);
+      expect(commands).toContain(s);
+    }
+    expect(serviceLines('merger').join('\n')).toContain('node packages/cli/bin/ccpipe.js merge');
+    expect(commands).toContain('merge');
+  });
+
+  it('lets workers scale: no host ports, no fixed container name', () => {
+    const worker = serviceLines('worker').join('\n');
+    expect(worker).not.toMatch(/^\s+ports:/m);
+    expect(worker).not.toMatch(/container_name/);
+    expect(worker).toMatch(/condition: service_healthy/);
+  });
+
+  it('connects to the broker as the user rabbitmq/users.json creates, with that password', () => {
+    const url = new URL(loadConfig(anchorEnv()).rabbitmqUrl);
+    expect(url.hostname).toBe('rabbitmq');
+    const users = JSON.parse(read('rabbitmq/users.json')) as {
+      users: { name: string; password_hash: string; hashing_algorithm: string }[];
+      permissions: { user: string; vhost: string; configure: string; write: string; read: string }[];
+    };
+    const user = users.users.find((u) => u.name === url.username);
+    expect(user?.hashing_algorithm).toBe('rabbit_password_hashing_sha256');
+    // RabbitMQ's sha256 scheme: base64(salt[4] ++ sha256(salt ++ password))
+    const raw = Buffer.from(user!.password_hash, 'base64');
+    const salt = raw.subarray(0, 4);
+    const digest = createHash('sha256').update(Buffer.concat([salt, Buffer.from(decodeURIComponent(url.password))])).digest();
+    expect(raw.subarray(4).equals(digest)).toBe(true);
+    expect(users.permissions).toContainEqual({ user: url.username, vhost: '/', configure: '.*', write: '.*', read: '.*' });
+  });
+
+  it('mounts the definitions where rabbitmq.conf imports them from, and enables the plugins', () => {
+    const conf = read('rabbitmq/rabbitmq.conf');
+    const dir = /^definitions\.local\.path = (\S+)$/m.exec(conf)?.[1];
+    expect(dir).toBe('/etc/rabbitmq/definitions');
+    const rabbit = serviceLines('rabbitmq').join('\n');
+    for (const f of ['rabbitmq/users.json', 'rabbitmq/definitions.json']) {
+      expect(rabbit).toMatch(new RegExp(`\\./${f.replace(/\./g, '\\.')}:${dir}/[\\w-]+\\.json:ro`));
+      expect(existsSync(join(REPO_ROOT, f))).toBe(true);
+    }
+    expect(rabbit).toContain('./rabbitmq/rabbitmq.conf:/etc/rabbitmq/conf.d/');
+    expect(rabbit).toContain('rabbitmq-diagnostics", "-q", "ping"');
+    expect(read('rabbitmq/enabled_plugins').trim()).toBe('[rabbitmq_management,rabbitmq_prometheus].');
+  });
+
+  it('mounts every file it names from the repository', () => {
+    const mounts = [...compose.matchAll(/- \.\/([\w./-]+):/g)].map((m) => m[1]!);
+    expect(mounts.length).toBeGreaterThan(5);
+    expect(mounts.filter((p) => !existsSync(join(REPO_ROOT, p)))).toEqual([]);
+  });
+});
+
+describe('rabbitmq/definitions.json', () => {
+  it('declares exactly the topology the code declares', () => {
+    const defs = JSON.parse(read('rabbitmq/definitions.json')) as {
+      queues: { name: string; durable: boolean; arguments: Record<string, unknown> }[];
+      exchanges: { name: string; type: string }[];
+      bindings: { source: string; destination: string }[];
+    };
+    const names = topologyNames();
+    const byName = new Map(defs.queues.map((q) => [q.name, q]));
+    expect([...byName.keys()].sort()).toEqual([names.queue, names.deadLetterQueue].sort());
+    expect(byName.get(names.queue)?.arguments).toEqual(workQueueArguments(names));
+    expect(byName.get(names.deadLetterQueue)?.arguments).toEqual(deadLetterQueueArguments());
+    expect(defs.exchanges).toEqual([expect.objectContaining({ name: names.deadLetterExchange, type: 'fanout' })]);
+    expect(defs.bindings).toEqual([expect.objectContaining({ source: names.deadLetterExchange, destination: names.deadLetterQueue })]);
+  });
+});
+
+describe('prometheus.yml', () => {
+  const targets = (job: string): string[] => {
+    const lines = block(block(prometheus, 'scrape_configs', '').join('\n').replace(/^ {2}- job_name: (\S+)$/gm, '  $1:'), job, '  ');
+    return [...lines.join('\n').matchAll(/"([\w.-]+:\d+)"/g)].map((m) => m[1]!);
+  };
+  const defaultPort = (file: string): number => Number(/metricsPort \?\? (\d+)/.exec(read(file))?.[1]);
+
+  it('scrapes the batcher and the api on the ports compose gives them, which are their defaults', () => {
+    const batcherPort = loadConfig(serviceEnv('batcher')).metricsPort;
+    expect(batcherPort).toBe(defaultPort('packages/batcher/src/main.ts'));
+    expect(targets('batcher')).toEqual([`batcher:${batcherPort}`]);
+    const apiPort = loadConfig(serviceEnv('api')).apiPort;
+    expect(apiPort).toBe(loadConfig({}).apiPort);
+    expect(targets('api')).toEqual([`api:${apiPort}`]);
+    expect(serviceLines('api').join('\n')).toContain(`"${apiPort}:${apiPort}"`);
+  });
+
+  it('finds every worker replica by DNS on the worker metrics port', () => {
+    const workerPort = loadConfig(serviceEnv('worker')).metricsPort;
+    expect(workerPort).toBe(defaultPort('packages/worker/src/main.ts'));
+    const job = /job_name: worker\n\s+dns_sd_configs:\n\s+- names: \["worker"\]\n\s+type: A\n\s+port: (\d+)/.exec(prometheus);
+    expect(Number(job?.[1])).toBe(workerPort);
+  });
+
+  it('scrapes the rabbitmq_prometheus plugin, aggregated and per queue', () => {
+    expect(targets('rabbitmq')).toEqual(['rabbitmq:15692']);
+    expect(targets('rabbitmq-queues')).toEqual(['rabbitmq:15692']);
+    expect(prometheus).toMatch(/metrics_path: \/metrics\/detailed\n\s+params:\n\s+family: \["queue_coarse_metrics"\]/);
+    expect(read('rabbitmq/rabbitmq.conf')).toMatch(/^prometheus\.tcp\.port = 15692$/m);
+  });
+});
+
+describe('grafana', () => {
+  const dash = JSON.parse(read('grafana/dashboards/ccpipe.json')) as {
+    panels: { type: string; datasource?: { uid: string }; targets?: { expr: string; datasource: { uid: string } }[] }[];
+  };
+  const exprs = dash.panels.flatMap((p) => (p.targets ?? []).map((t) => t.expr));
+
+  it('uses only ccpipe metrics the services register', async () => {
+    const registry = new Registry();
+    batcherMetrics(registry);
+    workerMetrics(registry);
+    apiMetrics(registry);
+    const json = await registry.getMetricsAsJSON();
+    const registered = new Set(json.map((m) => m.name));
+    const used = new Set(exprs.flatMap((e) => e.match(/\bccpipe_\w+/g) ?? []).map((n) => n.replace(/_(bucket|sum|count)$/, '')));
+    expect(used.size).toBeGreaterThan(20);
+    expect([...used].filter((n) => !registered.has(n))).toEqual([]);
+    // the suffixes are only used on histograms
+    const histograms = new Set(json.filter((m) => String(m.type) === 'histogram').map((m) => m.name));
+    const suffixed = exprs.flatMap((e) => [...e.matchAll(/\b(ccpipe_\w+)_(?:bucket|sum|count)\b/g)].map((m) => m[1]!));
+    expect(suffixed.filter((n) => !histograms.has(n))).toEqual([]);
+  });
+
+  it('filters queue metrics by the real queue names and reads the provisioned datasource', () => {
+    const names = topologyNames();
+    const queueExprs = exprs.filter((e) => e.includes('rabbitmq_detailed_queue_'));
+    expect(queueExprs.length).toBeGreaterThan(0);
+    for (const e of queueExprs) expect(e).toContain(`queue=~"${names.queue}|${names.deadLetterQueue}"`);
+    const uid = /^\s+uid: (\S+)$/m.exec(read('grafana/provisioning/datasources/prometheus.yml'))?.[1];
+    const uids = new Set(dash.panels.flatMap((p) => [p.datasource?.uid, ...(p.targets ?? []).map((t) => t.datasource.uid)]).filter(Boolean));
+    expect([...uids]).toEqual([uid]);
+    expect(read('grafana/provisioning/dashboards/ccpipe.yml')).toContain('path: /var/lib/grafana/dashboards');
+    expect(serviceLines('grafana').join('\n')).toContain('./grafana/dashboards:/var/lib/grafana/dashboards:ro');
+  });
+});
+
+describe('Dockerfile', () => {
+  const dockerfile = read('Dockerfile');
+  it('copies every workspace manifest before npm ci and runs the real CLI entry point', () => {
+    const workspaces = (JSON.parse(read('package.json')) as { workspaces: string[] }).workspaces;
+    for (const w of workspaces) expect(dockerfile).toContain(`COPY ${w}/package.json ${w}/`);
+    const entry = /^ENTRYPOINT \["node", "([^"]+)"\]$/m.exec(dockerfile)?.[1];
+    expect(entry).toBe('packages/cli/bin/ccpipe.js');
+    expect(existsSync(join(REPO_ROOT, entry!))).toBe(true);
+    expect(dockerfile).toMatch(/^USER node$/m);
+    expect(dockerfile).toMatch(/^FROM node:20-bookworm-slim$/m);
+  });
+});
