@@ -17,15 +17,7 @@ export interface MemoryDataset {
 }
 
 /** One capture as {@link buildMemoryView} takes it; `url` is canonicalized there. */
-export interface MemoryCapture {
-  datasetId: number;
-  url: string;
-  ts: string;
-  status: number;
-  title: string | null;
-  textLength: number | null;
-  warc: { filename: string; offset: number; length: number };
-}
+export type MemoryCapture = Omit<CaptureItem, 'urlId'>;
 
 /**
  * An {@link IndexView} over resident maps: for tests, benchmarks and small embedded indexes. Immutable once
