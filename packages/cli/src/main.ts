@@ -5,6 +5,7 @@ import { registerServiceCommands } from './commands/services';
 import { registerMergeCommand } from './commands/merge';
 import { registerApiCommand } from './commands/api';
 import { registerRunCommand } from './commands/run';
+import { registerStatusCommand } from './commands/status';
 
 /** Builds the `ccpipe` command tree. Commands only parse arguments and call the services' mains. */
 export function buildProgram(): Command {
@@ -18,6 +19,7 @@ export function buildProgram(): Command {
   registerMergeCommand(program);
   registerApiCommand(program);
   registerRunCommand(program);
+  registerStatusCommand(program);
   return program;
 }
 

@@ -1,0 +1,68 @@
+import type { Command } from 'commander';
+import { layout, loadConfig, parseDatasetRegistry, type ConfigKey, type ObjectStore, type QueueDepth } from '@ccpipe/core';
+import { AmqpConnection, FsObjectStore, amqpQueueDepth, topologyNames } from '@ccpipe/adapters';
+import { readManifest } from '@ccpipe/index';
+import { addConfigFlags, configFlagsOf } from './config-flags';
+
+const STATUS: ConfigKey[] = ['data', 'rabbitmqUrl', 'queuePrefix'];
+
+/** The pipeline as an operator sees it. */
+export interface PipelineStatus {
+  queue: (QueueDepth & { name: string }) | { name: string; error: string };
+  batches: { done: number; rows: number; failedRecords: number; byDataset: Record<string, number> };
+  index: { current: string | null; versions: string[] };
+  datasets: { id: number; name: string; crawl: string | null }[];
+}
+
+/** Counts completed batches (markers) in the store, per dataset. */
+async function batchesOf(store: ObjectStore): Promise<PipelineStatus['batches']> {
+  const out: PipelineStatus['batches'] = { done: 0, rows: 0, failedRecords: 0, byDataset: {} };
+  for await (const o of store.list(layout.batchesPrefix())) {
+    if (!layout.isBatchMarker(o.key)) continue;
+    const bytes = await store.get(o.key);
+    if (!bytes) continue;
+    const m = JSON.parse(Buffer.from(bytes).toString('utf8')) as { rows: number; failed: number; datasetId: number };
+    out.done++;
+    out.rows += m.rows;
+    out.failedRecords += m.failed;
+    out.byDataset[String(m.datasetId)] = (out.byDataset[String(m.datasetId)] ?? 0) + 1;
+  }
+  return out;
+}
+
+/**
+ * Reads the pipeline state: queue depth and DLQ from the broker (an unreachable broker is reported, not fatal),
+ * completed batches from the data store, the index version from its manifest, the dataset registry.
+ */
+export async function pipelineStatus(opts: { store: ObjectStore; rabbitmqUrl: string; queuePrefix: string }): Promise<PipelineStatus> {
+  const names = topologyNames(opts.queuePrefix);
+  let queue: PipelineStatus['queue'];
+  const conn = new AmqpConnection({ url: opts.rabbitmqUrl, name: 'ccpipe-status', reconnect: { maxAttempts: 1 }, connectTimeoutMs: 5000 });
+  try {
+    await conn.start();
+    queue = { name: names.queue, ...(await amqpQueueDepth(conn, names)) };
+  } catch (err) {
+    queue = { name: names.queue, error: err instanceof Error ? err.message.split('\n')[0]! : String(err) };
+  } finally {
+    await conn.close().catch(() => undefined);
+  }
+  const manifest = await readManifest(opts.store);
+  const reg = await opts.store.get(layout.datasetRegistry());
+  return {
+    queue,
+    batches: await batchesOf(opts.store),
+    index: { current: manifest.current, versions: manifest.versions.map((v) => v.version) },
+    datasets: reg ? parseDatasetRegistry(reg).datasets.map((d) => ({ id: d.id, name: d.name, crawl: d.crawl })) : [],
+  };
+}
+
+/** `ccpipe status`: one JSON object with the pipeline state, for an operator or a script. */
+export function registerStatusCommand(program: Command, io: { write(line: string): void } = { write: (l) => process.stdout.write(l) }): void {
+  addConfigFlags(program.command('status').description('print the pipeline state: queue depth and DLQ, batches done, index version, datasets'), STATUS).action(
+    async (opts: Record<string, unknown>) => {
+      const config = loadConfig(process.env, configFlagsOf(opts, STATUS));
+      const status = await pipelineStatus({ store: new FsObjectStore({ root: config.data }), rabbitmqUrl: config.rabbitmqUrl, queuePrefix: config.queuePrefix });
+      io.write(JSON.stringify(status, null, 2) + '\n');
+    },
+  );
+}
