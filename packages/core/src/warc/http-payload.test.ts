@@ -2,26 +2,13 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { brotliCompressSync, deflateRawSync, deflateSync, gunzipSync, gzipSync } from 'node:zlib';
+import { base32 } from '../cdx/digest';
 import { HeaderList, decodeHttpBody, dechunk, iterateWarcFile, readWarcRecord, type WarcRecord } from './index';
 
 const CORPUS = join(__dirname, '../../../..', '../shared/corpus');
 const read = (p: string): Buffer => readFileSync(join(CORPUS, p));
 const records = (p: string): WarcRecord[] => [...iterateWarcFile(read(p))].map((e) => e.record);
-const b32 = (buf: Buffer): string => {
-  const a = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
-  let bits = 0;
-  let v = 0;
-  let out = '';
-  for (const x of buf) {
-    v = ((v << 8) | x) & 0xffff;
-    bits += 8;
-    while (bits >= 5) {
-      out += a[(v >>> (bits - 5)) & 31];
-      bits -= 5;
-    }
-  }
-  return bits > 0 ? out + a[(v << (5 - bits)) & 31] : out;
-};
+const b32 = base32;
 const sha1 = (b: Uint8Array): string => `sha1:${b32(createHash('sha1').update(b).digest())}`;
 const text = (b: Uint8Array): string => Buffer.from(b).toString('latin1');
 

@@ -1,30 +1,14 @@
-import { createHash } from 'node:crypto';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { CcpError } from '../errors';
+import { sha1Base32 } from '../cdx/digest';
 import { readWarcRecord, WarcError, type WarcRecord } from './index';
 
 const CORPUS = join(__dirname, '../../../..', '../shared/corpus');
 const read = (p: string): Buffer => readFileSync(join(CORPUS, p));
 
-function base32(buf: Buffer): string {
-  const a = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
-  let bits = 0;
-  let v = 0;
-  let out = '';
-  for (const x of buf) {
-    v = ((v << 8) | x) & 0xffff;
-    bits += 8;
-    while (bits >= 5) {
-      out += a[(v >>> (bits - 5)) & 31];
-      bits -= 5;
-    }
-  }
-  if (bits > 0) out += a[(v << (5 - bits)) & 31];
-  return out;
-}
-const sha1b32 = (b: Uint8Array): string => base32(createHash('sha1').update(b).digest());
+const sha1b32 = sha1Base32;
 
 function expectWarcError(fn: () => unknown, code: string): WarcError {
   let caught: unknown;

@@ -1,5 +1,4 @@
-import { createHash } from 'node:crypto';
-import { decodeHtml, surtOf, type CdxRecord, type WarcRecord } from '@ccpipe/core';
+import { base32, decodeHtml, sha1Base32, surtOf, type CdxRecord, type WarcRecord } from '@ccpipe/core';
 import { detectLanguages } from './detect-languages';
 
 /** Where a record's gzip member sits in the mirror. */
@@ -102,7 +101,7 @@ function digestOf(record: WarcRecord): string | undefined {
   const declared = record.headers.get('warc-payload-digest')?.trim();
   if (declared !== undefined && /^sha1:/i.test(declared)) return normalizeSha1(declared.slice(5));
   if (record.http === undefined) return undefined;
-  return base32(createHash('sha1').update(record.http.payload).digest());
+  return sha1Base32(record.http.payload);
 }
 
 /**
@@ -115,25 +114,8 @@ export function normalizeSha1(v: string): string {
   return v;
 }
 
-const B32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
 
-/** RFC 4648 base32 without padding (a SHA-1 is 32 characters), as WARC payload digests are written. */
-export function base32(bytes: Uint8Array): string {
-  let out = '';
-  let bits = 0;
-  let value = 0;
-  for (const b of bytes) {
-    value = (value << 8) | b;
-    bits += 8;
-    while (bits >= 5) {
-      out += B32[(value >>> (bits - 5)) & 31];
-      bits -= 5;
-    }
-    value &= (1 << bits) - 1;
-  }
-  if (bits > 0) out += B32[(value << (5 - bits)) & 31];
-  return out;
-}
+export { base32 };
 
 /**
  * A deliberately small content sniffer for `mime-detected` when the WARC has no

@@ -1,3 +1,4 @@
+import { sha1Base32 } from '@ccpipe/core';
 import { createHash } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 
@@ -14,24 +15,7 @@ export interface Capture {
 
 const REASONS: Record<number, string> = { 200: 'OK', 301: 'Moved Permanently', 404: 'Not Found' };
 
-/** RFC 4648 base32 of a SHA-1, as in `sha1:…` WARC digests and CC's CDX `digest`. */
-export function sha1Base32(bytes: Buffer): string {
-  const h = createHash('sha1').update(bytes).digest();
-  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
-  let bits = 0;
-  let value = 0;
-  let out = '';
-  for (const b of h) {
-    value = (value << 8) | b;
-    bits += 8;
-    while (bits >= 5) {
-      out += alphabet[(value >>> (bits - 5)) & 31];
-      bits -= 5;
-    }
-  }
-  if (bits > 0) out += alphabet[(value << (5 - bits)) & 31];
-  return out;
-}
+export { sha1Base32 };
 
 /** A record id derived from the content, so the same input always gives the same file. */
 function recordId(...parts: string[]): string {
