@@ -1,3 +1,4 @@
+import { CcpError } from '@ccpipe/core';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -88,3 +89,14 @@ export function sendSlowDown(res: http.ServerResponse, retryAfterSec?: number): 
 
 /** Resolves after `ms` of real time. */
 export const delay = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** The CcpError a promise rejects with; fails the test when it resolves or rejects with anything else. */
+export async function failure(p: Promise<unknown>): Promise<CcpError> {
+  try {
+    await p;
+  } catch (err) {
+    if (err instanceof CcpError) return err;
+    throw err;
+  }
+  throw new Error('expected a CcpError');
+}

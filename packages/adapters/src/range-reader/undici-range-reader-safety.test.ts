@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import * as nodePath from 'node:path';
-import { CcpError, RetryPolicySchema } from '@ccpipe/core';
-import { sendRange, startTestServer, type TestServer } from './http-test-server';
+import { RetryPolicySchema } from '@ccpipe/core';
+import { sendRange, startTestServer, type TestServer, failure } from './http-test-server';
 import { CC_MIRROR_DEV, loadContractFixture } from './range-reader.contract';
 import { UndiciRangeReader, type UndiciRangeReaderOptions } from './undici-range-reader';
 
@@ -38,15 +38,6 @@ function reader(opts: Partial<UndiciRangeReaderOptions> = {}): UndiciRangeReader
   return r;
 }
 
-async function failure(p: Promise<unknown>): Promise<CcpError> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof CcpError) return err;
-    throw err;
-  }
-  throw new Error('expected a CcpError');
-}
 
 describe('UndiciRangeReader never follows redirects', () => {
   it.each([301, 302, 307, 308])('%i: CCP_ERR_FETCH_REDIRECT, one request, zero to the redirect target', async (status) => {

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import * as nodePath from 'node:path';
-import { CcpError, RetryPolicySchema, type Clock } from '@ccpipe/core';
+import { RetryPolicySchema, type Clock } from '@ccpipe/core';
 import { serveMirror } from '@ccpipe/mirror/serve/serve-mirror';
-import { delay, sendRange, sendSlowDown, startTestServer, type TestServer } from './http-test-server';
+import { delay, sendRange, sendSlowDown, startTestServer, type TestServer, failure } from './http-test-server';
 import { CC_MIRROR_DEV, loadContractFixture } from './range-reader.contract';
 import { UndiciRangeReader, type RangeReaderObserver, type UndiciRangeReaderOptions } from './undici-range-reader';
 
@@ -53,15 +53,6 @@ function reader(baseUrl: string, opts: Partial<UndiciRangeReaderOptions> = {}): 
   return r;
 }
 
-async function failure(p: Promise<unknown>): Promise<CcpError> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof CcpError) return err;
-    throw err;
-  }
-  throw new Error('expected a CcpError');
-}
 
 const same = (a: Uint8Array, b: Uint8Array): boolean => Buffer.from(a).equals(Buffer.from(b));
 
