@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { Registry } from 'prom-client';
 import { loadConfig, type Config, type ConfigKey, type IndexSource } from '@ccpipe/core';
-import { FsObjectStore, createLogger, shutdownSignal } from '@ccpipe/adapters';
+import { FsObjectStore, runService } from '@ccpipe/adapters';
 import { openIndexSource } from '@ccpipe/index';
 import { Acl } from './acl';
 import { startApi, type StaticHandler } from './server';
@@ -31,15 +30,12 @@ export interface ApiMainOptions {
  */
 export async function apiMain(flags: Partial<Record<ConfigKey, unknown>>, env: NodeJS.ProcessEnv, opts: ApiMainOptions = {}): Promise<number> {
   const config = loadConfig(env, flags);
-  const log = createLogger({ service: 'api', level: config.logLevel });
-  const shutdown = shutdownSignal((sig) => log.info({ sig }, 'stopping'));
-  const closers: (() => Promise<unknown>)[] = [];
-  try {
-    const registry = new Registry();
+  // The API serves /metrics on its own port, so runService starts no separate metrics server.
+  return runService({ service: 'api', logLevel: config.logLevel, metrics: null }, async ({ log, registry, signal, defer }) => {
     const aclFile = opts.aclFile ?? config.aclFile;
     const acl = aclFile !== undefined ? Acl.parse(readFileSync(aclFile)) : undefined;
     const source = await (opts.openSource ?? openLakeSource)(config);
-    closers.push(() => source.close());
+    defer(() => source.close());
     const first = await source.current();
     log.info({ version: first?.version ?? null, acl: acl ? acl.size : 'open' }, 'index opened');
     const server = await startApi({
@@ -52,21 +48,14 @@ export async function apiMain(flags: Partial<Record<ConfigKey, unknown>>, env: N
       ...(opts.statusProvider && { statusProvider: opts.statusProvider }),
       ...(opts.staticHandler && { staticHandler: opts.staticHandler }),
     });
-    closers.push(() => server.close());
+    defer(() => server.close());
     log.info({ port: server.port }, 'api listening');
     opts.onListening?.(server.url);
-    const signalled = new Promise<void>((resolve) => shutdown.signal.addEventListener('abort', () => resolve(), { once: true }));
+    const signalled = new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
     await Promise.race([signalled, opts.stop ?? new Promise<never>(() => undefined)]);
     log.info('api stopped');
     return 0;
-  } catch (err) {
-    log.error({ err }, 'api failed');
-    return 1;
-  } finally {
-    shutdown.dispose();
-    for (const close of closers.reverse()) await close().catch(() => undefined);
-    log.flush?.();
-  }
+  });
 }
 
 /**

@@ -44,8 +44,7 @@ export async function batcherMain(flags: Partial<Record<ConfigKey, unknown>>, en
     {
       service: 'batcher',
       logLevel: config.logLevel,
-      metricsHost: config.metricsHost,
-      metricsPort: config.metricsPort ?? 9000,
+      metrics: { host: config.metricsHost, port: config.metricsPort ?? 9000 },
       onSignal: (log, sig) => log.warn({ sig }, 'stopping: finishing in-flight publishes'),
     },
     async ({ log: rootLog, registry, signal, defer }) => {

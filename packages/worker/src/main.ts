@@ -25,7 +25,7 @@ const USER_AGENT = 'ccpipe/0.1 (+https://github.com/ccpipe/ccpipe)';
 export async function workerMain(flags: Partial<Record<ConfigKey, unknown>>, env: NodeJS.ProcessEnv, opts: { graceMs?: number } = {}): Promise<number> {
   const config = loadConfig(env, flags);
   return runService(
-    { service: 'worker', logLevel: config.logLevel, metricsHost: config.metricsHost, metricsPort: config.metricsPort ?? 9001, onSignal: (log, sig) => log.info({ sig }, 'draining') },
+    { service: 'worker', logLevel: config.logLevel, metrics: { host: config.metricsHost, port: config.metricsPort ?? 9001 }, onSignal: (log, sig) => log.info({ sig }, 'draining') },
     async ({ log, registry, signal, defer }) => {
       const metrics = workerMetrics(registry);
       const store = new FsObjectStore({ root: config.data });

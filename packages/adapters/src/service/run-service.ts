@@ -16,11 +16,17 @@ export interface ServiceRuntime {
 
 /**
  * The lifecycle every long-running service shares: root logger → metric registry → /metrics server (port 0 = any
- * free port) → signal handling → the body → close everything in reverse order, whatever happened. Resolves to the
+ * free port; none when `metrics` is null) → signal handling → the body → close everything in reverse order, whatever happened. Resolves to the
  * body's exit code, or 1 when it threw (the error is logged under `err`).
  */
 export async function runService(
-  opts: { service: string; logLevel: string; metricsHost: string; metricsPort: number; onSignal?: (log: Logger, sig: NodeJS.Signals) => void },
+  opts: {
+    service: string;
+    logLevel: string;
+    /** null when the service serves `registry` itself (the API does, on its own port). */
+    metrics: { host: string; port: number } | null;
+    onSignal?: (log: Logger, sig: NodeJS.Signals) => void;
+  },
   body: (rt: ServiceRuntime) => Promise<number>,
 ): Promise<number> {
   const log = createLogger({ service: opts.service, level: opts.logLevel });
@@ -28,9 +34,11 @@ export async function runService(
   const shutdown = shutdownSignal((sig) => (opts.onSignal ? opts.onSignal(log, sig) : log.info({ sig }, 'stopping')));
   const closers: (() => Promise<unknown>)[] = [];
   try {
-    const metrics = await startMetricsServer(registry, { host: opts.metricsHost, port: opts.metricsPort });
-    closers.push(() => metrics.close());
-    log.info({ port: metrics.port }, 'metrics listening');
+    if (opts.metrics) {
+      const metrics = await startMetricsServer(registry, opts.metrics);
+      closers.push(() => metrics.close());
+      log.info({ port: metrics.port }, 'metrics listening');
+    }
     return await body({ log, registry, signal: shutdown.signal, defer: (c) => void closers.push(c) });
   } catch (err) {
     log.error({ err }, `${opts.service} failed`);
