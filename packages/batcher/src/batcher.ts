@@ -46,6 +46,8 @@ export interface BatcherDeps {
   clock: Clock;
   events?: BatcherEvents;
   signal?: AbortSignal;
+  /** The totals object the run fills as it goes (and returns); pass one to watch progress. Default: a new one. */
+  summary?: BatcherSummary;
 }
 
 /** Progress and metric hooks (closed-set labels only). */
@@ -70,18 +72,6 @@ export interface BatcherSummary {
 /** A summary with nothing counted yet. */
 export const emptySummary = (): BatcherSummary => ({ blocks: 0, records: 0, kept: 0, dropped: {}, batches: 0, done: false });
 
-/** Hooks that add a run's events up into `into` (for progress display while the run is going). */
-export function tally(into: BatcherSummary): BatcherEvents {
-  return {
-    onBlock: (e) => {
-      into.blocks++;
-      into.records += e.records;
-      into.kept += e.kept;
-      for (const [r, n] of Object.entries(e.dropped)) into.dropped[r] = (into.dropped[r] ?? 0) + n;
-    },
-    onBatchConfirmed: () => void into.batches++,
-  };
-}
 
 /** Dropped because a domain-targeted run did not ask for that domain. */
 export const NOT_TARGETED = 'not_targeted';
@@ -97,7 +87,7 @@ export const BAD_CDX_LINE = 'cdx_line';
  */
 export async function runBatcher(p: BatcherParams, deps: BatcherDeps): Promise<BatcherSummary> {
   const { reader, publisher, store, clock, events = {}, signal } = deps;
-  const summary = emptySummary();
+  const summary = deps.summary ?? emptySummary();
   const shardPath = (shard: string): string => `cc-index/collections/${p.crawl}/indexes/${shard}`;
 
   // Per plan index: batches still unconfirmed (undefined until the block has been published).

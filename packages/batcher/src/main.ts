@@ -10,7 +10,7 @@ import {
   systemClock,
   topologyNames,
 } from '@ccpipe/adapters';
-import { emptySummary, runBatcher, tally, type BatcherSummary } from './batcher';
+import { emptySummary, runBatcher, type BatcherSummary } from './batcher';
 import { loadCheckpoint, runFingerprint } from './checkpoint';
 import { loadClusterIdx } from './cluster-idx-source';
 import { ensureDataset } from './datasets';
@@ -104,7 +104,7 @@ export async function batcherMain(flags: Partial<Record<ConfigKey, unknown>>, en
             publishWindow: 256,
             publishAttempts: 8,
           },
-          { reader, publisher, store, clock: systemClock, events: chainEvents(metrics.events, tally(running), progress.events), signal },
+          { reader, publisher, store, clock: systemClock, events: chainEvents(metrics.events, progress.events), signal, summary: running },
         );
       } finally {
         progress.stop();
