@@ -90,7 +90,7 @@ it('imports into the live broker, agrees with the code topology, and dead-letter
     const dead = await waitFor('message in the DLQ', async () => {
       const got = await ch.get(names.deadLetterQueue, { noAck: true });
       return got === false ? null : got;
-    }, 30_000, 100);
+    }, 30_000, 100) as amqp.GetMessage;
     expect(dead.content.toString()).toBe('poison');
     expect(dead.properties.messageId).toBe('poison-1');
     expect(deliveries).toBe(names.deliveryLimit + 1);
