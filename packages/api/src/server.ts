@@ -6,6 +6,7 @@ import type { Logger } from '@ccpipe/adapters';
 import type { Acl, AclPrincipal } from './acl';
 import { ApiError } from './api-error';
 import { getDatasets, getDomain, getUrl, getUrls, type RequestContext } from './handlers';
+import { serveExplorer } from './explorer/serve-explorer';
 import { apiMetrics, type ApiMetrics, type ApiRoute } from './metrics';
 
 /**
@@ -29,7 +30,10 @@ export interface ApiOptions {
   /** Ingest progress for /v1/status (the caller decides what it holds). */
   statusProvider?: () => Promise<object>;
   logger?: Logger;
+  /** Asked first for paths no route serves; the explorer page answers those it leaves. */
   staticHandler?: StaticHandler;
+  /** Serve the explorer page on `/` and its assets under `/explorer/` (default true; docs/api.md#explorer). */
+  explorer?: boolean;
 }
 
 /** A running API server. */
@@ -115,6 +119,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, opts: ApiOption
   }
   if (route.name === 'unmatched') {
     if (opts.staticHandler && (await opts.staticHandler(req, res, path))) return { route: 'static', status: res.statusCode };
+    if (opts.explorer !== false && serveExplorer(req, res, path)) return { route: 'static', status: res.statusCode };
     return sendError(req, res, new ApiError('CCP_ERR_API_NOT_FOUND', 'no such route'), route.name);
   }
 
