@@ -1,17 +1,26 @@
 import { CcpError, parseDatasetRegistry, layout, type IndexSource, type ObjectStore } from '@ccpipe/core';
-import type { DuckDBInstance } from '@duckdb/node-api';
-import { openDuck } from './duck';
 import { LakeIndexView } from './lake-index-view';
-import { loadVersion, readManifest } from './version-files';
+import { ParquetLakeReader, type LakeReads } from './lake-reader';
+import { DuckLakeReader } from './lake-reader-duckdb';
+import { loadVersion, readManifest, type LoadedVersion } from './version-files';
+import type { IndexManifest } from './format';
 
 /** Options of {@link openIndexSource}. */
 export interface IndexSourceOptions {
+  /** Where the manifest, the version files and the lake are read — any ObjectStore (local directory, S3). */
   store: ObjectStore;
-  /** Local directory of the store's objects: lake files are read there by DuckDB. */
-  dataDir: string;
+  /** Local directory of the store's objects; only `lakeReader: 'duckdb'` uses it (accepted and ignored otherwise). */
+  dataDir?: string;
   /** How long `current()` trusts its last manifest read (default 1000 ms). */
   pollMs?: number;
-  /** DuckDB threads for lake reads (default 1). */
+  /**
+   * How lake rows are read: `parquet` (default) — hyparquet over `store.getRange`, footers and decoded column chunks
+   * cached; `duckdb` — the previous per-request DuckDB query on `dataDir` (kept for benchmarks; needs `dataDir`).
+   */
+  lakeReader?: 'parquet' | 'duckdb';
+  /** Bound of the decoded column-chunk cache in estimated bytes (default 256 MiB), shared by every version. */
+  cacheBytes?: number;
+  /** DuckDB threads for `lakeReader: 'duckdb'` (default 1). */
   threads?: number;
   /** Told when a new version cannot be loaded while an older view keeps serving (log it, count it). */
   onError?: (err: unknown) => void;
@@ -20,37 +29,65 @@ export interface IndexSourceOptions {
 /** An IndexSource that also says which version it serves. */
 export interface LakeIndexSource extends IndexSource {
   current(): Promise<LakeIndexView | null>;
+  /**
+   * The view of one version the manifest still keeps (current or an older kept one), e.g. to let a client finish
+   * a walk on the version it started with; null when the manifest no longer keeps it. Loads and CRC-checks it on
+   * first use; the last few pinned views are kept. @throws IndexFormatError when its files are corrupt or gone.
+   */
+  at(version: string): Promise<LakeIndexView | null>;
+  /** The lake reader's cache counters (undefined with `lakeReader: 'duckdb'`). */
+  cacheStats(): ReturnType<ParquetLakeReader['stats']> | undefined;
 }
+
+const PINNED_VIEWS = 4;
 
 /**
  * Follows `index/manifest.json`: `current()` rereads the manifest at most every `pollMs` and, on a flip, loads and
  * CRC-checks the new version before switching. A new version that cannot be loaded (IndexFormatError: CRC
  * mismatch, missing file) is reported to `onError` and the previous view keeps serving; with no previous view
  * `current()` throws it. Either way it is retried after `pollMs`. Views already handed out stay valid — the merger keeps their files for
- * its grace period. Concurrent calls share one reload. `close()` is idempotent.
+ * its grace period. Every view reads the lake through one shared reader (its caches are keyed by immutable lake
+ * file keys, so a flip keeps the hot row groups of files the new version carries over). Concurrent calls share one
+ * reload. `close()` is idempotent.
+ * @throws CcpError CCP_ERR_INDEX_OPTIONS when `lakeReader: 'duckdb'` comes without `dataDir`.
  */
 export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeIndexSource> {
-  const db: DuckDBInstance = await openDuck({ threads: opts.threads ?? 1, metadataCache: true });
+  let reads: LakeReads;
+  let parquet: ParquetLakeReader | undefined;
+  if (opts.lakeReader === 'duckdb') {
+    if (opts.dataDir === undefined) throw new CcpError('CCP_ERR_INDEX_OPTIONS', 'the duckdb lake reader needs dataDir');
+    reads = await DuckLakeReader.open(opts.dataDir, opts.threads ?? 1);
+  } else {
+    reads = parquet = new ParquetLakeReader({ store: opts.store, ...(opts.cacheBytes !== undefined && { cacheBytes: opts.cacheBytes }) });
+  }
   const pollMs = opts.pollMs ?? 1000;
   let view: LakeIndexView | null = null;
   let checkedAt = -Infinity;
   let inflight: Promise<LakeIndexView | null> | null = null;
   let closed = false;
+  const pinned = new Map<string, Promise<LakeIndexView>>();
+
+  const viewOf = async (loaded: LoadedVersion): Promise<LakeIndexView> => {
+    const regBytes = await opts.store.get(layout.datasetRegistry());
+    const names = new Map((regBytes ? parseDatasetRegistry(regBytes).datasets : []).map((d) => [d.id, { name: d.name, crawl: d.crawl }]));
+    return new LakeIndexView(loaded, reads, names);
+  };
+  const metaOf = (m: IndexManifest, version: string | null) => m.versions.find((v) => v.version === version);
 
   const refresh = async (): Promise<LakeIndexView | null> => {
     const m = await readManifest(opts.store);
-    const meta = m.versions.find((v) => v.version === m.current);
+    const meta = metaOf(m, m.current);
     if (meta === undefined) return null;
     if (view !== null && view.version === meta.version) return view;
-    const loaded = await loadVersion(opts.store, meta.version, meta.tocCrc32);
-    const regBytes = await opts.store.get(layout.datasetRegistry());
-    const names = new Map((regBytes ? parseDatasetRegistry(regBytes).datasets : []).map((d) => [d.id, { name: d.name, crawl: d.crawl }]));
-    return new LakeIndexView(loaded, opts.dataDir, db, names);
+    return viewOf(await loadVersion(opts.store, meta.version, meta.tocCrc32));
+  };
+  const open = (): void => {
+    if (closed) throw new CcpError('CCP_ERR_INDEX_CLOSED', 'index source is closed');
   };
 
-  return {
+  const source: LakeIndexSource = {
     async current() {
-      if (closed) throw new CcpError('CCP_ERR_INDEX_CLOSED', 'index source is closed');
+      open();
       if (Date.now() - checkedAt < pollMs) return view;
       inflight ??= refresh()
         .then(
@@ -71,11 +108,31 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
         });
       return inflight;
     },
+    async at(version) {
+      open();
+      const cur = await source.current();
+      if (cur?.version === version) return cur;
+      const meta = metaOf(await readManifest(opts.store), version);
+      if (meta === undefined) return null;
+      let p = pinned.get(version);
+      if (p === undefined) {
+        p = loadVersion(opts.store, meta.version, meta.tocCrc32).then(viewOf);
+        p.catch(() => pinned.delete(version));
+        pinned.set(version, p);
+        for (const k of pinned.keys()) if (pinned.size > PINNED_VIEWS) pinned.delete(k);
+      } else {
+        pinned.delete(version);
+        pinned.set(version, p);
+      }
+      return p;
+    },
+    cacheStats: () => parquet?.stats(),
     async close() {
       if (closed) return;
       closed = true;
       await inflight?.catch(() => undefined);
-      db.closeSync();
+      await reads.close();
     },
   };
+  return source;
 }

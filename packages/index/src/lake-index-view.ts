@@ -1,21 +1,18 @@
-import { join } from 'node:path';
 import { RoaringBitmap32 } from 'roaring';
-import type { DuckDBInstance } from '@duckdb/node-api';
 import {
-  canonicalizeUrl, domain64ToInt64, formatDomain64, urlIdHex, type CaptureItem, type DatasetSummary, type DomainDatasets, type IndexView,
-  type UrlItem,
+  canonicalizeUrl, formatDomain64, urlId, urlIdHex, type CaptureItem, type DatasetSummary, type DomainDatasets, type IndexView, type UrlItem,
 } from '@ccpipe/core';
-import { queryRows, sqlString } from './duck';
 import { DomainDictionary, bitmapBytes, postingsOf, type LakeFileEntry, type Posting } from './format';
+import type { LakeReads, LakeUrlRow } from './lake-reader';
 import type { LoadedVersion } from './version-files';
-
-const ITEM_COLS = 'url_id, url, ts, status, title';
 
 /**
  * One index version, read side: `domain()` and `datasets()` answer from resident structures (dictionary, Roaring
  * bitmaps, postings with exact counts); `urls()` reads only the rows [first + offset, first + offset + limit) of the
- * one lake file holding the (domain, dataset) run (DuckDB prunes row groups by `file_row_number`); `captures()`
- * reads the domain's runs filtered by URL. Lake files are read from `dataDir`. Immutable; safe to share.
+ * one lake file holding the (domain, dataset) run — through `reads`, which touches only the row groups covering
+ * them (and serves hot ones from memory); `captures()` reads the domain's run in each dataset and keeps the rows of
+ * that URL. A lake file without a `url_id` column gets `collisions[url] ?? urlId(url)` from this version's map.
+ * Immutable; safe to share. The view does not own `reads` (its source closes it).
  */
 export class LakeIndexView implements IndexView {
   readonly version: string;
@@ -24,8 +21,7 @@ export class LakeIndexView implements IndexView {
 
   constructor(
     private readonly loaded: LoadedVersion,
-    private readonly dataDir: string,
-    private readonly db: DuckDBInstance,
+    private readonly reads: LakeReads,
     private readonly names: ReadonlyMap<number, { name: string; crawl: string | null }>,
   ) {
     this.version = loaded.toc.version;
@@ -47,11 +43,8 @@ export class LakeIndexView implements IndexView {
     const from = p.first + Math.max(0, offset);
     const to = p.first + Math.min(p.rows, Math.max(0, offset) + Math.max(0, limit));
     if (from >= to) return { total: p.rows, items: [] };
-    const rows = await this.query(
-      `SELECT ${ITEM_COLS} FROM read_parquet(${sqlString(this.pathOf(p.file))}, file_row_number = true, hive_partitioning = false)
-       WHERE file_row_number >= ${from} AND file_row_number < ${to} ORDER BY file_row_number`,
-    );
-    return { total: p.rows, items: rows.map(toUrlItem) };
+    const rows = await this.reads.rows(this.files[p.file]!, from, to);
+    return { total: p.rows, items: rows.map((r) => this.item(r)) };
   }
 
   async captures(canonicalUrl: string): Promise<CaptureItem[]> {
@@ -64,19 +57,10 @@ export class LakeIndexView implements IndexView {
     }
     const i = this.dict.indexOf(domain);
     if (i < 0) return [];
-    const d64 = domain64ToInt64(this.dict.d64(i));
     const out: CaptureItem[] = [];
     for (const p of postingsOf(this.loaded.postings, i)) {
-      const rows = await this.query(
-        `SELECT ${ITEM_COLS}, text_length, warc_filename, warc_offset, warc_length FROM (
-           SELECT *, length(text) AS text_length FROM read_parquet(${sqlString(this.pathOf(p.file))}, file_row_number = true, hive_partitioning = false)
-           WHERE domain64 = ${d64} AND url = ${sqlString(canonicalUrl)} AND file_row_number >= ${p.first} AND file_row_number < ${p.first + p.rows})`,
-      );
-      for (const r of rows) {
-        out.push({
-          datasetId: p.datasetId, ...toUrlItem(r), textLength: r['text_length'] === null ? null : Number(r['text_length']),
-          warc: { filename: r['warc_filename'] as string, offset: Number(r['warc_offset']), length: Number(r['warc_length']) },
-        });
+      for (const r of await this.reads.find(this.files[p.file]!, p.first, p.first + p.rows, canonicalUrl)) {
+        out.push({ datasetId: p.datasetId, ...this.item(r), textLength: r.textLength, warc: r.warc });
       }
     }
     return out;
@@ -100,26 +84,9 @@ export class LakeIndexView implements IndexView {
     return postingsOf(this.loaded.postings, i).find((p) => p.datasetId === datasetId) ?? null;
   }
 
-  private pathOf(file: number): string {
-    return join(this.dataDir, this.files[file]!.key);
+  private item(r: LakeUrlRow): UrlItem {
+    const sub = r.urlId === null ? this.loaded.collisions[r.url] : undefined;
+    const id = r.urlId ?? (sub !== undefined ? BigInt(sub) : urlId(r.url));
+    return { urlId: urlIdHex(id), url: r.url, ts: r.ts, status: r.status, title: r.title };
   }
-
-  private async query(sql: string): Promise<Record<string, unknown>[]> {
-    const conn = await this.db.connect();
-    try {
-      return await queryRows(conn, sql);
-    } finally {
-      conn.closeSync();
-    }
-  }
-}
-
-function toUrlItem(r: Record<string, unknown>): UrlItem {
-  return {
-    urlId: urlIdHex(r['url_id'] as bigint),
-    url: r['url'] as string,
-    ts: (r['ts'] as Date).toISOString().replace('.000Z', 'Z'),
-    status: Number(r['status']),
-    title: (r['title'] as string | null) ?? null,
-  };
 }

@@ -1,0 +1,256 @@
+import { decompress as zstdDecompress } from 'fzstd';
+import { parquetMetadataAsync, parquetRead, type AsyncBuffer, type FileMetaData } from 'hyparquet';
+import type { ObjectStore } from '@ccpipe/core';
+import { IndexFormatError, type LakeFileEntry } from './format';
+import { RowGroupCache, type RowGroupCacheStats } from './row-group-cache';
+
+/** One lake row as a URL page shows it. `urlId` is null when the file has no `url_id` column (the view computes it). */
+export interface LakeUrlRow {
+  urlId: bigint | null;
+  url: string;
+  /** ISO 8601 UTC, whole seconds without a fraction. */
+  ts: string;
+  status: number;
+  title: string | null;
+}
+
+/** One lake row as a capture lookup shows it. */
+export interface LakeCaptureRow extends LakeUrlRow {
+  /** Characters (code points) of the extracted text, or null when there is none. */
+  textLength: number | null;
+  warc: { filename: string; offset: number; length: number };
+}
+
+/** How a {@link LakeIndexView} reads lake rows (the Parquet reader below, or the DuckDB one kept for comparison). */
+export interface LakeReads {
+  /** Rows [from, to) of a lake file, in file order. */
+  rows(file: LakeFileEntry, from: number, to: number): Promise<LakeUrlRow[]>;
+  /** The rows within [from, to) of a lake file whose `url` equals `url`. */
+  find(file: LakeFileEntry, from: number, to: number, url: string): Promise<LakeCaptureRow[]>;
+  /** Idempotent. */
+  close(): Promise<void>;
+}
+
+/** Options of {@link ParquetLakeReader}. */
+export interface ParquetLakeReaderOptions {
+  store: ObjectStore;
+  /** Bound of the decoded column-chunk cache, estimated bytes (default 256 MiB; 0 caches nothing). */
+  cacheBytes?: number;
+  /** Bound of the parsed-footer cache, estimated bytes (default 32 MiB). */
+  footerCacheBytes?: number;
+}
+
+interface Footer {
+  meta: FileMetaData;
+  /** First row of each row group, plus the row count at the end. */
+  starts: number[];
+  columns: Set<string>;
+}
+
+type Column = ArrayLike<unknown>;
+
+const FOOTER_TAIL = 64 * 1024;
+const PAGE_COLUMNS = ['url', 'ts', 'status', 'title'] as const;
+const CAPTURE_COLUMNS = ['ts', 'status', 'title', 'warc_filename', 'warc_offset', 'warc_length'] as const;
+/** The `text` column read as its code-point count: the text itself is never turned into a string. */
+const TEXT_LENGTH = 'text#length';
+
+const tsMs = (v: bigint, per: bigint): number => Number(v / per);
+const TS_PARSERS = {
+  timestampFromMilliseconds: (v: bigint) => Number(v),
+  timestampFromMicroseconds: (v: bigint) => tsMs(v, 1000n),
+  timestampFromNanoseconds: (v: bigint) => tsMs(v, 1_000_000n),
+};
+const COMPRESSORS = { ZSTD: (input: Uint8Array, outputLength: number) => zstdDecompress(input, new Uint8Array(outputLength)) };
+
+/**
+ * Lake rows through any ObjectStore (local directory or S3) with hyparquet: each file's footer is fetched once (a
+ * 64 KiB tail `getRange`, more only for a longer footer) and kept, keyed by file key — lake files are immutable,
+ * so footers and decoded chunks are shared across index versions. A read touches only the row groups overlapping
+ * its row range and only the columns it needs (one `getRange` per column chunk); decoded column chunks stay in a
+ * bytes-bounded LRU, so a hot domain's pages are answered from memory. Safe to share between views.
+ */
+export class ParquetLakeReader implements LakeReads {
+  private readonly store: ObjectStore;
+  private readonly chunks: RowGroupCache<Column>;
+  private readonly footers: RowGroupCache<Footer>;
+
+  constructor(opts: ParquetLakeReaderOptions) {
+    this.store = opts.store;
+    this.chunks = new RowGroupCache(opts.cacheBytes ?? 256 * 1024 * 1024);
+    this.footers = new RowGroupCache(opts.footerCacheBytes ?? 32 * 1024 * 1024);
+  }
+
+  async rows(file: LakeFileEntry, from: number, to: number): Promise<LakeUrlRow[]> {
+    const ft = await this.footer(file);
+    need(ft, file, ['url', 'ts', 'status']);
+    const out: LakeUrlRow[] = [];
+    const groups = groupsOf(ft, from, to);
+    const loaded = await Promise.all(groups.map((g) => this.columns(file, ft, g, [...PAGE_COLUMNS, 'url_id'])));
+    groups.forEach((g, k) => {
+      const c = loaded[k]!;
+      const lo = Math.max(from, ft.starts[g]!) - ft.starts[g]!;
+      const hi = Math.min(to, ft.starts[g + 1]!) - ft.starts[g]!;
+      for (let i = lo; i < hi; i++) out.push(urlRow(c, i));
+    });
+    return out;
+  }
+
+  async find(file: LakeFileEntry, from: number, to: number, url: string): Promise<LakeCaptureRow[]> {
+    const ft = await this.footer(file);
+    need(ft, file, ['url', 'ts', 'status', 'warc_filename', 'warc_offset', 'warc_length']);
+    const out: LakeCaptureRow[] = [];
+    for (const g of groupsOf(ft, from, to)) {
+      const urls = await this.column(file, ft, g, 'url');
+      const lo = Math.max(from, ft.starts[g]!) - ft.starts[g]!;
+      const hi = Math.min(to, ft.starts[g + 1]!) - ft.starts[g]!;
+      const hits: number[] = [];
+      for (let i = lo; i < hi; i++) if (urls[i] === url) hits.push(i);
+      if (hits.length === 0) continue;
+      // only a row group holding the URL decodes the rest (text as lengths only)
+      const c = await this.columns(file, ft, g, ['url', 'url_id', ...CAPTURE_COLUMNS, TEXT_LENGTH]);
+      for (const i of hits) {
+        const len = c.get(TEXT_LENGTH)?.[i];
+        out.push({
+          ...urlRow(c, i),
+          textLength: typeof len === 'number' ? len : null,
+          warc: { filename: String(c.get('warc_filename')![i]), offset: Number(c.get('warc_offset')![i]), length: Number(c.get('warc_length')![i]) },
+        });
+      }
+    }
+    return out;
+  }
+
+  /** Cache counters (decoded column chunks). */
+  stats(): RowGroupCacheStats {
+    return this.chunks.stats();
+  }
+
+  async close(): Promise<void> {
+    // nothing to release: the caches are plain memory
+  }
+
+  private footer(file: LakeFileEntry): Promise<Footer> {
+    return this.footers.getOrLoad(file.key, async () => {
+      let meta: FileMetaData;
+      try {
+        meta = await parquetMetadataAsync(this.asyncBuffer(file), { initialFetchSize: Math.min(FOOTER_TAIL, file.bytes) });
+      } catch (err) {
+        if (isStoreError(err)) throw err;
+        throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'lake file footer cannot be parsed', { key: file.key, reason: String(err).slice(0, 200) });
+      }
+      const starts = [0];
+      for (const rg of meta.row_groups) starts.push(starts[starts.length - 1]! + Number(rg.num_rows));
+      const columns = new Set(meta.schema.slice(1).map((e) => e.name));
+      return { value: { meta, starts, columns }, bytes: 1024 + Number(meta.metadata_length) * 4 };
+    });
+  }
+
+  /** The named columns of row group g (absent ones left out), each from the cache or decoded on its own. */
+  private async columns(file: LakeFileEntry, ft: Footer, g: number, names: readonly string[]): Promise<Map<string, Column>> {
+    const present = names.filter((n) => ft.columns.has(n === TEXT_LENGTH ? 'text' : n));
+    const cols = await Promise.all(present.map((n) => this.column(file, ft, g, n)));
+    return new Map(present.map((n, i) => [n, cols[i]!]));
+  }
+
+  private column(file: LakeFileEntry, ft: Footer, g: number, name: string): Promise<Column> {
+    return this.chunks.getOrLoad(`${file.key}\u0000${g}\u0000${name}`, async () => {
+      const start = ft.starts[g]!;
+      const rows = ft.starts[g + 1]! - start;
+      const parts: { at: number; data: Column }[] = [];
+      const column = name === TEXT_LENGTH ? 'text' : name;
+      await parquetRead({
+        file: this.asyncBuffer(file),
+        metadata: ft.meta,
+        columns: [column],
+        rowStart: start,
+        rowEnd: start + rows,
+        compressors: COMPRESSORS,
+        parsers: name === TEXT_LENGTH ? { ...TS_PARSERS, stringFromBytes: codePoints } : TS_PARSERS,
+        onChunk: (c) => {
+          if (c.columnName === column) parts.push({ at: c.rowStart - start, data: c.columnData as Column });
+        },
+      });
+      const value = joinParts(parts, rows);
+      return { value, bytes: sizeOf(value) };
+    });
+  }
+
+  private asyncBuffer(file: LakeFileEntry): AsyncBuffer {
+    return {
+      byteLength: file.bytes,
+      slice: async (s: number, e?: number) => {
+        const b = await this.store.getRange(file.key, s, (e ?? file.bytes) - s);
+        return b.byteOffset === 0 && b.byteLength === b.buffer.byteLength ? (b.buffer as ArrayBuffer) : (b.slice().buffer as ArrayBuffer);
+      },
+    };
+  }
+}
+
+function need(ft: Footer, file: LakeFileEntry, names: readonly string[]): void {
+  const missing = names.filter((n) => !ft.columns.has(n));
+  if (missing.length > 0) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'lake file lacks a column', { key: file.key, missing });
+}
+
+/** Row groups overlapping rows [from, to): a binary search over the row-group starts. */
+export function groupsOf(ft: { starts: readonly number[] }, from: number, to: number): number[] {
+  const n = ft.starts.length - 1;
+  let lo = 0;
+  let hi = n - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >>> 1;
+    if (ft.starts[mid]! <= from) lo = mid;
+    else hi = mid - 1;
+  }
+  const out: number[] = [];
+  for (let g = lo; g < n && ft.starts[g]! < to; g++) if (ft.starts[g + 1]! > from) out.push(g);
+  return out;
+}
+
+function urlRow(c: Map<string, Column>, i: number): LakeUrlRow {
+  const id = c.get('url_id')?.[i];
+  const title = c.get('title')?.[i];
+  return {
+    urlId: typeof id === 'bigint' ? id : null,
+    url: c.get('url')![i] as string,
+    ts: isoSeconds(c.get('ts')![i]),
+    status: Number(c.get('status')![i]),
+    title: typeof title === 'string' ? title : null,
+  };
+}
+
+function isoSeconds(v: unknown): string {
+  const d = v instanceof Date ? v : new Date(Number(v));
+  return d.toISOString().replace('.000Z', 'Z');
+}
+
+function joinParts(parts: { at: number; data: Column }[], rows: number): Column {
+  if (parts.length === 1 && parts[0]!.at === 0 && parts[0]!.data.length === rows) return parts[0]!.data;
+  const out: unknown[] = new Array(rows).fill(null);
+  for (const p of parts) for (let i = 0; i < p.data.length; i++) out[p.at + i] = p.data[i];
+  return out;
+}
+
+/** Estimated heap bytes of a decoded column chunk (V8: one-byte strings ≈ 24 B + length; slots 8 B). */
+function sizeOf(c: Column): number {
+  if (ArrayBuffer.isView(c)) return 64 + c.byteLength;
+  let n = 64 + 8 * c.length;
+  for (let i = 0; i < c.length; i++) {
+    const v = c[i];
+    if (typeof v === 'string') n += 24 + v.length;
+    else if (typeof v === 'bigint') n += 24;
+    else if (v instanceof Date) n += 48;
+  }
+  return n;
+}
+
+/** Unicode code points of UTF-8 bytes (what DuckDB's `length(text)` counts), without building the string. */
+function codePoints(b: Uint8Array): number {
+  let n = 0;
+  for (let i = 0; i < b.length; i++) if ((b[i]! & 0xc0) !== 0x80) n++;
+  return n;
+}
+
+function isStoreError(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && 'code' in err && typeof (err as { code: unknown }).code === 'string' && !(err instanceof IndexFormatError);
+}
