@@ -1,15 +1,19 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { loadConfig, type ConfigKey } from '@ccpipe/core';
-import { FsObjectStore } from '@ccpipe/adapters';
-import { runMerge, type MergeResult } from '@ccpipe/index';
+import { FsObjectStore, createLogger } from '@ccpipe/adapters';
+import { runMerge, type MergeOptions, type MergeResult } from '@ccpipe/index';
+import { mergeProgress } from '../merge/merge-progress';
+import { mergerMain } from '../merge/merger-main';
 import { addConfigFlags, configFlagsOf } from './config-flags';
 
-const MERGE: ConfigKey[] = ['data', 'rowGroupSize'];
+const MERGE: ConfigKey[] = ['data', 'rowGroupSize', 'logLevel', 'metricsPort', 'metricsHost'];
 
-/** Where `ccpipe merge` writes its one JSON result line; tests pass their own. */
+/** Where `ccpipe merge` writes: its one JSON result line (`write`, stdout) and its progress (`progress`, stderr). */
 export interface MergeCommandIo {
   write(line: string): void;
+  /** Phase lines when it is a TTY, pino JSON lines otherwise (default process.stderr); tests pass their own. */
+  progress?: NodeJS.WritableStream & { isTTY?: boolean };
 }
 
 /** Parses a non-negative integer flag. @throws Error naming the flag. */
@@ -20,11 +24,23 @@ function intFlag(name: string, v: unknown, dflt: number, min: number): number {
   return n;
 }
 
+/** Parses `--every <seconds>` (a positive number, fractions allowed). @throws Error naming the flag. */
+function everyFlag(v: unknown): number | null {
+  if (v === undefined) return null;
+  const s = Number(v);
+  if (!Number.isFinite(s) || s <= 0) throw new Error('--every must be a number of seconds > 0');
+  return Math.round(s * 1000);
+}
+
 /**
  * `ccpipe merge`: folds every completed batch of the data store into a new index version (docs/index-format.md) and
- * prints `MergeResult` as one JSON line. `--data` and `--row-group-size` come from the config table; merge-only
- * flags: `--keep-versions` (default 3), `--grace-ms` (default 600000), `--drop-text`, `--memory-limit` (default 512MB).
+ * prints `MergeResult` as one JSON line on stdout; progress goes to stderr (phase lines on a TTY, pino JSON
+ * otherwise). `--data`, `--row-group-size` and `--log-level` come from the config table; merge-only flags:
+ * `--keep-versions` (default 3), `--grace-ms` (default 600000), `--drop-text`, `--memory-limit` (default 512MB).
  * Exit code 0 also when there was nothing to merge (`published: false`).
+ *
+ * With `--every <seconds>` it is the merger service instead (mergerMain): merge, wait, repeat until SIGTERM, with
+ * pino logs on stdout and `ccpipe_merge_*` metrics on `--metrics-port` (default 9002); no result lines.
  */
 export function registerMergeCommand(program: Command, io: MergeCommandIo = { write: (l) => process.stdout.write(l) }): void {
   addConfigFlags(program.command('merge').description('fold completed batches into a new immutable index version and publish it'), MERGE)
@@ -32,10 +48,12 @@ export function registerMergeCommand(program: Command, io: MergeCommandIo = { wr
     .option('--grace-ms <ms>', 'how long a retired version stays readable before GC deletes it')
     .option('--drop-text', 'store text as null in the lake')
     .option('--memory-limit <size>', "DuckDB memory limit, e.g. '512MB' (it spills to a temp dir beyond it)")
+    .option('--every <seconds>', 'run as the merger service: merge every <seconds> until SIGTERM, serving /metrics')
     .action(async (opts: Record<string, unknown>) => {
       const config = loadConfig(process.env, configFlagsOf(opts, MERGE));
+      const everyMs = everyFlag(opts['every']);
       const dataDir = resolve(config.data);
-      const result: MergeResult = await runMerge({
+      const options: Omit<MergeOptions, 'onPhase'> = {
         store: new FsObjectStore({ root: dataDir }),
         dataDir,
         rowGroupSize: config.rowGroupSize,
@@ -43,7 +61,21 @@ export function registerMergeCommand(program: Command, io: MergeCommandIo = { wr
         graceMs: intFlag('grace-ms', opts['graceMs'], 600_000, 0),
         dropText: opts['dropText'] === true,
         ...(typeof opts['memoryLimit'] === 'string' ? { memoryLimit: opts['memoryLimit'] } : {}),
-      });
+      };
+      const stream = io.progress ?? process.stderr;
+      if (everyMs !== null) {
+        process.exitCode = await mergerMain(config, options, everyMs, stream);
+        return;
+      }
+      const progress = mergeProgress({ stream, log: createLogger({ service: 'merge', level: config.logLevel, destination: stream }) });
+      let result: MergeResult;
+      try {
+        result = await runMerge({ ...options, onPhase: (phase, ms) => progress.phase(phase, ms) });
+      } catch (err) {
+        progress.failed(err);
+        throw err;
+      }
+      progress.done(result);
       io.write(`${JSON.stringify(result)}\n`);
     });
 }

@@ -1,0 +1,128 @@
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Writable } from 'node:stream';
+import { Command } from 'commander';
+import { canonicalizeUrl, layout, urlId } from '@ccpipe/core';
+import { FsObjectStore, closeDuckDbParquetEngine, writeParquetPart, type PartRow } from '@ccpipe/adapters';
+import { registerMergeCommand } from '../commands/merge';
+import { MERGE_PHASES } from './merge-metrics';
+
+afterAll(() => closeDuckDbParquetEngine());
+
+const CCPIPE_BIN = resolve(__dirname, '..', '..', 'bin', 'ccpipe.js');
+
+function row(raw: string): PartRow {
+  const c = canonicalizeUrl(raw);
+  return {
+    datasetId: 3, urlId: urlId(c.url), url: c.url, rawUrl: raw, host: c.host, domain: c.domain ?? c.host, privateDomain: null, surt: c.surt,
+    timestamp: '20300101000000', status: 200, mime: 'text/html', charset: null, languages: 'eng', title: null, text: null, contentLength: 1,
+    outlinks: [], warcFilename: 'w.warc.gz', warcOffset: 0, warcLength: 1, digest: 'A',
+  };
+}
+
+/** A data store with one completed batch of `urls`. */
+async function storeWithBatch(dir: string, batchId: string, urls: string[]): Promise<void> {
+  const store = new FsObjectStore({ root: dir });
+  const part = layout.batchPart(3, batchId);
+  await store.put(part, await writeParquetPart(urls.map(row), { engine: 'duckdb' }));
+  await store.put(layout.batchMarker(3, batchId), Buffer.from(JSON.stringify({ v: 1, batchId, datasetId: 3, part })));
+}
+
+function fakeStream(isTTY: boolean): Writable & { isTTY: boolean; chunks: string[] } {
+  const chunks: string[] = [];
+  return Object.assign(
+    new Writable({
+      write(chunk: Buffer | string, _enc, cb) {
+        chunks.push(chunk.toString());
+        cb();
+      },
+    }),
+    { isTTY, chunks },
+  );
+}
+
+describe('ccpipe merge progress', () => {
+  let dir = '';
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'ccpipe-merge-progress-'));
+    await storeWithBatch(dir, 'b1', ['https://a.example/', 'https://b.example/x', 'https://b.example/y']);
+  });
+  afterEach(() => rm(dir, { recursive: true, force: true }));
+
+  const run = async (progress: Writable & { isTTY: boolean }): Promise<string[]> => {
+    const out: string[] = [];
+    const program = new Command('ccpipe').exitOverride();
+    registerMergeCommand(program, { write: (l) => void out.push(l), progress });
+    await program.parseAsync(['node', 'ccpipe', 'merge', '--data', dir]);
+    return out;
+  };
+
+  it('on a TTY shows every phase as it completes, then rows in and the published version; stdout keeps its one JSON line', async () => {
+    const tty = fakeStream(true);
+    const out = await run(tty);
+    expect(out).toHaveLength(1);
+    expect(JSON.parse(out[0]!)).toMatchObject({ version: 'v000001', published: true, rowsIn: 3, urls: 3, domains: 2 });
+    const lines = tty.chunks.join('').trimEnd().split('\n');
+    expect(lines.slice(0, -1).map((l) => /^merge (\w+)\s+[\d.]+s\s+elapsed [\d.]+s$/.exec(l)?.[1])).toEqual([...MERGE_PHASES]);
+    expect(lines.at(-1)).toMatch(/^merge published v000001: 1 batches, 3 rows in → 3 URLs in 2 domains, \d+ lake files written \([\d.]+s\)$/);
+  });
+
+  it('otherwise writes pino JSON lines (phases, then the result) to the progress stream', async () => {
+    const plain = fakeStream(false);
+    await run(plain);
+    const lines = plain.chunks.join('').trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines.filter((l) => l['msg'] === 'merge phase').map((l) => l['phase'])).toEqual([...MERGE_PHASES]);
+    expect(lines.at(-1)).toMatchObject({ msg: 'merge done', service: 'merge', version: 'v000001', published: true, rowsIn: 3 });
+  });
+});
+
+describe('ccpipe merge --every (the merger service, as a process)', () => {
+  it('merges on schedule, serves ccpipe_merge_* on /metrics, picks up new batches, and exits 0 on SIGTERM', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'ccpipe-merger-'));
+    const child = spawn(process.execPath, [CCPIPE_BIN, 'merge', '--every', '0.2', '--data', dir, '--metrics-port', '0', '--metrics-host', '127.0.0.1'], {
+      env: { ...process.env, LOG_LEVEL: 'info' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+    const logs: Record<string, unknown>[] = [];
+    let buf = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (c: string) => {
+      buf += c;
+      for (let nl; (nl = buf.indexOf('\n')) >= 0; buf = buf.slice(nl + 1)) logs.push(JSON.parse(buf.slice(0, nl)) as Record<string, unknown>);
+    });
+    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+    const waitLog = async (pred: (l: Record<string, unknown>) => boolean, what: string): Promise<Record<string, unknown>> => {
+      for (const deadline = Date.now() + 60_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 50))) {
+        const l = logs.find(pred);
+        if (l) return l;
+        if (child.exitCode !== null) break;
+      }
+      throw new Error(`no log line ${what}; stderr: ${stderr}`);
+    };
+    try {
+      const port = (await waitLog((l) => l['msg'] === 'metrics listening', 'metrics listening'))['port'] as number;
+      await waitLog((l) => l['msg'] === 'merge done' && l['published'] === false, 'an empty merge');
+      await storeWithBatch(dir, 'b1', ['https://a.example/', 'https://b.example/x']);
+      const merged = await waitLog((l) => l['msg'] === 'merge done' && l['published'] === true, 'a published merge');
+      expect(merged).toMatchObject({ version: 'v000001', batches: 1, rowsIn: 2, urls: 2, domains: 2 });
+      const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+      expect(metrics).toMatch(/^ccpipe_merge_runs_total\{outcome="published"\} 1$/m);
+      expect(metrics).toMatch(/^ccpipe_merge_runs_total\{outcome="unchanged"\} [1-9]\d*$/m);
+      expect(metrics).toMatch(/^ccpipe_merge_index_version 1$/m);
+      expect(metrics).toMatch(/^ccpipe_merge_rows_in_total 2$/m);
+      expect(metrics).toMatch(/^ccpipe_merge_phase_seconds_count\{phase="lake"\} 1$/m);
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+      expect(logs.at(-1)).toMatchObject({ msg: 'merger stopped', failed: 0 });
+      // one JSON log line per line on stdout: no bare result lines in service mode
+      expect(logs.every((l) => typeof l['msg'] === 'string')).toBe(true);
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+      await exited;
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});

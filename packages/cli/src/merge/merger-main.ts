@@ -1,0 +1,44 @@
+import { runService } from '@ccpipe/adapters';
+import type { Config } from '@ccpipe/core';
+import { runMerge, type MergeOptions } from '@ccpipe/index';
+import { mergeMetrics } from './merge-metrics';
+import { mergeProgress } from './merge-progress';
+import { runMergerLoop } from './merger-loop';
+
+/** The merger's /metrics port when neither `--metrics-port` nor CCPIPE_METRICS_PORT sets one (batcher 9000, worker 9001). */
+export const MERGER_METRICS_PORT = 9002;
+
+/**
+ * `ccpipe merge --every <s>`: the merger as a long-running service under the shared lifecycle (runService): pino
+ * logs on stdout, `ccpipe_merge_*` metrics on /metrics (`config.metricsPort`, default 9002), a merge every
+ * `everyMs`. SIGTERM/SIGINT lets the merge in progress finish (a published version is never left half-written by
+ * us), then exits 0. Phase progress goes to `progressStream` (stderr) when it is a TTY, else into the logs.
+ * Resolves to the exit code: 0 when stopped by a signal, 1 when startup failed.
+ */
+export function mergerMain(
+  config: Config,
+  options: Omit<MergeOptions, 'onPhase'>,
+  everyMs: number,
+  progressStream: NodeJS.WritableStream & { isTTY?: boolean } = process.stderr,
+): Promise<number> {
+  return runService(
+    {
+      service: 'merger',
+      logLevel: config.logLevel,
+      metrics: { host: config.metricsHost, port: config.metricsPort ?? MERGER_METRICS_PORT },
+      onSignal: (log, sig) => log.warn({ sig }, 'stopping: finishing the merge in progress'),
+    },
+    async ({ log, registry, signal }) => {
+      const metrics = mergeMetrics(registry);
+      log.info({ everyMs, keepVersions: options.keepVersions, graceMs: options.graceMs }, 'merger started');
+      const done = await runMergerLoop(everyMs, {
+        merge: (onPhase) => runMerge({ ...options, onPhase }),
+        metrics,
+        progress: () => mergeProgress({ stream: progressStream, log }),
+        signal,
+      });
+      log.info(done, 'merger stopped');
+      return 0;
+    },
+  );
+}
