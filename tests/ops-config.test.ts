@@ -10,6 +10,8 @@ import { topologyNames, workQueueArguments, deadLetterQueueArguments } from '@cc
 import { batcherMetrics } from '../packages/batcher/src/metrics';
 import { workerMetrics } from '../packages/worker/src/metrics';
 import { apiMetrics } from '../packages/api/src/metrics';
+import { mergeMetrics } from '../packages/cli/src/merge/merge-metrics';
+import { MERGER_METRICS_PORT } from '../packages/cli/src/merge/merger-main';
 import { buildProgram } from '../packages/cli/src/main';
 import { REPO_ROOT } from './support/corpus';
 
@@ -84,8 +86,19 @@ describe('docker-compose.yml', () => {
       expect(m?.[1]).toBe(s);
       expect(commands).toContain(s);
     }
-    expect(serviceLines('merger').join('\n')).toContain('node packages/cli/bin/ccpipe.js merge');
     expect(commands).toContain('merge');
+  });
+
+  it('runs the merger as the merge service (merge --every), not a shell loop, with its metrics port and the image healthcheck', () => {
+    const merger = serviceLines('merger').join('\n');
+    const m = /command: \["merge", "--every", "\$\{MERGE_EVERY:-(\d+)\}"\]/.exec(merger);
+    expect(Number(m?.[1])).toBeGreaterThan(0);
+    const merge = buildProgram().commands.find((c) => c.name() === 'merge')!;
+    expect(merge.options.map((o) => o.long)).toEqual(expect.arrayContaining(['--every', '--metrics-port']));
+    expect(merger).not.toMatch(/entrypoint|\/bin\/sh|while/);
+    expect(merger).not.toMatch(/healthcheck/);
+    expect(loadConfig(serviceEnv('merger')).metricsPort).toBe(MERGER_METRICS_PORT);
+    expect(merger).not.toMatch(/^\s+ports:/m);
   });
 
   it('lets workers scale: no host ports, no fixed container name', () => {
@@ -174,6 +187,16 @@ describe('prometheus.yml', () => {
     expect(Number(job?.[1])).toBe(workerPort);
   });
 
+  it('scrapes the merger service on the port compose gives it, which is its default', () => {
+    expect(targets('merger')).toEqual([`merger:${loadConfig(serviceEnv('merger')).metricsPort}`]);
+    expect(loadConfig(serviceEnv('merger')).metricsPort).toBe(MERGER_METRICS_PORT);
+  });
+
+  it('has a job for every service compose runs with a metrics endpoint, and only those and the broker', () => {
+    const jobs = [...prometheus.matchAll(/^ {2}- job_name: (\S+)$/gm)].map((m) => m[1]!);
+    expect(jobs.sort()).toEqual(['api', 'batcher', 'merger', 'rabbitmq', 'rabbitmq-queues', 'worker']);
+  });
+
   it('scrapes the rabbitmq_prometheus plugin, aggregated and per queue', () => {
     expect(targets('rabbitmq')).toEqual(['rabbitmq:15692']);
     expect(targets('rabbitmq-queues')).toEqual(['rabbitmq:15692']);
@@ -193,6 +216,7 @@ describe('grafana', () => {
     batcherMetrics(registry);
     workerMetrics(registry);
     apiMetrics(registry);
+    mergeMetrics(registry);
     const json = await registry.getMetricsAsJSON();
     const registered = new Set(json.map((m) => m.name));
     const used = new Set(exprs.flatMap((e) => e.match(/\bccpipe_\w+/g) ?? []).map((n) => n.replace(/_(bucket|sum|count)$/, '')));
@@ -202,6 +226,15 @@ describe('grafana', () => {
     const histograms = new Set(json.filter((m) => String(m.type) === 'histogram').map((m) => m.name));
     const suffixed = exprs.flatMap((e) => [...e.matchAll(/\b(ccpipe_\w+)_(?:bucket|sum|count)\b/g)].map((m) => m[1]!));
     expect(suffixed.filter((n) => !histograms.has(n))).toEqual([]);
+  });
+
+  it('shows merge duration (total and by phase) and reads `up` only for jobs prometheus.yml has', () => {
+    expect(exprs.some((e) => e.includes('ccpipe_merge_duration_seconds_bucket'))).toBe(true);
+    expect(exprs.some((e) => /ccpipe_merge_phase_seconds_sum.*by \(phase\)|by \(phase\).*ccpipe_merge_phase_seconds_sum/.test(e))).toBe(true);
+    const jobs = new Set([...prometheus.matchAll(/^ {2}- job_name: (\S+)$/gm)].map((m) => m[1]!));
+    const used = exprs.flatMap((e) => [...e.matchAll(/\bjob="([^"]+)"/g)].map((m) => m[1]!));
+    expect(used).toEqual(expect.arrayContaining(['merger', 'worker']));
+    expect(used.filter((j) => !jobs.has(j))).toEqual([]);
   });
 
   it('filters queue metrics by the real queue names and reads the provisioned datasource', () => {
