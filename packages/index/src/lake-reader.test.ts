@@ -1,0 +1,251 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parquetMetadata, type FileMetaData } from 'hyparquet';
+import { urlId, urlIdHex, type ObjectStore } from '@ccpipe/core';
+import { MemoryObjectStore } from '@ccpipe/adapters';
+import type { DuckDBInstance } from '@duckdb/node-api';
+import { openDuck, queryRows, sqlString } from './duck';
+import { crcOf, encodeBitmaps, encodeDomains, encodePostings, type LakeFileEntry, type Posting } from './format';
+import { LakeIndexView } from './lake-index-view';
+import { ParquetLakeReader, groupsOf } from './lake-reader';
+import type { LoadedVersion } from './version-files';
+import { RoaringBitmap32 } from 'roaring';
+
+// A lake file as the merger writes it (domain64-sorted runs, ZSTD, 2048-row groups), made by DuckDB in SQL so the
+// run of big.example spans several row groups; DuckDB also reads it back as the independent oracle.
+const DOMAINS = [
+  { domain: 'big.example', d64: 1n, rows: 5000 },
+  { domain: 'small.example', d64: 2n, rows: 3 },
+  { domain: 'mid.example', d64: 3n, rows: 2100 },
+];
+const KEY = 'urls/dataset_id=1/domain_prefix=00/part-v000001.parquet';
+
+let dir: string;
+let db: DuckDBInstance;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'ccpipe-lake-reader-'));
+  db = await openDuck();
+});
+afterAll(async () => {
+  db.closeSync();
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** Writes the fixture file (with or without url_id, Parquet V1 or V2 pages) and returns its bytes. */
+async function lakeFile(name: string, opts: { urlId: boolean; version: 'V1' | 'V2' }): Promise<Buffer> {
+  const path = join(dir, name);
+  const gen = DOMAINS.map(
+    (d) => `SELECT ${d.d64}::BIGINT AS domain64, 'https://www.${d.domain}/p/' || lpad(i::VARCHAR, 5, '0') || CASE WHEN i % 7 = 0 THEN '?q=ü' ELSE '' END AS url, i FROM range(${d.rows}) t(i)`,
+  );
+  const conn = await db.connect();
+  try {
+    await conn.run(`COPY (
+      SELECT domain64, ${opts.urlId ? '(hash(url) % 9223372036854775807)::BIGINT AS url_id,' : ''} url, NULL::VARCHAR AS raw_url,
+             to_timestamp(1900000000 + i * 61) AS ts, (CASE WHEN i % 11 = 0 THEN 404 ELSE 200 END)::SMALLINT AS status,
+             CASE WHEN i % 5 = 0 THEN NULL ELSE 'Title ' || i END AS title,
+             CASE WHEN i % 3 = 0 THEN NULL ELSE repeat('héllo wörld 𝄞 ', (i % 4)::INTEGER) END AS text,
+             'crawl-data/w-' || (i % 13) || '.warc.gz' AS warc_filename, (i * 1000)::BIGINT AS warc_offset, (500 + i % 100)::INTEGER AS warc_length
+      FROM (${gen.join(' UNION ALL ')}) ORDER BY domain64, url
+    ) TO ${sqlString(path)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 2048, PARQUET_VERSION ${opts.version})`);
+  } finally {
+    conn.closeSync();
+  }
+  return readFile(path);
+}
+
+/** DuckDB's reading of rows [from, to) of a file: the oracle. */
+async function oracle(name: string, from: number, to: number): Promise<Record<string, unknown>[]> {
+  const conn = await db.connect();
+  try {
+    return await queryRows(
+      conn,
+      `SELECT * EXCLUDE (file_row_number), length(text) AS text_length FROM read_parquet(${sqlString(join(dir, name))}, file_row_number = true)
+       WHERE file_row_number >= ${from} AND file_row_number < ${to} ORDER BY file_row_number`,
+    );
+  } finally {
+    conn.closeSync();
+  }
+}
+
+/** A store that records every range read. */
+class CountingStore extends MemoryObjectStore {
+  ranges: { key: string; offset: number; length: number }[] = [];
+  override async getRange(key: string, offset: number, length: number): Promise<Uint8Array> {
+    this.ranges.push({ key, offset, length });
+    return super.getRange(key, offset, length);
+  }
+}
+
+/** A version over one lake file: the three domains' runs, back to back, all in dataset 1. */
+function version(bytes: Buffer, meta: FileMetaData, collisions: Record<string, string> = {}): LoadedVersion {
+  let first = 0;
+  const postings: Posting[][] = [];
+  for (const d of DOMAINS) {
+    postings.push([{ datasetId: 1, file: 0, first, rows: d.rows }]);
+    first += d.rows;
+  }
+  const sorted = DOMAINS.map((d, i) => ({ ...d, i })).sort((a, b) => (a.domain < b.domain ? -1 : 1));
+  let at = 0;
+  const file: LakeFileEntry = {
+    key: KEY, datasetId: 1, prefix: '00', rows: first, bytes: bytes.length, crc32: crcOf(bytes),
+    rowGroups: meta.row_groups.map((g) => [at, ((at += Number(g.num_rows)), Number(g.num_rows))[1]!] as [number, number]),
+  };
+  const bitmap = Buffer.from(new RoaringBitmap32([1]).serialize('portable'));
+  return {
+    toc: { v: 1, version: 'v000001', parent: null, createdAt: '2030-01-01T00:00:00Z', files: {} },
+    domains: encodeDomains(sorted.map((d) => ({ domain: d.domain, d64: d.d64 }))),
+    bitmaps: encodeBitmaps(sorted.map(() => bitmap)),
+    postings: encodePostings(sorted.map((d) => postings[d.i]!)),
+    files: [file],
+    domainIds: {} as LoadedVersion['domainIds'],
+    collisions,
+    batches: [],
+    status: { datasets: [{ datasetId: 1, urlCount: first, domainCount: 3 }] } as unknown as LoadedVersion['status'],
+  };
+}
+
+/** Byte ranges of every column chunk: [rowGroup, column, start, end). */
+function chunksOf(meta: FileMetaData): { g: number; column: string; start: number; end: number }[] {
+  return meta.row_groups.flatMap((rg, g) =>
+    rg.columns.map((c) => {
+      const m = c.meta_data!;
+      const start = Number(m.dictionary_page_offset || m.data_page_offset);
+      return { g, column: m.path_in_schema[0]!, start, end: start + Number(m.total_compressed_size) };
+    }),
+  );
+}
+
+/** The (row group, column) chunks a set of range reads touched; the footer tail counts as 'footer'. */
+function touched(meta: FileMetaData, ranges: { offset: number; length: number }[], size: number): string[] {
+  const chunks = chunksOf(meta);
+  const out = new Set<string>();
+  for (const r of ranges) {
+    // the footer is read as one tail of up to 64 KiB, which may also cover the last chunks
+    if (r.offset + r.length === size && r.length === Math.min(size, 64 * 1024)) {
+      out.add('footer');
+      continue;
+    }
+    for (const c of chunks) if (r.offset < c.end && r.offset + r.length > c.start) out.add(`${c.g}:${c.column}`);
+  }
+  return [...out].sort();
+}
+
+const expectedItem = (r: Record<string, unknown>, id: bigint) => ({
+  urlId: urlIdHex(id),
+  url: r['url'],
+  ts: (r['ts'] as Date).toISOString().replace('.000Z', 'Z'),
+  status: Number(r['status']),
+  title: r['title'] ?? null,
+});
+
+describe.each(['V1', 'V2'] as const)('ParquetLakeReader over a MemoryObjectStore (Parquet %s pages)', (pv) => {
+  const name = `lake-${pv}.parquet`;
+  let bytes: Buffer;
+  let meta: FileMetaData;
+  beforeAll(async () => {
+    bytes = await lakeFile(name, { urlId: true, version: pv });
+    meta = parquetMetadata(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length) as ArrayBuffer);
+  });
+  const open = async (cacheBytes?: number) => {
+    const store = new CountingStore();
+    await store.put(KEY, bytes);
+    const reader = new ParquetLakeReader({ store, ...(cacheBytes !== undefined && { cacheBytes }) });
+    return { store, reader, view: new LakeIndexView(version(bytes, meta), reader, new Map()) };
+  };
+
+  it('fixture: big.example spans several row groups', () => {
+    expect(meta.row_groups.length).toBeGreaterThanOrEqual(4);
+    expect(groupsOf({ starts: [0, 2048, 4096, 6144, 7103] }, 2000, 2100)).toEqual([0, 1]);
+  });
+
+  it('reads only the footer, then the row groups and columns a page needs; a repeated page reads nothing', async () => {
+    const { store, view } = await open();
+    // big.example rows 2100..2200 lie inside row group 1
+    const page = await view.urls('big.example', 1, 2100, 100);
+    expect(page.total).toBe(5000);
+    expect(touched(meta, store.ranges, bytes.length)).toEqual(['1:status', '1:title', '1:ts', '1:url', '1:url_id', 'footer'].sort());
+    const want = await oracle(name, 2100, 2200);
+    expect(page.items).toEqual(want.map((r) => expectedItem(r, r['url_id'] as bigint)));
+    store.ranges = [];
+    expect(await view.urls('big.example', 1, 2100, 100)).toEqual(page);
+    expect(store.ranges).toEqual([]);
+    // a page straddling row groups 1 and 2 reads just row group 2 more
+    const straddle = await view.urls('big.example', 1, 4000, 200);
+    expect(touched(meta, store.ranges, bytes.length)).toEqual(['2:status', '2:title', '2:ts', '2:url', '2:url_id']);
+    expect(straddle.items.map((i) => i.url)).toEqual((await oracle(name, 4000, 4200)).map((r) => r['url']));
+  });
+
+  it('paging over a multi-row-group run returns every row exactly once, in file order, for each domain', async () => {
+    const { view } = await open();
+    let first = 0;
+    for (const d of DOMAINS) {
+      const seen: string[] = [];
+      for (let off = 0; ; off += 700) {
+        const p = await view.urls(d.domain, 1, off, 700);
+        expect(p.total).toBe(d.rows);
+        if (p.items.length === 0) break;
+        seen.push(...p.items.map((i) => i.url));
+      }
+      expect(seen).toEqual((await oracle(name, first, first + d.rows)).map((r) => r['url']));
+      first += d.rows;
+    }
+    expect(await view.urls('big.example', 1, 5000, 10)).toEqual({ total: 5000, items: [] });
+    expect(await view.urls('big.example', 2, 0, 10)).toEqual({ total: 0, items: [] });
+    expect(await view.urls('nope.example', 1, 0, 10)).toEqual({ total: 0, items: [] });
+  });
+
+  it('captures(url) reads the url column of the run and the other columns of the matching row group only', async () => {
+    const { store, view } = await open();
+    const [want] = await oracle(name, 5000 + 3 + 2058, 5000 + 3 + 2059); // mid.example, row group 3
+    const url = want!['url'] as string;
+    const got = await view.captures(url);
+    expect(got).toEqual([
+      {
+        datasetId: 1, ...expectedItem(want!, want!['url_id'] as bigint),
+        textLength: want!['text_length'] === null ? null : Number(want!['text_length']),
+        warc: { filename: want!['warc_filename'], offset: Number(want!['warc_offset']), length: want!['warc_length'] },
+      },
+    ]);
+    const t = touched(meta, store.ranges, bytes.length);
+    // the url column of mid.example's row groups; everything else only of the matching one (3); never text as text
+    expect(t.filter((c) => c.endsWith(':url'))).toEqual(['2:url', '3:url']);
+    expect(t.filter((c) => !c.endsWith(':url') && c !== 'footer').every((c) => c.startsWith('3:'))).toBe(true);
+    expect(t).toContain('3:text');
+    // a row with text: length in code points, as DuckDB counts them
+    const [withText] = await oracle(name, 5000 + 3 + 1, 5000 + 3 + 2);
+    expect(withText!['text_length']).not.toBeNull();
+    expect((await view.captures(withText!['url'] as string))[0]!.textLength).toBe(Number(withText!['text_length']));
+    expect(await view.captures('https://www.mid.example/absent')).toEqual([]);
+  });
+
+  it('keeps decoded chunks within the cache bound and still answers correctly', async () => {
+    const bound = 400_000; // a few column chunks of one 2048-row group
+    const { reader, view } = await open(bound);
+    const all: string[] = [];
+    for (let off = 0; off < 5000; off += 500) all.push(...(await view.urls('big.example', 1, off, 500)).items.map((i) => i.url));
+    const s = reader.stats();
+    expect(s.bytes).toBeLessThanOrEqual(bound);
+    expect(s.evictions).toBeGreaterThan(0);
+    expect(all).toEqual((await oracle(name, 0, 5000)).map((r) => r['url']));
+    const unbounded = await open();
+    for (let off = 0; off < 5000; off += 500) await unbounded.view.urls('big.example', 1, off, 500);
+    expect(unbounded.reader.stats().bytes).toBeGreaterThan(bound); // so the bound was what kept it small
+  });
+});
+
+describe('ParquetLakeReader without a url_id column', () => {
+  it('computes collisions[url] ?? urlId(url) from the version', async () => {
+    const bytes = await lakeFile('no-url-id.parquet', { urlId: false, version: 'V2' });
+    const meta = parquetMetadata(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length) as ArrayBuffer);
+    expect(meta.schema.map((e) => e.name)).not.toContain('url_id');
+    const store: ObjectStore = new MemoryObjectStore();
+    await store.put(KEY, bytes);
+    const rows = await oracle('no-url-id.parquet', 5000, 5003);
+    const collided = rows[1]!['url'] as string;
+    const view = new LakeIndexView(version(bytes, meta, { [collided]: '-42' }), new ParquetLakeReader({ store }), new Map());
+    const page = await view.urls('small.example', 1, 0, 10);
+    expect(page.items).toEqual(rows.map((r) => expectedItem(r, r['url'] === collided ? -42n : urlId(r['url'] as string))));
+    expect((await view.captures(collided))[0]!.urlId).toBe(urlIdHex(-42n));
+  });
+});
