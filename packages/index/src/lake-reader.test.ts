@@ -86,11 +86,9 @@ function version(bytes: Buffer, meta: FileMetaData, collisions: Record<string, s
     first += d.rows;
   }
   const sorted = DOMAINS.map((d, i) => ({ ...d, i })).sort((a, b) => (a.domain < b.domain ? -1 : 1));
-  let at = 0;
-  const file: LakeFileEntry = {
-    key: KEY, datasetId: 1, prefix: '00', rows: first, bytes: bytes.length, crc32: crcOf(bytes),
-    rowGroups: meta.row_groups.map((g) => [at, ((at += Number(g.num_rows)), Number(g.num_rows))[1]!] as [number, number]),
-  };
+  const rowGroups: [number, number][] = [];
+  for (const g of meta.row_groups) rowGroups.push([rowGroups.reduce((n, [, r]) => n + r, 0), Number(g.num_rows)]);
+  const file: LakeFileEntry = { key: KEY, datasetId: 1, prefix: '00', rows: first, bytes: bytes.length, crc32: crcOf(bytes), rowGroups };
   const bitmap = Buffer.from(new RoaringBitmap32([1]).serialize('portable'));
   return {
     toc: { v: 1, version: 'v000001', parent: null, createdAt: '2030-01-01T00:00:00Z', files: {} },
