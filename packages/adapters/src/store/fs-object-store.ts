@@ -133,6 +133,9 @@ export class FsObjectStore implements ObjectStore {
     }
   }
 
+  /** Nothing to release (so it can stand wherever an opened store is closed). Idempotent. */
+  async close(): Promise<void> {}
+
   private pathOf(key: string): string {
     validateKey(key);
     return join(this.root, ...key.split('/'));

@@ -119,6 +119,34 @@ export function describeObjectStoreContract(
       expect(await collect(store.list('zzz/'))).toEqual([]);
     });
 
+    it('serves keys with `=` segments (dataset_id=3, crawl=…) in every operation', async () => {
+      const key = 'batches/dataset_id=3/crawl=CC-MAIN-2030-40/part=0.parquet';
+      const slice = realBytes.subarray(0, 64 * 1024);
+      await store.put(key, slice);
+      await store.put('batches/dataset_id=30/x', enc.encode('other dataset'));
+      expect(Buffer.from((await store.get(key))!).equals(slice)).toBe(true);
+      expect(await store.head(key)).toEqual({ key, size: slice.length });
+      expect(Buffer.from(await store.getRange(key, 1000, 500)).equals(slice.subarray(1000, 1500))).toBe(true);
+      expect(await collect(store.list('batches/dataset_id=3/'))).toEqual([{ key, size: slice.length }]);
+      expect((await collect(store.list('batches/dataset_id=3'))).map((o) => o.key)).toEqual([key, 'batches/dataset_id=30/x']);
+      await store.delete(key);
+      expect(await store.head(key)).toBeNull();
+    });
+
+    it('lists more keys than one S3 page (1000) completely, each once, in order, without sibling prefixes', async () => {
+      // Batch markers of three datasets, written out of order; `batches-old/` and `batches` sort around `batches/`.
+      const keys = Array.from({ length: 1005 }, (_, i) => `batches/dataset_id=${(i * 7) % 3}/b-${String((i * 389) % 1005).padStart(5, '0')}/_SUCCESS.json`);
+      for (let i = 0; i < keys.length; i += 25) await Promise.all(keys.slice(i, i + 25).map((k) => store.put(k, enc.encode(k))));
+      await store.put('batches-old/x', enc.encode('x'));
+      await store.put('batchesx', enc.encode('x'));
+      const all = await collect(store.list('batches/'));
+      expect(all.map((o) => o.key)).toEqual([...keys].sort());
+      expect(all.every((o) => o.size === o.key.length)).toBe(true);
+      const one = keys.filter((k) => k.startsWith('batches/dataset_id=1/')).sort();
+      expect((await collect(store.list('batches/dataset_id=1/'))).map((o) => o.key)).toEqual(one);
+      expect((await collect(store.list(''))).length).toBe(keys.length + 2);
+    }, 120_000);
+
     it('delete removes an object and is idempotent; the key can be reused, also as a directory', async () => {
       await store.put('d/x/y', enc.encode('1'));
       await store.delete('d/x/y');

@@ -17,13 +17,25 @@ const csv = z.preprocess(
 );
 const bool = z.preprocess((v) => (typeof v === 'string' ? !/^(0|false|no|off)$/i.test(v.trim()) : v), z.boolean());
 const port = z.coerce.number().int().min(0).max(65535);
+/** `s3://bucket[/prefix]`: the bucket rules of S3, prefix segments of the store key alphabet. */
+const S3_SPEC = /^s3:\/\/[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](\/([A-Za-z0-9._=-]+\/)*([A-Za-z0-9._=-]+)?)?$/;
 
 /**
  * Every setting of every service, in one table. Precedence: CLI flag, then environment variable, then default.
  * Nothing else in ccpipe reads process.env.
  */
 export const OPTIONS = {
-  data: opt(z.string().min(1).default('./data'), 'CCPIPE_DATA', 'data', 'data store: a directory (later s3://bucket/prefix)'),
+  data: opt(
+    z.string().min(1).default('./data').refine((v) => !/^s3:\/\//i.test(v) || S3_SPEC.test(v), 's3:// location must be s3://bucket or s3://bucket/prefix (lower-case bucket name; prefix segments of [A-Za-z0-9._=-])'),
+    'CCPIPE_DATA',
+    'data',
+    'data store: a directory, or s3://bucket/prefix on an S3-compatible store (see docs/s3.md)',
+  ),
+  s3Endpoint: opt(z.string().url().optional(), 'CCPIPE_S3_ENDPOINT', 's3-endpoint', 'S3-compatible endpoint, e.g. http://127.0.0.1:9000 (unset = AWS); credentials: AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY'),
+  s3Region: opt(z.string().min(1).default('us-east-1'), 'CCPIPE_S3_REGION', 's3-region', 'S3 region (most S3-compatible stores accept any)'),
+  s3ForcePathStyle: opt(bool.default(true), 'CCPIPE_S3_FORCE_PATH_STYLE', 's3-force-path-style', 'path-style S3 requests (endpoint/bucket/key) instead of bucket.endpoint/key'),
+  s3MultipartThreshold: opt(z.coerce.number().int().min(5 * 1024 * 1024).default(16 * 1024 * 1024), 'CCPIPE_S3_MULTIPART_THRESHOLD', 's3-multipart-threshold', 'objects larger than this many bytes are uploaded in 8 MiB parts'),
+  s3MaxAttempts: opt(z.coerce.number().int().min(1).max(20).default(5), 'CCPIPE_S3_MAX_ATTEMPTS', 's3-max-attempts', 'attempts per S3 request (SDK standard retry: 5xx, 503 SlowDown, throttling, network errors)'),
   logLevel: opt(z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'), 'LOG_LEVEL', 'log-level', 'pino log level'),
   rabbitmqUrl: opt(z.string().url().default('amqp://guest:guest@127.0.0.1:5672'), 'RABBITMQ_URL', 'rabbitmq', 'AMQP URL of the broker'),
   queuePrefix: opt(z.string().regex(/^[A-Za-z0-9._-]+$/).default('ccpipe'), 'CCPIPE_QUEUE_PREFIX', 'queue-prefix', 'prefix of queue names (<prefix>.batches, <prefix>.batches.dlq)'),
