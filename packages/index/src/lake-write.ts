@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { PART_COLUMNS, DUCKDB_VECTOR_SIZE } from '@ccpipe/adapters';
@@ -8,6 +8,23 @@ import { IndexFormatError, crcOf, type LakeFileEntry } from './format';
 
 /** Columns of a lake file, in file order: `domain64` first, then the part's columns without `dataset_id` (a hive key). */
 export const LAKE_COLUMNS: readonly string[] = ['domain64', ...PART_COLUMNS.map((c) => c.name).filter((n) => n !== 'dataset_id')];
+
+/**
+ * The narrow column set (`lakeColumns: 'api'`): what the API serves (`/v1/urls`, `/v1/url` with its WARC location)
+ * plus `domain` and `raw_url`. The other part columns (host, surt, mime, digest, outlinks, …) stay in the batch
+ * parts, which the merger never deletes.
+ */
+export const LAKE_API_COLUMNS: readonly string[] = [
+  'domain64', 'url_id', 'url', 'raw_url', 'domain', 'ts', 'status', 'title', 'text', 'warc_filename', 'warc_offset', 'warc_length',
+];
+
+/** Which columns the lake keeps: every part column, or only those the API reads. Fixed once the lake exists. */
+export type LakeColumnSet = 'all' | 'api';
+
+/** The columns of a lake written with `set`. */
+export function lakeColumnsOf(set: LakeColumnSet): readonly string[] {
+  return set === 'api' ? LAKE_API_COLUMNS : LAKE_COLUMNS;
+}
 
 /** Rows of one domain in one freshly written lake file. */
 export interface FilePosting {
@@ -24,25 +41,33 @@ export interface LakeWrite {
   targets: { datasetId: number; prefix: string; key: string }[];
   /** Local paths of the previous files of those partitions (hive paths: dataset_id and domain_prefix come from them). */
   oldPaths: string[];
+  /** Lake columns in file order ({@link lakeColumnsOf}); the old files hold at least these. */
+  columns: readonly string[];
   rowGroupSize: number;
   compressionLevel: number;
+  /** Parquet format version: 'V2' gives DELTA_BINARY_PACKED / DELTA_LENGTH_BYTE_ARRAY pages, 'V1' PLAIN ones. */
+  parquetVersion: 'V1' | 'V2';
   tmpDir: string;
   dropText: boolean;
   /** Files written to the store at once (default 8): each put fsyncs, so overlapping them hides the latency. */
   putConcurrency?: number;
 }
 
+let passSeq = 0;
+
 /**
  * Rewrites a group of partitions (dataset_id, domain_prefix) in one pass (the caller sizes groups so one pass fits
- * the memory limit): the previous files of those partitions plus their new rows of view `src` (with domain64 and prefix), one row per (dataset, canonical URL) — the
- * latest capture wins (ts, then new over old, then the later batch part, then the WARC position) — sorted by
- * (domain64, url), ZSTD, fixed row groups. Duplicates are rare, so they are found on the narrow (dataset, url)
- * columns first and only the losing rows' positions are carried into the one full-width sort. Files go through the
- * store; returns their registry entries and each domain's row run, read back from the files written.
+ * the memory limit): the previous files of those partitions plus their new rows of view `src` (with domain64 and
+ * prefix), one row per (dataset, canonical URL) — the latest capture wins (ts, then new over old, then the later
+ * batch part, then the WARC position) — sorted by (domain64, url), ZSTD, fixed row groups. `raw_url` is stored only where it differs from `url` (null otherwise: readers
+ * use `url`). Duplicates are rare, so they are found on the narrow (dataset, url) columns first and only the losing
+ * rows' positions are anti-joined out of the one full-width sort. Files go through the store; returns their registry
+ * entries and each domain's row run, read back from the files written.
  * Deterministic for the same inputs. @throws IndexFormatError when a written file is not grouped by domain.
  */
 export async function writeLake(conn: DuckDBConnection, store: ObjectStore, w: LakeWrite): Promise<{ entries: LakeFileEntry[]; postings: FilePosting[] }> {
-  const cols = LAKE_COLUMNS.map((c) => (c === 'text' && w.dropText ? 'NULL::VARCHAR AS text' : c)).join(', ');
+  const expr = (c: string): string => (c === 'text' && w.dropText ? 'NULL::VARCHAR AS text' : c === 'raw_url' ? 'NULLIF(raw_url, url) AS raw_url' : c);
+  const cols = w.columns.map(expr).join(', ');
   const old = w.oldPaths.length === 0
     ? ''
     : `UNION ALL BY NAME SELECT dataset_id, domain_prefix AS prefix, ${cols}, filename AS _src, file_row_number AS _r, 0 AS _new FROM read_parquet(${sqlList(w.oldPaths)},
@@ -64,15 +89,19 @@ export async function writeLake(conn: DuckDBConnection, store: ObjectStore, w: L
      ) WHERE _k > 1`,
   );
   await conn.run(
-    `CREATE OR REPLACE TEMP TABLE merged AS SELECT dataset_id, prefix, ${LAKE_COLUMNS.join(', ')} FROM all_rows a
+    `CREATE OR REPLACE TEMP TABLE merged AS SELECT dataset_id, prefix, ${w.columns.join(', ')} FROM all_rows a
      WHERE NOT EXISTS (SELECT 1 FROM lose l WHERE l._src = a._src AND l._r = a._r) ORDER BY dataset_id, prefix, domain64, url`,
   );
+  // One COPY per partition (~3 ms each beyond the bytes it writes). A single `COPY … PARTITION_BY` was tried: at 1M
+  // rows it did not keep the input order within a partition (domains came out split), so it is not used.
   const rg = Math.ceil(w.rowGroupSize / DUCKDB_VECTOR_SIZE) * DUCKDB_VECTOR_SIZE;
-  const tmpOf = (t: { datasetId: number; prefix: string }) => join(w.tmpDir, `lake-${t.datasetId}-${t.prefix}.parquet`);
+  const out = join(w.tmpDir, `pass-${++passSeq}`);
+  await mkdir(out, { recursive: true });
+  const tmpOf = (t: { datasetId: number; prefix: string }) => join(out, `lake-${t.datasetId}-${t.prefix}.parquet`);
   for (const t of w.targets) {
     await conn.run(
-      `COPY (SELECT ${LAKE_COLUMNS.join(', ')} FROM merged WHERE dataset_id = ${t.datasetId} AND prefix = ${sqlString(t.prefix)})
-       TO ${sqlString(tmpOf(t))} (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL ${w.compressionLevel}, ROW_GROUP_SIZE ${rg})`,
+      `COPY (SELECT ${w.columns.join(', ')} FROM merged WHERE dataset_id = ${t.datasetId} AND prefix = ${sqlString(t.prefix)})
+       TO ${sqlString(tmpOf(t))} (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL ${w.compressionLevel}, ROW_GROUP_SIZE ${rg}, PARQUET_VERSION ${w.parquetVersion})`,
     );
   }
   await conn.run('DROP TABLE merged');
@@ -116,5 +145,6 @@ export async function writeLake(conn: DuckDBConnection, store: ObjectStore, w: L
     }
   };
   await Promise.all(Array.from({ length: Math.min(w.putConcurrency ?? 8, w.targets.length) }, lane));
+  await rm(out, { recursive: true, force: true });
   return { entries, postings };
 }

@@ -11,17 +11,20 @@ import {
   type IndexManifest, type LakeFileEntry, type Posting, type VersionStatus,
 } from './format';
 import { collectGarbage, versionSeq } from './gc';
-import { writeLake } from './lake-write';
+import { lakeColumnsOf, writeLake, type LakeColumnSet } from './lake-write';
+import { openLocalInputs } from './local-inputs';
 import { loadVersion, readManifest, writeVersionFiles, type LoadedVersion } from './version-files';
 
 /** Options of {@link runMerge}. */
 export interface MergeOptions {
   store: ObjectStore;
   /**
-   * Local directory holding the store's objects (the FsObjectStore root): DuckDB reads batch parts and the previous
-   * lake files there. Outputs are written through `store`. Required until parts are staged from S3.
+   * Local directory holding the store's objects (the FsObjectStore root): DuckDB then reads batch parts and the
+   * previous lake files there, in place. Without it (and without a store `localPath(key)`), the inputs a merge needs
+   * are staged into its temp dir through `store.getRange` and deleted after use (S3, memory stores). Outputs always
+   * go through `store`.
    */
-  dataDir: string;
+  dataDir?: string;
   /** Rows per lake row group (rounded up to DuckDB's 2048). */
   rowGroupSize: number;
   /** Versions kept in the manifest (≥ 1); older ones are retired, then collected after `graceMs`. */
@@ -38,6 +41,13 @@ export interface MergeOptions {
    * ones want 8 so one merge rewrites little. Fixed once the lake exists.
    */
   partitionBits?: number;
+  /**
+   * Lake columns (default 'all': every part column but dataset_id). 'api' keeps only what the API serves
+   * (`LAKE_API_COLUMNS`); fixed once the lake exists.
+   */
+  lakeColumns?: LakeColumnSet;
+  /** Parquet format version of lake files (default 'V2': delta encodings for sorted ints and strings). */
+  parquetVersion?: 'V1' | 'V2';
   /** DuckDB memory limit (default '512MB'); it spills to a temp dir beyond it, so peak RSS stays flat with size. */
   memoryLimit?: string;
   /** Rows (old + new) rewritten per DuckDB pass (default 500 000): bounds the sort's memory with `memoryLimit`. */
@@ -92,6 +102,11 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
   if (!Number.isInteger(bits) || bits < 1 || bits > 8 || (prev !== null && prev.status.partitionBits !== bits)) {
     throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'partitionBits must be 1..8 and cannot change once the lake exists', { bits });
   }
+  const prevColumns = prev === null ? null : (prev.status.lakeColumns ?? 'all');
+  const columnSet = opts.lakeColumns ?? prevColumns ?? 'all';
+  if (prevColumns !== null && prevColumns !== columnSet) {
+    throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'lakeColumns cannot change once the lake exists', { lakeColumns: columnSet, lake: prevColumns });
+  }
   const markers: [string, Marker][] = [];
   for await (const o of store.list(layout.batchesPrefix())) {
     if (!layout.isBatchMarker(o.key) || merged.has(o.key)) continue;
@@ -110,8 +125,9 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
   const tmp = await mkdtemp(join(tmpdir(), 'ccpipe-merge-'));
   const db = await openDuck({ memoryLimit: opts.memoryLimit ?? '512MB', tempDir: join(tmp, 'spill') });
   const conn = await db.connect();
+  const inputs = openLocalInputs(store, opts.dataDir, join(tmp, 'in'));
   try {
-    const parts = markers.filter(([, m]) => m.part !== null).map(([, m]) => join(opts.dataDir, m.part!));
+    const parts = await inputs.fetch(markers.flatMap(([, m]) => (m.part !== null ? [m.part] : [])));
     let rowsIn = 0;
     const ids = prev ? DomainIds.fromSnapshot(prev.domainIds) : DomainIds.empty();
     const collisions = { ...(prev?.collisions ?? {}) };
@@ -142,12 +158,15 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
       );
       rowsIn = Number((await (await conn.runAndReadAll(`SELECT sum(num_rows) FROM parquet_file_metadata(${sqlList(parts)})`)).getRowsJS())[0]![0]);
       phase('domains');
-      const lakePaths = (prev?.files ?? []).map((f) => join(opts.dataDir, f.key));
-      newCollisions = await resolveCollisions(conn, lakePaths, collisions);
+      const lakeKeys = (prev?.files ?? []).map((f) => f.key);
+      newCollisions = await resolveCollisions(conn, await inputs.fetch(lakeKeys), collisions);
       phase('collisions');
       const affected = (await queryRows(conn, 'SELECT dataset_id AS d, prefix AS p, count(*) AS n FROM src GROUP BY 1, 2 ORDER BY 1, 2')).map((r) => ({
         datasetId: Number(r['d']), prefix: r['p'] as string, rows: Number(r['n']),
       }));
+      // Staged lake files that no pass rewrites are dropped now (the collision check was their only reader).
+      const rewritten = new Set(affected.map((a) => `${a.datasetId}/${a.prefix}`));
+      await inputs.release((prev?.files ?? []).filter((f) => !rewritten.has(`${f.datasetId}/${f.prefix}`)).map((f) => f.key));
       // Rewrite partitions in groups of about passRows rows (old + new), so the full-width sort fits the memory limit.
       // A pass reads the new rows through `src`. With few passes it reads the parts again each time; with more, the
       // new rows are first copied once in (dataset, prefix) order so each pass reads only its stretch (at 1.1M rows
@@ -161,10 +180,12 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
       let groupRows = 0;
       const flush = async (): Promise<void> => {
         if (group.length === 0) return;
+        const oldKeys = group.flatMap((g) => (g.old ? [g.old.key] : []));
         const lake = await writeLake(conn, store, {
-          targets: group, oldPaths: group.flatMap((g) => (g.old ? [join(opts.dataDir, g.old.key)] : [])), rowGroupSize: opts.rowGroupSize,
-          compressionLevel: opts.compressionLevel ?? 3, tmpDir: tmp, dropText: opts.dropText ?? false,
+          targets: group, oldPaths: await inputs.fetch(oldKeys), columns: lakeColumnsOf(columnSet), rowGroupSize: opts.rowGroupSize,
+          compressionLevel: opts.compressionLevel ?? 3, parquetVersion: opts.parquetVersion ?? 'V2', tmpDir: tmp, dropText: opts.dropText ?? false,
         });
+        await inputs.release(oldKeys);
         newFiles.push(...lake.entries);
         newPostings.push(...lake.postings);
         group = [];
@@ -184,7 +205,7 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
     const status: VersionStatus = {
       version, parent: prev?.toc.version ?? null, createdAt, batchesMerged: markers.length, batchesTotal: merged.size + markers.length, rowsIn,
       urls: built.urls, domains: built.names.length, lakeFiles: built.files.length, lakeBytes: built.files.reduce((s, f) => s + f.bytes, 0),
-      rewrittenFiles: newFiles.length, collisions: Object.keys(collisions).length, partitionBits: bits, datasets: built.datasets, mergeMs: Date.now() - t0,
+      rewrittenFiles: newFiles.length, collisions: Object.keys(collisions).length, partitionBits: bits, lakeColumns: columnSet, datasets: built.datasets, mergeMs: Date.now() - t0,
     };
     const tocCrc32 = await writeVersionFiles(store, version, prev?.toc.version ?? null, createdAt, {
       'domains.bin': encodeDomains(built.names.map((d) => ({ domain: d, d64: ids.get(d)! }))),

@@ -1,0 +1,79 @@
+import { createWriteStream } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { once } from 'node:events';
+import type { ObjectStore } from '@ccpipe/core';
+import { IndexFormatError } from './format';
+
+/** A store that can name the local file behind a key (a local directory store); the merger then reads it in place. */
+export interface LocalPathStore extends ObjectStore {
+  localPath(key: string): string;
+}
+
+/** True when `store` exposes {@link LocalPathStore.localPath}. */
+export function hasLocalPath(store: ObjectStore): store is LocalPathStore {
+  return typeof (store as Partial<LocalPathStore>).localPath === 'function';
+}
+
+/** Local files for store objects, as DuckDB needs them (it reads paths, not an ObjectStore). */
+export interface LocalInputs {
+  /** True when objects are read in place (nothing is copied). */
+  readonly inPlace: boolean;
+  /** Makes `keys` readable locally and returns their paths, in order. Idempotent per key. */
+  fetch(keys: readonly string[]): Promise<string[]>;
+  /** Deletes the local copies of `keys` (no-op in place). Idempotent. */
+  release(keys: readonly string[]): Promise<void>;
+}
+
+/** Bytes per ranged read when staging an object (bounds memory for big lake files). */
+const CHUNK = 8 * 2 ** 20;
+
+/**
+ * Local paths for store objects. With `dataDir` (the directory behind the store) or a store that has a
+ * `localPath(key)`, objects are read in place. Otherwise each object is staged into `stageDir` by ranged `getRange`
+ * reads of 8 MiB written to a file in order (memory stays at one chunk, whatever the object's size), and deleted
+ * again by `release`. @throws IndexFormatError CCP_ERR_INDEX_FORMAT when an object to stage is missing.
+ */
+export function openLocalInputs(store: ObjectStore, dataDir: string | undefined, stageDir: string): LocalInputs {
+  if (dataDir !== undefined) return { inPlace: true, fetch: async (keys) => keys.map((k) => join(dataDir, k)), release: async () => undefined };
+  if (hasLocalPath(store)) return { inPlace: true, fetch: async (keys) => keys.map((k) => store.localPath(k)), release: async () => undefined };
+  const staged = new Set<string>();
+  const pathOf = (key: string): string => join(stageDir, ...key.split('/'));
+  const stage = async (key: string): Promise<void> => {
+    const info = await store.head(key);
+    if (info === null) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'merge input is missing from the store', { key });
+    const path = pathOf(key);
+    await mkdir(dirname(path), { recursive: true });
+    const out = createWriteStream(path);
+    try {
+      for (let at = 0; at < info.size; at += CHUNK) {
+        const bytes = await store.getRange(key, at, Math.min(CHUNK, info.size - at));
+        if (!out.write(bytes)) await once(out, 'drain');
+      }
+    } finally {
+      out.end();
+      await once(out, 'close');
+    }
+    staged.add(key);
+  };
+  return {
+    inPlace: false,
+    async fetch(keys) {
+      let next = 0;
+      const lane = async (): Promise<void> => {
+        while (next < keys.length) {
+          const k = keys[next++]!;
+          if (!staged.has(k)) await stage(k);
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(4, keys.length) }, lane));
+      return keys.map(pathOf);
+    },
+    async release(keys) {
+      for (const k of keys) {
+        if (!staged.delete(k)) continue;
+        await rm(pathOf(k), { force: true });
+      }
+    },
+  };
+}
