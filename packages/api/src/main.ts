@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { loadConfig, type Config, type ConfigKey, type IndexSource } from '@ccpipe/core';
-import { FsObjectStore, runService } from '@ccpipe/adapters';
+import { localStoreDir, openObjectStore, runService } from '@ccpipe/adapters';
 import { openIndexSource } from '@ccpipe/index';
 import { Acl } from './acl';
 import { startApi, type StaticHandler } from './server';
@@ -59,9 +59,11 @@ export async function apiMain(flags: Partial<Record<ConfigKey, unknown>>, env: N
 }
 
 /**
- * The production source: @ccpipe/index's reader over the data directory `config.data` (index/manifest.json, lake
- * files read in place), following manifest flips (re-read at most once a second).
+ * The production source: @ccpipe/index's reader over the data store `config.data` (a directory or s3://bucket/prefix:
+ * index/manifest.json, lake files read by range), following manifest flips (re-read at most once a second). The
+ * store's S3 client lives as long as the process (its idle sockets do not keep it alive).
  */
 export function openLakeSource(config: Config): Promise<IndexSource> {
-  return openIndexSource({ store: new FsObjectStore({ root: config.data }), dataDir: config.data });
+  const dataDir = localStoreDir(config.data);
+  return openIndexSource({ store: openObjectStore(config.data, config), ...(dataDir !== undefined && { dataDir }) });
 }

@@ -3,9 +3,9 @@ import { compileFilter, loadConfig, registeredDomainOf, type Config, type Config
 import {
   AmqpBatchPublisher,
   AmqpConnection,
-  FsObjectStore,
   UndiciRangeReader,
   declareTopology,
+  openObjectStore,
   runService,
   systemClock,
   topologyNames,
@@ -50,7 +50,8 @@ export async function batcherMain(flags: Partial<Record<ConfigKey, unknown>>, en
     async ({ log: rootLog, registry, signal, defer }) => {
       const log = rootLog.child({ crawl, dataset: datasetName });
       const metrics = batcherMetrics(registry);
-      const store = new FsObjectStore({ root: config.data });
+      const store = openObjectStore(config.data, config);
+      defer(() => store.close());
       const reader = new UndiciRangeReader({ baseUrl: config.baseUrl, connections: config.connections, userAgent: USER_AGENT, expectGzip: true, observer: metrics.fetchObserver });
       defer(() => reader.close());
 

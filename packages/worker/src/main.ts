@@ -4,10 +4,10 @@ import {
   AmqpBatchConsumer,
   AmqpConnection,
   ExtractionPool,
-  FsObjectStore,
   UndiciRangeReader,
   closeDuckDbParquetEngine,
   declareTopology,
+  openObjectStore,
   runService,
   topologyNames,
   writeParquetPart,
@@ -28,7 +28,8 @@ export async function workerMain(flags: Partial<Record<ConfigKey, unknown>>, env
     { service: 'worker', logLevel: config.logLevel, metrics: { host: config.metricsHost, port: config.metricsPort ?? 9001 }, onSignal: (log, sig) => log.info({ sig }, 'draining') },
     async ({ log, registry, signal, defer }) => {
       const metrics = workerMetrics(registry);
-      const store = new FsObjectStore({ root: config.data });
+      const store = openObjectStore(config.data, config);
+      defer(() => store.close());
       const reader = new UndiciRangeReader({ baseUrl: config.baseUrl, connections: config.connections, userAgent: USER_AGENT, expectGzip: true, observer: metrics.fetch });
       defer(() => reader.close());
       const pool = new ExtractionPool({ size: config.extractThreads ?? Math.max(1, availableParallelism()), timeoutMs: config.extractTimeoutMs, dom: config.dom });

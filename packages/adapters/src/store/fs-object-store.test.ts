@@ -65,6 +65,12 @@ describe('FsObjectStore on disk', () => {
     expect(readdirSync(join(dir, 'a'))).toEqual(['b']);
   });
 
+  it('names the file behind a key for readers that need a path, and validates the key', async () => {
+    await store.put('lake/dataset_id=3/part-1.parquet', realBytes);
+    expect(readFileSync(store.localPath('lake/dataset_id=3/part-1.parquet')).equals(realBytes)).toBe(true);
+    expect(() => store.localPath('../outside')).toThrow(expect.objectContaining({ code: 'CCP_ERR_STORE_KEY' }));
+  });
+
   it('delete prunes directories it left empty but never the root', async () => {
     await store.put('x/y/z', new Uint8Array([1]));
     await store.delete('x/y/z');

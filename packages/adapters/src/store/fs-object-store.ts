@@ -133,6 +133,14 @@ export class FsObjectStore implements ObjectStore {
     }
   }
 
+  /**
+   * The file that holds `key` (which may not exist), for readers that need a path, such as DuckDB in the merger.
+   * Read it only; write through `put`. @throws StoreKeyError
+   */
+  localPath(key: string): string {
+    return this.pathOf(key);
+  }
+
   /** Nothing to release (so it can stand wherever an opened store is closed). Idempotent. */
   async close(): Promise<void> {}
 

@@ -1,7 +1,6 @@
-import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { loadConfig, type ConfigKey } from '@ccpipe/core';
-import { FsObjectStore, createLogger } from '@ccpipe/adapters';
+import { createLogger, localStoreDir, openObjectStore } from '@ccpipe/adapters';
 import { runMerge, type MergeOptions, type MergeResult } from '@ccpipe/index';
 import { mergeProgress } from '../merge/merge-progress';
 import { mergerMain } from '../merge/merger-main';
@@ -52,10 +51,10 @@ export function registerMergeCommand(program: Command, io: MergeCommandIo = { wr
     .action(async (opts: Record<string, unknown>) => {
       const config = loadConfig(process.env, configFlagsOf(opts, MERGE));
       const everyMs = everyFlag(opts['every']);
-      const dataDir = resolve(config.data);
+      const dataDir = localStoreDir(config.data);
       const options: Omit<MergeOptions, 'onPhase'> = {
-        store: new FsObjectStore({ root: dataDir }),
-        dataDir,
+        store: openObjectStore(config.data, config),
+        ...(dataDir !== undefined && { dataDir }),
         rowGroupSize: config.rowGroupSize,
         keepVersions: intFlag('keep-versions', opts['keepVersions'], 3, 1),
         graceMs: intFlag('grace-ms', opts['graceMs'], 600_000, 0),

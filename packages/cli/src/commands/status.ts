@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { layout, loadConfig, parseDatasetRegistry, type ConfigKey, type ObjectStore, type QueueDepth } from '@ccpipe/core';
-import { AmqpConnection, FsObjectStore, amqpQueueDepth, topologyNames } from '@ccpipe/adapters';
+import { AmqpConnection, amqpQueueDepth, openObjectStore, topologyNames } from '@ccpipe/adapters';
 import { readManifest } from '@ccpipe/index';
 import { addConfigFlags, configFlagsOf } from './config-flags';
 
@@ -61,7 +61,8 @@ export function registerStatusCommand(program: Command, io: { write(line: string
   addConfigFlags(program.command('status').description('print the pipeline state: queue depth and DLQ, batches done, index version, datasets'), STATUS).action(
     async (opts: Record<string, unknown>) => {
       const config = loadConfig(process.env, configFlagsOf(opts, STATUS));
-      const status = await pipelineStatus({ store: new FsObjectStore({ root: config.data }), rabbitmqUrl: config.rabbitmqUrl, queuePrefix: config.queuePrefix });
+      const store = openObjectStore(config.data, config);
+      const status = await pipelineStatus({ store, rabbitmqUrl: config.rabbitmqUrl, queuePrefix: config.queuePrefix }).finally(() => store.close());
       io.write(JSON.stringify(status, null, 2) + '\n');
     },
   );

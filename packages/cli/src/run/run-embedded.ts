@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import { Registry } from 'prom-client';
-import type { Config, DomainPosting } from '@ccpipe/core';
-import { FsObjectStore, type Logger } from '@ccpipe/adapters';
+import { CcpError, type Config, type DomainPosting, type ObjectStore } from '@ccpipe/core';
+import { localStoreDir, openObjectStore, type Logger } from '@ccpipe/adapters';
 import { serveMirror } from '@ccpipe/mirror';
 import { ingestCrawls, type CrawlIngest } from './ingest';
 import { emptyCounters, runProgress } from './run-progress';
@@ -45,7 +45,12 @@ export async function runEmbedded(opts: EmbeddedOptions, io: EmbeddedIo): Promis
   const counters = emptyCounters();
   let progress: { update(): void; stop(): void } | null = null;
   try {
-    const store = new FsObjectStore({ root: config.data });
+    // TODO(s3): mergeAndServe (serve-index.ts) still requires a local dataDir; once it is optional, pass
+    // `localStoreDir(config.data)` (undefined for s3://) and keep the sample mirror in a local cache directory.
+    const dataDir = localStoreDir(config.data);
+    if (dataDir === undefined) throw new CcpError('CCP_ERR_CONFIG', 'ccpipe run needs a local --data directory; s3:// works with the separate services (batcher, worker, merge, api)');
+    const store = openObjectStore(dataDir, config);
+    closers.push(() => store.close());
     let baseUrl = config.baseUrl;
     let crawls = opts.crawls;
     if (crawls === null) {
@@ -66,7 +71,7 @@ export async function runEmbedded(opts: EmbeddedOptions, io: EmbeddedIo): Promis
 
     const registry = new Registry();
     const served = await mergeAndServe({
-      store, dataDir: config.data, rowGroupSize: config.rowGroupSize, port: opts.port, host: opts.host, registry, log,
+      store, dataDir, rowGroupSize: config.rowGroupSize, port: opts.port, host: opts.host, registry, log,
       status: async () => ({ crawls: ingested.map((c) => ({ crawl: c.crawl, dataset_id: c.datasetId, blocks: c.planned })), ...counters }),
     });
     closers.push(() => served.close());
@@ -95,7 +100,7 @@ export async function runEmbedded(opts: EmbeddedOptions, io: EmbeddedIo): Promis
 }
 
 /** The domain to show in example queries: the sample's bookshop, or the one with most rows in a finished batch. */
-async function exampleDomain(store: FsObjectStore, sample: boolean): Promise<string | null> {
+async function exampleDomain(store: ObjectStore, sample: boolean): Promise<string | null> {
   if (sample) return 'maple-street-books.com';
   for await (const o of store.list('batches/')) {
     if (!o.key.endsWith('/postings.json')) continue;
