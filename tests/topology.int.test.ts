@@ -201,6 +201,17 @@ run('the compose topology as local processes, watched by a real Prometheus', () 
     // the per-queue job sees this test's work queue, drained
     await waitFor('the work queue drained in rabbitmq-queues', async () => (await series(`rabbitmq_detailed_queue_messages{job="rabbitmq-queues",queue="${names.queue}"}`))[0] === 0, 30_000, 500);
 
+    // Every dashboard query is valid PromQL for this Prometheus; the merger's panels have data.
+    const dashboard = JSON.parse(readFileSync(join(REPO_ROOT, 'grafana', 'dashboards', 'ccpipe.json'), 'utf8')) as {
+      panels: { title?: string; targets?: { expr: string }[] }[];
+    };
+    const panelExprs = dashboard.panels.flatMap((p) => (p.targets ?? []).map((t) => ({ title: p.title ?? '', expr: t.expr.replace(/\$__rate_interval/g, '30s') })));
+    expect(panelExprs.length).toBeGreaterThan(30);
+    for (const { expr } of panelExprs) await expect(prometheus.query(expr).then(() => expr)).resolves.toBe(expr);
+    const mergePanels = panelExprs.filter((e) => e.expr.includes('ccpipe_merge_'));
+    expect(mergePanels.length).toBeGreaterThan(5);
+    for (const { title, expr } of mergePanels) expect({ title, expr, samples: (await prometheus.query(expr)).length > 0 }).toEqual({ title, expr, samples: true });
+
     // The API follows the manifest to the last version; its answers match the oracle's counts for every (domain, crawl).
     const base = `http://${local(port.api)}`;
     await waitFor('the api on the last version', async () => (await fetch(`${base}/v1/datasets`)).headers.get('x-index-version') === version, 30_000);
