@@ -25,7 +25,6 @@ const TOKEN = 'explorer-test-token-0123456789';
 
 const runs = existsSync(CHROMIUM) || Boolean(process.env['CI']);
 if (!runs) {
-  // eslint-disable-next-line no-console
   console.warn(`explorer.int.test: skipped — ${CHROMIUM} is missing (install Debian's chromium; under CI this test always runs)`);
 }
 
