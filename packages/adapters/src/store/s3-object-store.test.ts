@@ -166,13 +166,14 @@ describe('S3ObjectStore on s3rver', () => {
     }
   }, 30_000);
 
-  it('errors: a missing bucket or bad credentials are not retryable, an unreachable server is', async () => {
+  it('errors: a missing bucket or unknown credentials are CCP_ERR_STORE_ACCESS (not retryable), an unreachable server is retryable', async () => {
     const noBucket = new S3ObjectStore({ bucket: 'no-such-bucket', endpoint: s3.endpoint, credentials: S3RVER_CREDENTIALS, maxAttempts: 1 });
-    expect(await codeOf(noBucket.get('k'))).toEqual({ code: 'CCP_ERR_STORE_IO', retryable: false });
-    expect(await codeOf(noBucket.put('k', enc.encode('x')))).toEqual({ code: 'CCP_ERR_STORE_IO', retryable: false });
+    expect(await codeOf(noBucket.get('k'))).toEqual({ code: 'CCP_ERR_STORE_ACCESS', retryable: false });
+    expect(await codeOf(noBucket.put('k', enc.encode('x')))).toEqual({ code: 'CCP_ERR_STORE_ACCESS', retryable: false });
+    expect(await codeOf(keysOf(noBucket.list('')))).toEqual({ code: 'CCP_ERR_STORE_ACCESS', retryable: false });
     // s3rver checks the access key id but not SigV4 signatures: an unknown key stands for bad credentials
     const unknownKey = new S3ObjectStore({ bucket: 'lake', endpoint: s3.endpoint, credentials: { accessKeyId: 'NOPE', secretAccessKey: 'S3RVER' }, maxAttempts: 1 });
-    expect(await codeOf(unknownKey.get('k'))).toEqual({ code: 'CCP_ERR_STORE_IO', retryable: false });
+    expect(await codeOf(unknownKey.get('k'))).toEqual({ code: 'CCP_ERR_STORE_ACCESS', retryable: false });
     const closed = createServer();
     await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
     const port = (closed.address() as AddressInfo).port;

@@ -58,7 +58,8 @@ export interface S3ObjectStoreOptions {
  *   index manifest is protected by the single-merger rule, and its put is read back and compared so a second
  *   writer or a store without read-after-write consistency is reported instead of going unnoticed.
  * - Failed requests are retried by the SDK's standard strategy (`maxAttempts`); what still fails throws
- *   `CCP_ERR_STORE_IO`, retryable for 5xx, 429 and network errors, not for other 4xx (credentials, missing bucket).
+ *   `CCP_ERR_STORE_IO`, retryable for 5xx, 429 and network errors, not for other 4xx. A missing bucket, 401/403
+ *   or bad credentials throw `CCP_ERR_STORE_ACCESS` (not retryable: a configuration error).
  * - `list` checks that the server lists in byte order and throws `CCP_ERR_STORE_ORDER` if not, since ListObjectsV2
  *   pagination by a server that does not sort silently skips keys. Objects under the prefix whose key is not a
  *   valid store key (written by other tools) are not listed.
@@ -326,10 +327,20 @@ function shortBody(key: string, op: string, expected: number, got: number): CcpE
   return new CcpError('CCP_ERR_STORE_IO', `object store ${op} failed (body shorter than Content-Length)`, { retryable: true, detail: { key, op, expected, got } });
 }
 
+const ACCESS_ERRORS = new Set(['NoSuchBucket', 'AccessDenied', 'InvalidAccessKeyId', 'SignatureDoesNotMatch', 'InvalidBucketName', 'PermanentRedirect']);
+
 function ioError(err: unknown, op: string, key: string): CcpError {
   if (err instanceof CcpError) return err;
   const status = statusOf(err);
   const name = nameOf(err) ?? 'unknown';
+  if (ACCESS_ERRORS.has(name) || status === 401 || status === 403) {
+    // Every request would fail the same way until an operator fixes the configuration.
+    return new CcpError('CCP_ERR_STORE_ACCESS', `object store ${op} refused (${name}${status !== undefined ? ` ${status}` : ''}): check the bucket, endpoint, region and credentials`, {
+      retryable: false,
+      cause: err,
+      detail: { key, op, status },
+    });
+  }
   // No status: the request never got an answer (connection refused/reset, timeout) and may succeed later.
   const retryable = status === undefined || status >= 500 || status === 429 || status === 408;
   return new CcpError('CCP_ERR_STORE_IO', `object store ${op} failed (${name}${status !== undefined ? ` ${status}` : ''})`, {
