@@ -66,6 +66,7 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
   let inflight: Promise<LakeIndexView | null> | null = null;
   let closed = false;
   const pinned = new Map<string, Promise<LakeIndexView>>();
+  let manifest: IndexManifest | null = null;
 
   const viewOf = async (loaded: LoadedVersion): Promise<LakeIndexView> => {
     const regBytes = await opts.store.get(layout.datasetRegistry());
@@ -76,6 +77,7 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
 
   const refresh = async (): Promise<LakeIndexView | null> => {
     const m = await readManifest(opts.store);
+    manifest = m;
     const meta = metaOf(m, m.current);
     if (meta === undefined) return null;
     if (view !== null && view.version === meta.version) return view;
@@ -110,9 +112,9 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
     },
     async at(version) {
       open();
-      const cur = await source.current();
+      const cur = await source.current(); // also refreshes `manifest` at most every pollMs
       if (cur?.version === version) return cur;
-      const meta = metaOf(await readManifest(opts.store), version);
+      const meta = manifest === null ? undefined : metaOf(manifest, version);
       if (meta === undefined) return null;
       let p = pinned.get(version);
       if (p === undefined) {
