@@ -60,8 +60,9 @@ let passSeq = 0;
  * the memory limit): the previous files of those partitions plus their new rows of view `src` (with domain64 and
  * prefix), one row per (dataset, canonical URL) — the latest capture wins (ts, then new over old, then the later
  * batch part, then the WARC position) — sorted by (domain64, url), ZSTD, fixed row groups. `raw_url` is stored only where it differs from `url` (null otherwise: readers
- * use `url`). Duplicates are rare, so they are found on the narrow (dataset, url) columns first and only the losing
- * rows' positions are anti-joined out of the one full-width sort. Files go through the store; returns their registry
+ * use `url`). Duplicates are rare, so they are found on the narrow (dataset, url_id) columns first (after
+ * collision resolution url_id and canonical URL are one-to-one; an integer groups cheaper than a string) and only
+ * the losing rows' positions are anti-joined out of the one full-width sort. Files go through the store; returns their registry
  * entries and each domain's row run, read back from the files written.
  * Deterministic for the same inputs. @throws IndexFormatError when a written file is not grouped by domain.
  */
@@ -82,10 +83,10 @@ export async function writeLake(conn: DuckDBConnection, store: ObjectStore, w: L
   );
   await conn.run(
     `CREATE OR REPLACE TEMP TABLE lose AS
-     WITH dup AS (SELECT dataset_id, url FROM all_rows GROUP BY ALL HAVING count(*) > 1)
+     WITH dup AS (SELECT dataset_id, url_id FROM all_rows GROUP BY ALL HAVING count(*) > 1)
      SELECT _src, _r FROM (
-       SELECT _src, _r, row_number() OVER (PARTITION BY dataset_id, url ORDER BY ts DESC, _new DESC, _src DESC, warc_filename DESC, warc_offset DESC) AS _k
-       FROM all_rows a WHERE EXISTS (SELECT 1 FROM dup WHERE dup.dataset_id = a.dataset_id AND dup.url = a.url)
+       SELECT _src, _r, row_number() OVER (PARTITION BY dataset_id, url_id ORDER BY ts DESC, _new DESC, _src DESC, warc_filename DESC, warc_offset DESC) AS _k
+       FROM all_rows a WHERE EXISTS (SELECT 1 FROM dup WHERE dup.dataset_id = a.dataset_id AND dup.url_id = a.url_id)
      ) WHERE _k > 1`,
   );
   await conn.run(
@@ -104,33 +105,49 @@ export async function writeLake(conn: DuckDBConnection, store: ObjectStore, w: L
        TO ${sqlString(tmpOf(t))} (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL ${w.compressionLevel}, ROW_GROUP_SIZE ${rg}, PARQUET_VERSION ${w.parquetVersion})`,
     );
   }
-  await conn.run('DROP TABLE merged');
-  await conn.run('DROP TABLE lose');
-  const keyOf = new Map(w.targets.map((t) => [tmpOf(t), t]));
-  // Postings from the files as written: each domain must be one contiguous run of rows.
+  // Postings from the sorted table the files were copied from (in its order): each domain is one run, its first
+  // row the count of rows before it in its partition. Cheaper than reading the files back; the files' own order is
+  // checked below on the row groups' domain64 statistics.
+  const byFile = new Map(w.targets.map((t) => [`${t.datasetId}/${t.prefix}`, t]));
   const postings: FilePosting[] = [];
+  const counts = new Map<string, number>();
   const runs = await queryRows(
     conn,
-    `SELECT filename AS f, any_value(domain) AS d, min(file_row_number) AS lo, max(file_row_number) AS hi, count(*) AS n
-     FROM read_parquet(${sqlList(w.targets.map(tmpOf))}, filename = true, file_row_number = true, hive_partitioning = false) GROUP BY filename, domain64`,
+    `SELECT dataset_id AS ds, prefix AS p, domain64, any_value(domain) AS d, count(*) AS n FROM merged GROUP BY ALL ORDER BY ds, p, domain64`,
   );
   for (const r of runs) {
-    const t = keyOf.get(r['f'] as string)!;
-    const first = Number(r['lo']);
+    const id = `${Number(r['ds'])}/${r['p'] as string}`;
+    const t = byFile.get(id)!;
+    const first = counts.get(id) ?? 0;
     const rows = Number(r['n']);
-    if (Number(r['hi']) - first + 1 !== rows) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'lake file is not grouped by domain', { key: t.key });
+    counts.set(id, first + rows);
     postings.push({ fileKey: t.key, datasetId: t.datasetId, domain: r['d'] as string, first, rows });
   }
+  await conn.run('DROP TABLE merged');
+  await conn.run('DROP TABLE lose');
   const groups = new Map<string, [number, number][]>();
   const meta = await queryRows(
     conn,
-    `SELECT file_name AS f, row_group_id AS g, any_value(row_group_num_rows) AS n FROM parquet_metadata(${sqlList(w.targets.map(tmpOf))}) GROUP BY 1, 2 ORDER BY 1, 2`,
+    `SELECT file_name AS f, row_group_id AS g, any_value(row_group_num_rows) AS n, any_value(stats_min_value) AS lo, any_value(stats_max_value) AS hi
+     FROM parquet_metadata(${sqlList(w.targets.map(tmpOf))}) WHERE path_in_schema = 'domain64' GROUP BY 1, 2 ORDER BY 1, 2`,
   );
+  let last: { f: string; hi: bigint } | null = null;
   for (const m of meta) {
-    const list = groups.get(m['f'] as string) ?? [];
+    const f = m['f'] as string;
+    const list = groups.get(f) ?? [];
     const at = list.reduce((s, [, n]) => s + n, 0);
     list.push([at, Number(m['n'])]);
-    groups.set(m['f'] as string, list);
+    groups.set(f, list);
+    // Row groups must follow each other in domain64 order, or the postings above do not describe the file.
+    const lo = BigInt(m['lo'] as string);
+    if (last !== null && last.f === f && lo < last.hi) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'lake file is not sorted by domain', { file: f });
+    last = { f, hi: BigInt(m['hi'] as string) };
+  }
+  for (const t of w.targets) {
+    const written = (groups.get(tmpOf(t)) ?? []).reduce((s, [, n]) => s + n, 0);
+    if (written !== (counts.get(`${t.datasetId}/${t.prefix}`) ?? 0)) {
+      throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'lake file row count differs from its postings', { key: t.key, written });
+    }
   }
   const entries: LakeFileEntry[] = new Array(w.targets.length);
   let next = 0;

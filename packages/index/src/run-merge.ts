@@ -50,8 +50,13 @@ export interface MergeOptions {
   parquetVersion?: 'V1' | 'V2';
   /** DuckDB memory limit (default '512MB'); it spills to a temp dir beyond it, so peak RSS stays flat with size. */
   memoryLimit?: string;
-  /** Rows (old + new) rewritten per DuckDB pass (default 500 000): bounds the sort's memory with `memoryLimit`. */
+  /** Rows (old + new) rewritten per DuckDB pass (default 250 000): bounds the sort's memory with `memoryLimit`. */
   passRows?: number;
+  /**
+   * With more than this many passes (default 4), the new rows' lake columns are first copied once into a temp
+   * table in partition order, so later passes do not re-read every part (a tuning knob for benchmarks).
+   */
+  copyOnceAbovePasses?: number;
   /** Called after each phase with its wall time (metrics, benchmarks). */
   onPhase?: (phase: 'load' | 'read' | 'domains' | 'collisions' | 'lake' | 'index' | 'publish', ms: number) => void;
 }
@@ -70,6 +75,9 @@ export interface MergeResult {
   collectedVersions: string[];
   ms: number;
 }
+
+/** Rows (old + new) per lake pass by default: keeps peak RSS under 1 GiB at 1M rows (docs/index-format.md). */
+const DEFAULT_PASS_ROWS = 250_000;
 
 interface Marker {
   datasetId: number;
@@ -167,13 +175,13 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
       // Staged lake files that no pass rewrites are dropped now (the collision check was their only reader).
       const rewritten = new Set(affected.map((a) => `${a.datasetId}/${a.prefix}`));
       await inputs.release((prev?.files ?? []).filter((f) => !rewritten.has(`${f.datasetId}/${f.prefix}`)).map((f) => f.key));
-      // Rewrite partitions in groups of about passRows rows (old + new), so the full-width sort fits the memory limit.
-      // A pass reads the new rows through `src`. With few passes it reads the parts again each time; with more, the
-      // new rows are first copied once in (dataset, prefix) order so each pass reads only its stretch (at 1.1M rows
-      // in three passes the copy was slower: 37 s vs 28 s CPU; at 10M rows twenty re-reads of every part are not).
-      const passRows = opts.passRows ?? 500_000;
-      if (affected.reduce((n, a) => n + a.rows, 0) > 4 * passRows) {
-        await conn.run('CREATE TEMP TABLE src_sorted AS SELECT * FROM src ORDER BY dataset_id, prefix');
+      // Rewrite partitions in groups of about passRows rows (old + new), so the sort fits the memory limit. A pass
+      // reads the new rows through `src`. With one pass it reads the parts; with more, the new rows' lake columns are
+      // first copied once in (dataset, prefix) order so each pass reads only its stretch instead of every part again.
+      const passRows = opts.passRows ?? DEFAULT_PASS_ROWS;
+      if (affected.reduce((n, a) => n + a.rows, 0) > (opts.copyOnceAbovePasses ?? 4) * passRows) {
+        const keep = lakeColumnsOf(columnSet).filter((c) => c !== 'domain64');
+        await conn.run(`CREATE TEMP TABLE src_sorted AS SELECT dataset_id, prefix, domain64, ${keep.join(', ')}, _src, _r FROM src ORDER BY dataset_id, prefix`);
         await conn.run('CREATE OR REPLACE TEMP VIEW src AS SELECT * FROM src_sorted');
       }
       let group: { datasetId: number; prefix: string; key: string; old: LakeFileEntry | null }[] = [];

@@ -1,0 +1,103 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { canonicalizeUrl, layout, urlId, type ObjectStore } from '@ccpipe/core';
+import { FsObjectStore, MemoryObjectStore, closeDuckDbParquetEngine, writeParquetPart, type PartRow } from '@ccpipe/adapters';
+import { readParquetRows } from '../../../tests/support/parquet';
+import { indexLayout, type LakeFileEntry } from './format';
+import { LAKE_API_COLUMNS } from './lake-write';
+import { runMerge, type MergeOptions } from './run-merge';
+
+afterAll(async () => {
+  await closeDuckDbParquetEngine();
+});
+
+function row(datasetId: number, raw: string, ts: string, over: Partial<PartRow> = {}): PartRow {
+  const c = canonicalizeUrl(raw);
+  return {
+    datasetId, urlId: urlId(c.url), url: c.url, rawUrl: raw, host: c.host, domain: c.domain ?? c.host, privateDomain: c.privateDomain, surt: c.surt,
+    timestamp: ts, status: 200, mime: 'text/html', charset: null, languages: null, title: `t ${ts}`, text: null, contentLength: 10, outlinks: [],
+    warcFilename: 'crawl-data/x.warc.gz', warcOffset: 0, warcLength: 100, digest: 'AAAA', ...over,
+  };
+}
+
+async function putBatch(s: ObjectStore, datasetId: number, id: string, rows: PartRow[]): Promise<void> {
+  const part = layout.batchPart(datasetId, id);
+  await s.put(part, await writeParquetPart(rows, { engine: 'duckdb' }));
+  await s.put(layout.batchMarker(datasetId, id), Buffer.from(JSON.stringify({ v: 1, batchId: id, datasetId, rows: rows.length, part })));
+}
+
+/** A MemoryObjectStore that records which keys were read by range (the staging path). */
+class CountingStore extends MemoryObjectStore {
+  readonly ranged = new Set<string>();
+  override async getRange(key: string, offset: number, length: number): Promise<Uint8Array> {
+    this.ranged.add(key);
+    return super.getRange(key, offset, length);
+  }
+}
+
+const batch1 = [
+  ...Array.from({ length: 300 }, (_, i) => row(1, `https://www.example.com/a/${String(i).padStart(3, '0')}`, '20300101000000')),
+  row(1, 'HTTP://Other.ORG/x?b=2&a=1', '20300101000000'), // canonical form differs from the raw URL
+];
+const batch2 = [row(1, 'https://www.example.com/a/007', '20300102000000', { status: 404 }), row(1, 'https://new.example/', '20300102000000')];
+
+/** Lake rows of the current version, per file key, read from the store. */
+async function lakeRows(store: ObjectStore, version: string): Promise<Record<string, Record<string, unknown>[]>> {
+  const files = JSON.parse(Buffer.from((await store.get(indexLayout.versionFile(version, 'files.json')))!).toString('utf8')) as LakeFileEntry[];
+  const out: Record<string, Record<string, unknown>[]> = {};
+  for (const f of files) out[f.key] = await readParquetRows((await store.get(f.key))!);
+  return out;
+}
+
+describe('runMerge through an ObjectStore without a local directory', () => {
+  let dir: string;
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'ccpipe-merge-store-'));
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('stages parts and rewritten lake files by ranged reads and writes the same lake as an in-place merge', async () => {
+    const mem = new CountingStore();
+    const fs = new FsObjectStore({ root: dir });
+    const base = { rowGroupSize: 2048, keepVersions: 2, graceMs: 0, now: () => new Date('2030-01-03T00:00:00Z'), lakeColumns: 'api' } satisfies Partial<MergeOptions>;
+    for (const s of [mem, fs]) await putBatch(s, 1, 'b1', batch1);
+    const r1 = await runMerge({ ...base, store: mem });
+    await runMerge({ ...base, store: fs, dataDir: dir });
+    expect(r1).toMatchObject({ version: 'v000001', rowsIn: 301, urls: 301 });
+    expect(mem.ranged).toContain(layout.batchPart(1, 'b1'));
+    const v1Files = Object.keys(await lakeRows(mem, 'v000001'));
+
+    mem.ranged.clear();
+    for (const s of [mem, fs]) await putBatch(s, 1, 'b2', batch2);
+    const r2 = await runMerge({ ...base, store: mem });
+    await runMerge({ ...base, store: fs, dataDir: dir });
+    expect(r2).toMatchObject({ version: 'v000002', rowsIn: 2, urls: 302 });
+    // The new part and the old file of the partition it rewrites were staged; nothing else was.
+    const example = v1Files.filter((k) => (mem.ranged.has(k)));
+    expect(example).toHaveLength(1);
+    expect([...mem.ranged].sort()).toEqual([layout.batchPart(1, 'b2'), example[0]!].sort());
+
+    const memLake = await lakeRows(mem, 'v000002');
+    expect(memLake).toEqual(await lakeRows(fs, 'v000002'));
+    const rows = Object.values(memLake).flat();
+    expect(Object.keys(rows[0]!)).toEqual([...LAKE_API_COLUMNS]);
+    expect(rows).toHaveLength(302);
+    expect(rows.find((r) => r['url'] === 'https://www.example.com/a/007')).toMatchObject({ status: 404, raw_url: null });
+    const other = rows.find((r) => r['domain'] === 'other.org')!;
+    expect(other['raw_url']).toBe('HTTP://Other.ORG/x?b=2&a=1'); // kept only where it differs from url
+    expect(other['url']).not.toBe(other['raw_url']);
+  });
+
+  it('refuses to change lakeColumns once the lake exists', async () => {
+    const mem = new MemoryObjectStore();
+    await putBatch(mem, 1, 'b1', batch1.slice(0, 3));
+    await runMerge({ store: mem, rowGroupSize: 2048, keepVersions: 2, graceMs: 0, lakeColumns: 'api' });
+    await putBatch(mem, 1, 'b2', batch2);
+    await expect(runMerge({ store: mem, rowGroupSize: 2048, keepVersions: 2, graceMs: 0, lakeColumns: 'all' })).rejects.toMatchObject({ code: 'CCP_ERR_INDEX_FORMAT' });
+    // Unset, the lake's own choice is kept.
+    await expect(runMerge({ store: mem, rowGroupSize: 2048, keepVersions: 2, graceMs: 0 })).resolves.toMatchObject({ version: 'v000002' });
+  });
+});
