@@ -10,8 +10,8 @@ import { serveExplorer } from './explorer/serve-explorer';
 import { apiMetrics, type ApiMetrics, type ApiRoute } from './metrics';
 
 /**
- * Serves what the /v1 routes do not (the explorer page, issue #5). Resolves true when it answered the request;
- * false lets the server answer 404.
+ * Serves what the /v1 routes do not, asked before the built-in explorer page. Resolves true when it answered the
+ * request; false lets the explorer, then a 404, answer.
  */
 export type StaticHandler = (req: IncomingMessage, res: ServerResponse, path: string) => boolean | Promise<boolean>;
 

@@ -187,7 +187,7 @@ async function render(force) {
   inflight = ctl;
   clearError();
   setState('loading');
-  if (document.activeElement !== q) q.value = s.domain;
+  q.value = s.domain; // Back/Forward and links change the search too
   try {
     if (!s.domain) {
       sections.domain.hidden = true;
@@ -207,7 +207,7 @@ async function render(force) {
         const canon = Object.assign({}, s, { domain: d.domain });
         history.replaceState(null, '', hashOf(canon));
         current = { key: d.domain + '\n' + (token || ''), body: d };
-        if (document.activeElement !== q) q.value = d.domain;
+        q.value = d.domain;
       }
       renderDomain(d, s.dataset);
       if (s.dataset === null) {
