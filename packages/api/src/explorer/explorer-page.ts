@@ -74,6 +74,11 @@ export function explorerPage(assets: ExplorerAssetPaths): string {
       <thead><tr><th scope="col">Title and URL</th><th scope="col">Captured (UTC)</th><th scope="col" class="num">Status</th></tr></thead>
       <tbody id="rows"></tbody>
     </table>
+    <nav class="pager" aria-label="URL pages (bottom)">
+      <button type="button" id="prev-bottom">← Previous</button>
+      <span id="range-bottom"></span>
+      <button type="button" id="next-bottom">Next →</button>
+    </nav>
   </section>
 </main>
 <footer class="foot muted">Keys: <kbd>/</kbd> search · <kbd>n</kbd> next page · <kbd>p</kbd> previous page · Back and reload keep your place.</footer>

@@ -277,23 +277,26 @@ function renderUrls(d, page) {
   $('urls-title').textContent = datasetName(d, page.dataset_id) + ' · ' + d.domain;
   const first = page.offset + 1;
   const last = page.offset + page.items.length;
-  const range = $('range');
-  range.textContent = page.items.length > 0
+  const text = page.items.length > 0
     ? 'URLs ' + NF.format(first) + '–' + NF.format(last) + ' of ' + NF.format(page.total)
     : (page.total === 0 ? 'No URLs' : 'No URLs at offset ' + NF.format(page.offset) + ' (there are ' + NF.format(page.total) + ')');
-  range.dataset.total = String(page.total);
-  range.dataset.offset = String(page.offset);
-  const prev = $('prev');
-  const next = $('next');
-  const was = document.activeElement === prev ? prev : document.activeElement === next ? next : null;
-  prev.disabled = page.offset === 0;
-  next.disabled = page.next_offset === null;
-  prev.dataset.offset = String(Math.max(0, Math.min(page.offset, page.total) - page.limit));
-  next.dataset.offset = page.next_offset === null ? '' : String(page.next_offset);
-  // a button that becomes disabled drops focus to <body>: keep the keyboard user on the pager
-  if (was !== null && was.disabled) {
-    const other = was === next ? prev : next;
-    if (!other.disabled) other.focus();
+  $('range').textContent = text;
+  $('range-bottom').textContent = text;
+  $('range').dataset.total = String(page.total);
+  $('range').dataset.offset = String(page.offset);
+  const prevOffset = String(Math.max(0, Math.min(page.offset, page.total) - page.limit));
+  const nextOffset = page.next_offset === null ? '' : String(page.next_offset);
+  for (const [prev, next] of [[$('prev'), $('next')], [$('prev-bottom'), $('next-bottom')]]) {
+    const was = document.activeElement === prev ? prev : document.activeElement === next ? next : null;
+    prev.disabled = page.offset === 0;
+    next.disabled = page.next_offset === null;
+    prev.dataset.offset = prevOffset;
+    next.dataset.offset = nextOffset;
+    // a button that becomes disabled drops focus to <body>: keep the keyboard user on the pager
+    if (was !== null && was.disabled) {
+      const other = was === next ? prev : next;
+      if (!other.disabled) other.focus();
+    }
   }
   $('rows').replaceChildren(...page.items.map(rowOf));
   sections.urls.hidden = false;
@@ -403,8 +406,8 @@ function page(which) {
   if (s.dataset === null) return;
   go({ domain: s.domain, dataset: s.dataset, offset: Number(b.dataset.offset) || 0 });
 }
-$('prev').addEventListener('click', () => page('prev'));
-$('next').addEventListener('click', () => page('next'));
+for (const id of ['prev', 'prev-bottom']) $(id).addEventListener('click', () => page('prev'));
+for (const id of ['next', 'next-bottom']) $(id).addEventListener('click', () => page('next'));
 
 document.addEventListener('keydown', (e) => {
   if (e.ctrlKey || e.metaKey || e.altKey) return;
