@@ -126,7 +126,7 @@ describe('API over cc-mirror-dev (two crawls, default filter)', () => {
   it('GET /v1/status, /healthz, unknown routes and methods', async () => {
     expect((await get(server, '/v1/status')).body).toEqual({ version: 'v2', ingest: { blocks: 44, batches: 3, records: 1447, done: true } });
     expect(await get(server, '/healthz')).toMatchObject({ status: 200, body: 'ok\n' });
-    for (const p of ['/', '/v1', '/v1/domain/', '/v1/domain/bulk-3.org/datasets/1', '/v2/datasets']) {
+    for (const p of ['/index.html', '/v1', '/v1/domain/', '/v1/domain/bulk-3.org/datasets/1', '/v2/datasets']) {
       const r = await get(server, p);
       expect([p, r.status, r.body.error.code]).toEqual([p, 404, 'CCP_ERR_API_NOT_FOUND']);
     }

@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
 import type { ConfigKey } from '@ccpipe/core';
 import { apiMain, type ApiMainOptions } from '@ccpipe/api';
-import { addConfigFlags, configFlagsOf } from './config-flags';
+import { STORE_KEYS, addConfigFlags, configFlagsOf } from './config-flags';
 
-const API: ConfigKey[] = ['data', 'logLevel', 'apiPort', 'apiHost', 'aclFile'];
+const API: ConfigKey[] = [...STORE_KEYS, 'logLevel', 'apiPort', 'apiHost', 'aclFile'];
 
 /** What the command calls; tests pass their own. */
 export type ApiRunner = (flags: Partial<Record<ConfigKey, unknown>>, env: NodeJS.ProcessEnv, opts: ApiMainOptions) => Promise<number>;

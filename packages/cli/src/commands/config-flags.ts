@@ -20,3 +20,6 @@ export function configFlagsOf(opts: Record<string, unknown>, keys: readonly Conf
   }
   return out;
 }
+
+/** The data store location and, for `s3://` locations, how to reach the bucket (docs/s3.md). */
+export const STORE_KEYS: readonly ConfigKey[] = ['data', 's3Endpoint', 's3Region', 's3ForcePathStyle', 's3MultipartThreshold', 's3MaxAttempts'];

@@ -4,9 +4,9 @@ import { createLogger, localStoreDir, openObjectStore } from '@ccpipe/adapters';
 import { runMerge, type MergeOptions, type MergeResult } from '@ccpipe/index';
 import { mergeProgress } from '../merge/merge-progress';
 import { mergerMain } from '../merge/merger-main';
-import { addConfigFlags, configFlagsOf } from './config-flags';
+import { STORE_KEYS, addConfigFlags, configFlagsOf } from './config-flags';
 
-const MERGE: ConfigKey[] = ['data', 'rowGroupSize', 'logLevel', 'metricsPort', 'metricsHost'];
+const MERGE: ConfigKey[] = [...STORE_KEYS, 'rowGroupSize', 'logLevel', 'metricsPort', 'metricsHost'];
 
 /** Where `ccpipe merge` writes: its one JSON result line (`write`, stdout) and its progress (`progress`, stderr). */
 export interface MergeCommandIo {

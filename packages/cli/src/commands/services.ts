@@ -2,9 +2,9 @@ import type { Command } from 'commander';
 import type { ConfigKey } from '@ccpipe/core';
 import { batcherMain } from '@ccpipe/batcher';
 import { workerMain } from '@ccpipe/worker';
-import { addConfigFlags, configFlagsOf } from './config-flags';
+import { STORE_KEYS, addConfigFlags, configFlagsOf } from './config-flags';
 
-const COMMON: ConfigKey[] = ['data', 'logLevel', 'rabbitmqUrl', 'queuePrefix', 'baseUrl', 'metricsPort', 'metricsHost', 'connections'];
+const COMMON: ConfigKey[] = [...STORE_KEYS, 'logLevel', 'rabbitmqUrl', 'queuePrefix', 'baseUrl', 'metricsPort', 'metricsHost', 'connections'];
 const BATCHER: ConfigKey[] = [
   ...COMMON, 'crawl', 'dataset', 'clusterIdxDir', 'batchSize', 'maxBlocks', 'domainsFile', 'filterStatus', 'filterLanguages',
   'filterLanguageMode', 'filterMimes', 'filterUrlRegex', 'publishConfirmTimeoutMs',

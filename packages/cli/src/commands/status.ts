@@ -2,9 +2,9 @@ import type { Command } from 'commander';
 import { layout, loadConfig, parseDatasetRegistry, type ConfigKey, type ObjectStore, type QueueDepth } from '@ccpipe/core';
 import { AmqpConnection, amqpQueueDepth, openObjectStore, topologyNames } from '@ccpipe/adapters';
 import { readManifest } from '@ccpipe/index';
-import { addConfigFlags, configFlagsOf } from './config-flags';
+import { STORE_KEYS, addConfigFlags, configFlagsOf } from './config-flags';
 
-const STATUS: ConfigKey[] = ['data', 'rabbitmqUrl', 'queuePrefix'];
+const STATUS: ConfigKey[] = [...STORE_KEYS, 'rabbitmqUrl', 'queuePrefix'];
 
 /** The pipeline as an operator sees it. */
 export interface PipelineStatus {

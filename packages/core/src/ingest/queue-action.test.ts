@@ -21,5 +21,15 @@ describe('queueActionFor', () => {
   it('crashes on local system failures', () => {
     const enospc = Object.assign(new Error('no space left on device'), { code: 'ENOSPC' });
     expect(queueActionFor({ ok: false, error: enospc })).toEqual({ action: 'crash', reason: 'ENOSPC' });
+    // As the directory store reports it: a retryable store error wrapping the system error.
+    const wrapped = new CcpError('CCP_ERR_STORE_IO', 'object store put failed (ENOSPC)', { retryable: true, cause: enospc });
+    expect(queueActionFor({ ok: false, error: wrapped })).toEqual({ action: 'crash', reason: 'ENOSPC' });
+  });
+
+  it('crashes when the store refuses access (every batch would fail alike) but requeues other store errors', () => {
+    const denied = new CcpError('CCP_ERR_STORE_ACCESS', 'bucket does not exist');
+    expect(queueActionFor({ ok: false, error: denied })).toEqual({ action: 'crash', reason: 'CCP_ERR_STORE_ACCESS' });
+    const eio = new CcpError('CCP_ERR_STORE_IO', 'object store get failed (ECONNRESET)', { retryable: true, cause: Object.assign(new Error('reset'), { code: 'ECONNRESET' }) });
+    expect(queueActionFor({ ok: false, error: eio })).toEqual({ action: 'requeue', reason: 'CCP_ERR_STORE_IO' });
   });
 });
