@@ -2,11 +2,11 @@ import { InvalidArgumentError, type Command } from 'commander';
 import { loadConfig, type ConfigKey } from '@ccpipe/core';
 import { createLogger, shutdownSignal } from '@ccpipe/adapters';
 import { runEmbedded } from '../run/run-embedded';
-import { addConfigFlags, configFlagsOf } from './config-flags';
+import { STORE_KEYS, addConfigFlags, configFlagsOf } from './config-flags';
 
 /** Config-table flags `ccpipe run` takes (everything the batcher and worker use, minus the broker's). */
-const RUN: ConfigKey[] = [
-  'data', 'logLevel', 'baseUrl', 'connections', 'clusterIdxDir', 'batchSize', 'maxBlocks', 'domainsFile', 'filterStatus', 'filterLanguages',
+const RUN: ConfigKey[] = [...STORE_KEYS,
+  'logLevel', 'baseUrl', 'connections', 'clusterIdxDir', 'batchSize', 'maxBlocks', 'domainsFile', 'filterStatus', 'filterLanguages',
   'filterLanguageMode', 'filterMimes', 'filterUrlRegex', 'prefetch', 'concurrency', 'extractThreads', 'extractTimeoutMs', 'dom', 'includeText',
   'parquetEngine', 'rowGroupSize',
 ];

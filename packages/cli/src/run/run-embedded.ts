@@ -1,6 +1,7 @@
 import * as path from 'node:path';
+import * as os from 'node:os';
 import { Registry } from 'prom-client';
-import { CcpError, type Config, type DomainPosting, type ObjectStore } from '@ccpipe/core';
+import { type Config, type DomainPosting, type ObjectStore } from '@ccpipe/core';
 import { localStoreDir, openObjectStore, type Logger } from '@ccpipe/adapters';
 import { serveMirror } from '@ccpipe/mirror';
 import { ingestCrawls, type CrawlIngest } from './ingest';
@@ -45,18 +46,18 @@ export async function runEmbedded(opts: EmbeddedOptions, io: EmbeddedIo): Promis
   const counters = emptyCounters();
   let progress: { update(): void; stop(): void } | null = null;
   try {
-    // TODO(s3): mergeAndServe (serve-index.ts) still requires a local dataDir; once it is optional, pass
-    // `localStoreDir(config.data)` (undefined for s3://) and keep the sample mirror in a local cache directory.
+    // A local directory, or s3://bucket/prefix: then the merge stages its inputs and the API reads lake row groups
+    // with ranged GETs; the bundled sample mirror is built in a local cache directory instead.
     const dataDir = localStoreDir(config.data);
-    if (dataDir === undefined) throw new CcpError('CCP_ERR_CONFIG', 'ccpipe run needs a local --data directory; s3:// works with the separate services (batcher, worker, merge, api)');
-    const store = openObjectStore(dataDir, config);
+    const store = openObjectStore(config.data, config);
     closers.push(() => store.close());
     let baseUrl = config.baseUrl;
     let crawls = opts.crawls;
     if (crawls === null) {
       const t0 = Date.now();
-      if (io.tty) io.print('Preparing the bundled sample crawl (built once into <data>/sample-mirror)…');
-      const sample = await ensureSampleMirror(path.join(config.data, 'sample-mirror'));
+      const sampleDir = dataDir === undefined ? path.join(os.tmpdir(), 'ccpipe-sample-mirror') : path.join(dataDir, 'sample-mirror');
+      if (io.tty) io.print(`Preparing the bundled sample crawl (built once into ${sampleDir})…`);
+      const sample = await ensureSampleMirror(sampleDir);
       const mirror = await serveMirror({ dir: sample.dir, port: 0 });
       closers.push(() => mirror.close());
       baseUrl = mirror.url;
@@ -71,7 +72,7 @@ export async function runEmbedded(opts: EmbeddedOptions, io: EmbeddedIo): Promis
 
     const registry = new Registry();
     const served = await mergeAndServe({
-      store, dataDir, rowGroupSize: config.rowGroupSize, port: opts.port, host: opts.host, registry, log,
+      store, ...(dataDir === undefined ? {} : { dataDir }), rowGroupSize: config.rowGroupSize, port: opts.port, host: opts.host, registry, log,
       status: async () => ({ crawls: ingested.map((c) => ({ crawl: c.crawl, dataset_id: c.datasetId, blocks: c.planned })), ...counters }),
     });
     closers.push(() => served.close());
@@ -119,7 +120,7 @@ function summaryLines(ingested: CrawlIngest[], url: string, version: string | nu
     const s = c.summary;
     lines.push(`  ${c.crawl} → dataset ${c.datasetId} (${c.dataset}): ${c.planned} blocks${s ? `, ${s.records} CDX records, ${s.kept} kept, ${s.batches} batches` : ', already ingested'}`);
   }
-  lines.push(`API listening on ${url}`, 'Try:', `  curl -s ${url}/v1/datasets`);
+  lines.push(`API listening on ${url}`, `Explorer: ${url}/`, 'Try:', `  curl -s ${url}/v1/datasets`);
   if (domain !== null) {
     const first = ingested[0]?.datasetId ?? 1;
     lines.push(`  curl -s ${url}/v1/domain/${domain}`, `  curl -s '${url}/v1/domain/${domain}/datasets/${first}/urls?limit=5'`);

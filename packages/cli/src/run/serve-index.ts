@@ -20,7 +20,8 @@ export interface ServedIndex {
  */
 export async function mergeAndServe(opts: {
   store: ObjectStore;
-  dataDir: string;
+  /** The store's local root when it is a directory (the merge reads parts in place); absent for S3. */
+  dataDir?: string;
   rowGroupSize: number;
   port: number;
   host: string;
@@ -28,9 +29,10 @@ export async function mergeAndServe(opts: {
   log: Logger;
   status: () => Promise<object>;
 }): Promise<ServedIndex> {
-  const merge = await runMerge({ store: opts.store, dataDir: opts.dataDir, rowGroupSize: opts.rowGroupSize, keepVersions: 2, graceMs: 10 * 60_000 });
+  const local = opts.dataDir === undefined ? {} : { dataDir: opts.dataDir };
+  const merge = await runMerge({ store: opts.store, ...local, rowGroupSize: opts.rowGroupSize, keepVersions: 2, graceMs: 10 * 60_000 });
   opts.log.info({ version: merge.version, published: merge.published, batches: merge.batches, rowsIn: merge.rowsIn, urls: merge.urls, domains: merge.domains, ms: merge.ms }, 'merged');
-  const source = await openIndexSource({ store: opts.store, dataDir: opts.dataDir });
+  const source = await openIndexSource({ store: opts.store, ...local });
   try {
     const api = await startApi({ source, port: opts.port, host: opts.host, registry: opts.registry, logger: opts.log.child({ component: 'http' }), statusProvider: opts.status });
     let closing: Promise<void> | null = null;
