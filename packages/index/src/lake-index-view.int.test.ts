@@ -2,7 +2,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { canonicalizeUrl, layout, urlId, type ObjectStore } from '@ccpipe/core';
-import { FsObjectStore, MemoryObjectStore, closeDuckDbParquetEngine, writeParquetPart, type PartRow } from '@ccpipe/adapters';
+import { FsObjectStore, MemoryObjectStore, S3ObjectStore, closeDuckDbParquetEngine, writeParquetPart, type PartRow } from '@ccpipe/adapters';
+import { S3RVER_CREDENTIALS, startS3TestServer } from '@ccpipe/adapters/store/s3-test-server';
 import { startApi } from '@ccpipe/api';
 import { openIndexSource } from './index-source';
 import type { LakeIndexView } from './lake-index-view';
@@ -131,6 +132,32 @@ describe('LakeIndexView over merged versions, read through the ObjectStore', () 
     } finally {
       await fromMem.close();
       await duck.close();
+    }
+  }, 120_000);
+
+  it('serves the same pages and captures from an S3 copy of the lake (s3rver, ranged GETs)', async () => {
+    const s3 = await startS3TestServer();
+    const remote = new S3ObjectStore({ bucket: 'lake', prefix: 'data', endpoint: s3.endpoint, credentials: S3RVER_CREDENTIALS });
+    try {
+      await s3.createBucket('lake');
+      for await (const o of store.list('')) await remote.put(o.key, (await store.get(o.key))!);
+      const fromS3 = await openIndexSource({ store: remote, pollMs: 0 });
+      const local = await openIndexSource({ store, pollMs: 0 });
+      try {
+        const [a, b] = [(await fromS3.current())!, (await local.current())!];
+        expect(a.version).toBe(b.version);
+        expect(a.domain('example.com')).toEqual(b.domain('example.com'));
+        for (const [off, limit] of [[0, 100], [2040, 30], [7000, 1000]] as const) {
+          expect(await a.urls('example.com', 1, off, limit)).toEqual(await b.urls('example.com', 1, off, limit));
+        }
+        expect(await a.captures(url(4243))).toEqual(await b.captures(url(4243)));
+      } finally {
+        await fromS3.close();
+        await local.close();
+      }
+    } finally {
+      await remote.close();
+      await s3.close();
     }
   }, 120_000);
 });
