@@ -90,6 +90,9 @@ export class S3ObjectStore implements ObjectStore {
     this.listPageSize = Math.min(1000, positive('listPageSize', opts.listPageSize, 1000));
     this.verifyAfterPut = opts.verifyAfterPut ?? ((k) => k.endsWith('manifest.json'));
     this.ownsClient = opts.client === undefined;
+    // The pinned SDK supports Node 20; its advisory that *later* releases need Node 22 is a multi-line stderr warning
+    // in every service's log stream. An operator who sets the variable explicitly still decides.
+    process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] ??= 'true';
     this.client =
       opts.client ??
       new S3Client({
