@@ -10,12 +10,18 @@ import { queryRows, sqlList } from './duck';
  * URL involved or any mapped URL. Updates `map` (url → signed id as decimal string) and `cmap`; returns how many
  * URLs got a new substitute. Reads the lake's url_id column (a semi-join), so its cost grows with the lake.
  */
-export async function resolveCollisions(conn: DuckDBConnection, lakePaths: readonly string[], map: Record<string, string>): Promise<number> {
+export async function resolveCollisions(
+  conn: DuckDBConnection, lakePaths: readonly string[], map: Record<string, string>, lakeHasIds = true,
+): Promise<number> {
   await fillMap(conn, Object.entries(map));
 
-  const lake = lakePaths.length === 0
-    ? 'SELECT NULL::BIGINT AS url_id, NULL::VARCHAR AS url WHERE false'
-    : `SELECT DISTINCT url_id, url FROM read_parquet(${sqlList(lakePaths)}, hive_partitioning = false) WHERE url_id IN (SELECT url_id FROM n)`;
+  let lake: string;
+  if (lakePaths.length === 0) lake = 'SELECT NULL::BIGINT AS url_id, NULL::VARCHAR AS url WHERE false';
+  else if (lakeHasIds) lake = `SELECT DISTINCT url_id, url FROM read_parquet(${sqlList(lakePaths)}, hive_partitioning = false) WHERE url_id IN (SELECT url_id FROM n)`;
+  else {
+    await hashLakeIds(conn, lakePaths, map);
+    lake = 'SELECT url_id, url FROM lake_ids';
+  }
   const rows = await queryRows(
     conn,
     `WITH n AS (SELECT DISTINCT url_id, url FROM src),
@@ -56,6 +62,49 @@ async function fillMap(conn: DuckDBConnection, entries: readonly [string, string
       app.appendVarchar(url);
       app.appendBigInt(BigInt(id));
       app.endRow();
+    }
+    app.flushSync();
+  } finally {
+    app.closeSync();
+  }
+}
+
+/**
+ * Table `lake_ids (url_id, url)`: the lake URLs whose id (`map[url] ?? xxh3(url)`) is also the id of a new row
+ * (view `src`). The lake's url column is streamed chunk by chunk and hashed; the new ids are held as one sorted
+ * BigInt64Array (8 B each), so memory is O(new rows), not O(lake).
+ */
+async function hashLakeIds(conn: DuckDBConnection, lakePaths: readonly string[], map: Record<string, string>): Promise<void> {
+  const ids: bigint[] = [];
+  const res = await conn.stream('SELECT DISTINCT url_id FROM src');
+  for (let c = await res.fetchChunk(); c !== null && c.rowCount > 0; c = await res.fetchChunk()) for (const v of c.getColumnValues(0)) ids.push(v as bigint);
+  const sorted = BigInt64Array.from(ids).sort();
+  const has = (id: bigint): boolean => {
+    let lo = 0;
+    let hi = sorted.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      const v = sorted[mid]!;
+      if (v === id) return true;
+      if (v < id) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    return false;
+  };
+  await conn.run('CREATE OR REPLACE TEMP TABLE lake_ids (url_id BIGINT, url VARCHAR)');
+  const app = await conn.createAppender('lake_ids');
+  try {
+    const urls = await conn.stream(`SELECT url FROM read_parquet(${sqlList(lakePaths)}, hive_partitioning = false)`);
+    for (let c = await urls.fetchChunk(); c !== null && c.rowCount > 0; c = await urls.fetchChunk()) {
+      for (const v of c.getColumnValues(0)) {
+        const url = v as string;
+        const m = map[url];
+        const id = m !== undefined ? BigInt(m) : BigInt.asIntN(64, xxh3.xxh64(url));
+        if (!has(id)) continue;
+        app.appendBigInt(id);
+        app.appendVarchar(url);
+        app.endRow();
+      }
     }
     app.flushSync();
   } finally {

@@ -69,8 +69,8 @@ export interface VersionStatus {
   collisions: number;
   /** Domain-prefix bits of the lake's hive partitioning (fixed for the lake's lifetime). */
   partitionBits: number;
-  /** Lake column set ('all' part columns or 'api' only); absent in versions written before the choice existed = 'all'. */
-  lakeColumns?: 'all' | 'api';
+  /** Lake column set ('all' part columns, 'api', or 'lean' = api without url_id); absent in versions written before the choice existed = 'all'. */
+  lakeColumns?: 'all' | 'api' | 'lean';
   datasets: { datasetId: number; urlCount: number; domainCount: number }[];
   mergeMs: number;
 }

@@ -18,12 +18,21 @@ export const LAKE_API_COLUMNS: readonly string[] = [
   'domain64', 'url_id', 'url', 'raw_url', 'domain', 'ts', 'status', 'title', 'text', 'warc_filename', 'warc_offset', 'warc_length',
 ];
 
-/** Which columns the lake keeps: every part column, or only those the API reads. Fixed once the lake exists. */
-export type LakeColumnSet = 'all' | 'api';
+/**
+ * {@link LAKE_API_COLUMNS} without `url_id` (`lakeColumns: 'lean'`): url_id is recomputable, readers take
+ * `collisions[url] ?? urlId(url)`, and as a random 64-bit value it is the one column nothing compresses (8 B/URL).
+ */
+export const LAKE_LEAN_COLUMNS: readonly string[] = LAKE_API_COLUMNS.filter((c) => c !== 'url_id');
+
+/**
+ * Which columns the lake keeps: every part column ('all'), only those the API reads ('api'), or those without
+ * url_id ('lean'). Fixed once the lake exists.
+ */
+export type LakeColumnSet = 'all' | 'api' | 'lean';
 
 /** The columns of a lake written with `set`. */
 export function lakeColumnsOf(set: LakeColumnSet): readonly string[] {
-  return set === 'api' ? LAKE_API_COLUMNS : LAKE_COLUMNS;
+  return set === 'api' ? LAKE_API_COLUMNS : set === 'lean' ? LAKE_LEAN_COLUMNS : LAKE_COLUMNS;
 }
 
 /** Rows of one domain in one freshly written lake file. */
@@ -61,7 +70,8 @@ let passSeq = 0;
  * prefix), one row per (dataset, canonical URL) — the latest capture wins (ts, then new over old, then the later
  * batch part, then the WARC position) — sorted by (domain64, url), ZSTD, fixed row groups. `raw_url` is stored only where it differs from `url` (null otherwise: readers
  * use `url`). Duplicates are rare, so they are found on the narrow (dataset, url_id) columns first (after
- * collision resolution url_id and canonical URL are one-to-one; an integer groups cheaper than a string) and only
+ * collision resolution url_id and canonical URL are one-to-one; an integer groups cheaper than a string; on `url`
+ * when the lake has no url_id) and only
  * the losing rows' positions are anti-joined out of the one full-width sort. Files go through the store; returns their registry
  * entries and each domain's row run, read back from the files written.
  * Deterministic for the same inputs. @throws IndexFormatError when a written file is not grouped by domain.
@@ -81,12 +91,13 @@ export async function writeLake(conn: DuckDBConnection, store: ObjectStore, w: L
     `CREATE OR REPLACE TEMP VIEW all_rows AS SELECT dataset_id::BIGINT AS dataset_id, prefix, ${cols}, _src, _r, 1 AS _new FROM src
      WHERE ${where} ${old}`,
   );
+  const key = w.columns.includes('url_id') ? 'url_id' : 'url';
   await conn.run(
     `CREATE OR REPLACE TEMP TABLE lose AS
-     WITH dup AS (SELECT dataset_id, url_id FROM all_rows GROUP BY ALL HAVING count(*) > 1)
+     WITH dup AS (SELECT dataset_id, ${key} FROM all_rows GROUP BY ALL HAVING count(*) > 1)
      SELECT _src, _r FROM (
-       SELECT _src, _r, row_number() OVER (PARTITION BY dataset_id, url_id ORDER BY ts DESC, _new DESC, _src DESC, warc_filename DESC, warc_offset DESC) AS _k
-       FROM all_rows a WHERE EXISTS (SELECT 1 FROM dup WHERE dup.dataset_id = a.dataset_id AND dup.url_id = a.url_id)
+       SELECT _src, _r, row_number() OVER (PARTITION BY dataset_id, ${key} ORDER BY ts DESC, _new DESC, _src DESC, warc_filename DESC, warc_offset DESC) AS _k
+       FROM all_rows a WHERE EXISTS (SELECT 1 FROM dup WHERE dup.dataset_id = a.dataset_id AND dup.${key} = a.${key})
      ) WHERE _k > 1`,
   );
   await conn.run(

@@ -1,11 +1,12 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { canonicalizeUrl, layout, urlId, type ObjectStore } from '@ccpipe/core';
+import { canonicalizeUrl, layout, urlId, urlIdHex, type ObjectStore } from '@ccpipe/core';
 import { FsObjectStore, MemoryObjectStore, closeDuckDbParquetEngine, writeParquetPart, type PartRow } from '@ccpipe/adapters';
 import { readParquetRows } from '../../../tests/support/parquet';
 import { indexLayout, type LakeFileEntry } from './format';
-import { LAKE_API_COLUMNS } from './lake-write';
+import { openIndexSource } from './index-source';
+import { LAKE_API_COLUMNS, LAKE_LEAN_COLUMNS } from './lake-write';
 import { runMerge, type MergeOptions } from './run-merge';
 
 afterAll(async () => {
@@ -89,6 +90,31 @@ describe('runMerge through an ObjectStore without a local directory', () => {
     const other = rows.find((r) => r['domain'] === 'other.org')!;
     expect(other['raw_url']).toBe('HTTP://Other.ORG/x?b=2&a=1'); // kept only where it differs from url
     expect(other['url']).not.toBe(other['raw_url']);
+  });
+
+  it("a 'lean' lake has no url_id column, still keeps colliding URLs apart, and the API gives each its id", async () => {
+    const mem = new MemoryObjectStore();
+    const a = row(1, 'https://a.example.com/x', '20300101000000');
+    const b = row(1, 'https://b.example.com/y', '20300101000000', { urlId: a.urlId }); // forced: same id, other URL
+    const o = { store: mem, rowGroupSize: 2048, keepVersions: 2, graceMs: 0, lakeColumns: 'lean' } satisfies MergeOptions;
+    await putBatch(mem, 1, 'b1', [a, row(1, 'https://a.example.com/z', '20300101000000')]);
+    await runMerge(o);
+    await putBatch(mem, 1, 'b2', [b, row(1, 'https://a.example.com/z', '20300102000000', { status: 301 })]);
+    const r = await runMerge(o);
+    expect(r).toMatchObject({ newCollisions: 1, urls: 3 });
+    const rows = Object.values(await lakeRows(mem, 'v000002')).flat();
+    expect(Object.keys(rows[0]!)).toEqual([...LAKE_LEAN_COLUMNS]);
+    expect(rows.filter((x) => x['url'] === 'https://a.example.com/z')).toMatchObject([{ status: 301 }]); // deduped on url
+    const map = JSON.parse(Buffer.from((await mem.get(indexLayout.versionFile('v000002', 'collisions.json')))!).toString('utf8')) as Record<string, string>;
+    expect(Object.keys(map)).toEqual([b.url]);
+    const src = await openIndexSource({ store: mem, pollMs: 0 });
+    try {
+      const v = (await src.current())!;
+      expect((await v.captures(a.url))[0]!.urlId).toBe(urlIdHex(a.urlId));
+      expect((await v.captures(b.url))[0]!.urlId).toBe(urlIdHex(BigInt(map[b.url]!)));
+    } finally {
+      await src.close();
+    }
   });
 
   it('refuses to change lakeColumns once the lake exists', async () => {

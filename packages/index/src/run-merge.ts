@@ -43,7 +43,8 @@ export interface MergeOptions {
   partitionBits?: number;
   /**
    * Lake columns (default 'all': every part column but dataset_id). 'api' keeps only what the API serves
-   * (`LAKE_API_COLUMNS`); fixed once the lake exists.
+   * (`LAKE_API_COLUMNS`), 'lean' the same without url_id (readers compute it; the collision check then hashes the
+   * lake's url column). Fixed once the lake exists.
    */
   lakeColumns?: LakeColumnSet;
   /** Parquet format version of lake files (default 'V2': delta encodings for sorted ints and strings). */
@@ -167,7 +168,7 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
       rowsIn = Number((await (await conn.runAndReadAll(`SELECT sum(num_rows) FROM parquet_file_metadata(${sqlList(parts)})`)).getRowsJS())[0]![0]);
       phase('domains');
       const lakeKeys = (prev?.files ?? []).map((f) => f.key);
-      newCollisions = await resolveCollisions(conn, await inputs.fetch(lakeKeys), collisions);
+      newCollisions = await resolveCollisions(conn, await inputs.fetch(lakeKeys), collisions, lakeColumnsOf(columnSet).includes('url_id'));
       phase('collisions');
       const affected = (await queryRows(conn, 'SELECT dataset_id AS d, prefix AS p, count(*) AS n FROM src GROUP BY 1, 2 ORDER BY 1, 2')).map((r) => ({
         datasetId: Number(r['d']), prefix: r['p'] as string, rows: Number(r['n']),
