@@ -11,7 +11,8 @@ import type { LoadedVersion } from './version-files';
  * bitmaps, postings with exact counts); `urls()` reads only the rows [first + offset, first + offset + limit) of the
  * one lake file holding the (domain, dataset) run — through `reads`, which touches only the row groups covering
  * them (and serves hot ones from memory); `captures()` reads the domain's run in each dataset and keeps the rows of
- * that URL. A lake file without a `url_id` column gets `collisions[url] ?? urlId(url)` from this version's map.
+ * that URL. A row read without its `url_id` (the Parquet reader never reads it; a lake may not hold it) gets
+ * `collisions[url] ?? urlId(url)` from this version's collisions map — what the merger stores in `url_id`.
  * Immutable; safe to share. The view does not own `reads` (its source closes it).
  */
 export class LakeIndexView implements IndexView {

@@ -4,7 +4,7 @@ import type { ObjectStore } from '@ccpipe/core';
 import { IndexFormatError, type LakeFileEntry } from './format';
 import { RowGroupCache, type RowGroupCacheStats } from './row-group-cache';
 
-/** One lake row as a URL page shows it. `urlId` is null when the file has no `url_id` column (the view computes it). */
+/** One lake row as a URL page shows it. `urlId` null = not read: the view computes `collisions[url] ?? urlId(url)`. */
 export interface LakeUrlRow {
   urlId: bigint | null;
   url: string;
@@ -68,7 +68,9 @@ const COMPRESSORS = { ZSTD: (input: Uint8Array, outputLength: number) => zstdDec
  * 64 KiB tail `getRange`, more only for a longer footer) and kept, keyed by file key — lake files are immutable,
  * so footers and decoded chunks are shared across index versions. A read touches only the row groups overlapping
  * its row range and only the columns it needs (one `getRange` per column chunk); decoded column chunks stay in a
- * bytes-bounded LRU, so a hot domain's pages are answered from memory. Safe to share between views.
+ * bytes-bounded LRU, so a hot domain's pages are answered from memory. `url_id` is never read: it is
+ * `collisions[url] ?? urlId(url)` by construction (docs/index-format.md), computed by the view for the rows it
+ * returns — cheaper than decoding the lake's least compressible column. Safe to share between views.
  */
 export class ParquetLakeReader implements LakeReads {
   private readonly store: ObjectStore;
@@ -86,7 +88,7 @@ export class ParquetLakeReader implements LakeReads {
     need(ft, file, ['url', 'ts', 'status']);
     const out: LakeUrlRow[] = [];
     const groups = groupsOf(ft, from, to);
-    const loaded = await Promise.all(groups.map((g) => this.columns(file, ft, g, [...PAGE_COLUMNS, 'url_id'])));
+    const loaded = await Promise.all(groups.map((g) => this.columns(file, ft, g, PAGE_COLUMNS)));
     groups.forEach((g, k) => {
       const c = loaded[k]!;
       const lo = Math.max(from, ft.starts[g]!) - ft.starts[g]!;
@@ -108,7 +110,7 @@ export class ParquetLakeReader implements LakeReads {
       for (let i = lo; i < hi; i++) if (urls[i] === url) hits.push(i);
       if (hits.length === 0) continue;
       // only a row group holding the URL decodes the rest (text as lengths only)
-      const c = await this.columns(file, ft, g, ['url', 'url_id', ...CAPTURE_COLUMNS, TEXT_LENGTH]);
+      const c = await this.columns(file, ft, g, ['url', ...CAPTURE_COLUMNS, TEXT_LENGTH]);
       for (const i of hits) {
         const len = c.get(TEXT_LENGTH)?.[i];
         out.push({
