@@ -210,10 +210,9 @@ export function groupsOf(ft: { starts: readonly number[] }, from: number, to: nu
 }
 
 function urlRow(c: Map<string, Column>, i: number): LakeUrlRow {
-  const id = c.get('url_id')?.[i];
   const title = c.get('title')?.[i];
   return {
-    urlId: typeof id === 'bigint' ? id : null,
+    urlId: null,
     url: c.get('url')![i] as string,
     ts: isoSeconds(c.get('ts')![i]),
     status: Number(c.get('status')![i]),
