@@ -65,7 +65,7 @@ async function merge(dir, bits, columns) {
   const r = await runMerge({
     store, dataDir: dir, rowGroupSize: 32768, keepVersions: 2, graceMs: 0, partitionBits: bits, lakeColumns: columns, parquetVersion: env.BENCH_PARQUET || 'V2',
     ...(env.BENCH_PASS_ROWS ? { passRows: Number(env.BENCH_PASS_ROWS) } : {}), ...(env.BENCH_MEMORY ? { memoryLimit: env.BENCH_MEMORY } : {}),
-    onPhase: (p, ms) => (phases[p] = ms),
+    onPhase: (p, ms) => (phases[p] = `${ms} ms, RSS ${Math.round(process.memoryUsage().rss / 2 ** 20)} MiB`),
   });
   const cpu = process.cpuUsage(cpu0);
   const src = await openIndexSource({ store, dataDir: dir, pollMs: 0 });

@@ -24,12 +24,16 @@ export async function resolveCollisions(
   }
   const rows = await queryRows(
     conn,
-    `WITH n AS (SELECT DISTINCT url_id, url FROM src),
+    // Narrow first: per new url_id the smallest and largest DuckDB hash of its URLs (integers, so 10M rows do not
+    // spill strings); an id is contested when they differ, or when a lake URL with that id hashes otherwise. Only
+    // contested ids are looked at with their URLs. (Two URLs sharing both url_id and this hash: ~2^-64 on top.)
+    `WITH n AS (SELECT url_id, min(hash(url)) AS lo, max(hash(url)) AS hi FROM src GROUP BY url_id),
      l AS (${lake}),
-     a AS (SELECT url_id, url, 1 AS in_lake FROM l
-           UNION ALL SELECT url_id, url, 0 AS in_lake FROM n WHERE NOT EXISTS (SELECT 1 FROM l WHERE l.url = n.url AND l.url_id = n.url_id)),
-     c AS (SELECT url_id FROM a GROUP BY url_id HAVING count(DISTINCT url) > 1)
-     SELECT url_id, url, max(in_lake) AS in_lake FROM a WHERE url_id IN (SELECT url_id FROM c) GROUP BY url_id, url ORDER BY url_id, in_lake DESC, url`,
+     c AS (SELECT url_id FROM n WHERE lo <> hi
+           UNION SELECT l.url_id FROM l JOIN n USING (url_id) WHERE hash(l.url) <> n.lo OR hash(l.url) <> n.hi),
+     a AS (SELECT url_id, url, 1 AS in_lake FROM l WHERE url_id IN (SELECT url_id FROM c)
+           UNION ALL SELECT DISTINCT url_id, url, 0 AS in_lake FROM src WHERE url_id IN (SELECT url_id FROM c))
+     SELECT url_id, url, max(in_lake) AS in_lake FROM a GROUP BY url_id, url ORDER BY url_id, in_lake DESC, url`,
   );
   if (rows.length === 0) return 0;
   const used = new Set<bigint>(Object.values(map).map((v) => BigInt(v)));

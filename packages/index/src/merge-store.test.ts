@@ -117,6 +117,20 @@ describe('runMerge through an ObjectStore without a local directory', () => {
     }
   });
 
+  it('two new URLs sharing a url_id in one merge: the smaller URL keeps it, the other gets a substitute', async () => {
+    const mem = new MemoryObjectStore();
+    const a = row(1, 'https://a.example.com/x', '20300101000000');
+    const b = row(1, 'https://b.example.com/y', '20300101000000', { urlId: a.urlId });
+    await putBatch(mem, 1, 'b1', [a]);
+    await putBatch(mem, 1, 'b2', [b, row(1, 'https://a.example.com/x', '20300102000000')]);
+    const r = await runMerge({ store: mem, rowGroupSize: 2048, keepVersions: 2, graceMs: 0, lakeColumns: 'api' });
+    expect(r).toMatchObject({ newCollisions: 1, urls: 2 });
+    const rows = Object.values(await lakeRows(mem, 'v000001')).flat();
+    const id = (u: string) => rows.find((x) => x['url'] === u)!['url_id'];
+    expect(id(a.url)).toBe(a.urlId);
+    expect(id(b.url)).not.toBe(a.urlId);
+  });
+
   it('refuses to change lakeColumns once the lake exists', async () => {
     const mem = new MemoryObjectStore();
     await putBatch(mem, 1, 'b1', batch1.slice(0, 3));
