@@ -3,7 +3,8 @@ export { openIndexSource, type IndexSourceOptions, type LakeIndexSource } from '
 export { LakeIndexView } from './lake-index-view';
 export { collectGarbage, versionSeq } from './gc';
 export { DomainIds, partitionOf, type DomainIdsSnapshot } from './domain-ids';
-export { LAKE_COLUMNS } from './lake-write';
+export { LAKE_COLUMNS, LAKE_API_COLUMNS, LAKE_LEAN_COLUMNS, lakeColumnsOf, type LakeColumnSet } from './lake-write';
+export { hasLocalPath, type LocalPathStore } from './local-inputs';
 export { loadVersion, readManifest, type LoadedVersion } from './version-files';
 export {
   IndexFormatError, indexLayout, INDEX_FILES, DomainDictionary, crcOf,
