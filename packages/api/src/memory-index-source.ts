@@ -148,24 +148,36 @@ const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 /**
  * An {@link IndexSource} whose current version is whatever view was last {@link MemoryIndexSource.set set}: flips
- * are atomic (a request that already called `current()` keeps its view). `close()` is idempotent; afterwards
+ * are atomic (a request that already called `current()` keeps its view), and the last few versions set stay
+ * reachable by name (`at`). `close()` is idempotent; afterwards
  * `current()` resolves to null.
  */
 export class MemoryIndexSource implements IndexSource {
   private view: IndexView | null;
   private closed = false;
+  /** The views set most recently, by version (at most `keep`), for {@link at}. */
+  private readonly kept = new Map<string, IndexView>();
 
-  constructor(view: IndexView | null = null) {
+  constructor(view: IndexView | null = null, private readonly keep = 3) {
     this.view = view;
+    if (view) this.kept.set(view.version, view);
   }
 
-  /** Makes `view` the current version (a manifest flip). */
+  /** Makes `view` the current version (a manifest flip); the last `keep` versions stay reachable through {@link at}. */
   set(view: IndexView | null): void {
     this.view = view;
+    if (view === null) return;
+    this.kept.delete(view.version);
+    this.kept.set(view.version, view);
+    for (const k of this.kept.keys()) if (this.kept.size > this.keep) this.kept.delete(k);
   }
 
   async current(): Promise<IndexView | null> {
     return this.closed ? null : this.view;
+  }
+
+  async at(version: string): Promise<IndexView | null> {
+    return this.closed ? null : (this.kept.get(version) ?? null);
   }
 
   async close(): Promise<void> {

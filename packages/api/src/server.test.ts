@@ -257,6 +257,38 @@ describe('version pinning', () => {
     }
   });
 
+  it('pages through a pinned version (X-Index-Version request header) across a flip; a version no longer kept is 410', async () => {
+    const source = new MemoryIndexSource(viewOld, 2);
+    const server = await startApi({ source, port: 0 });
+    try {
+      const first = await get(server, '/v1/domain/bulk-3.org/datasets/1/urls?limit=5');
+      const pin = first.headers.get('x-index-version')!;
+      expect(pin).toBe('v1');
+      const seen: string[] = first.body.items.map((i: any) => i.url);
+      source.set(buildMemoryView('v3', DATASETS, cap40.filter((_, i) => i % 2 === 0)).view); // the flip, mid-walk
+      let offset: number | null = first.body.next_offset;
+      while (offset !== null) {
+        const r = await get(server, `/v1/domain/bulk-3.org/datasets/1/urls?limit=5&offset=${offset}`, { 'x-index-version': pin });
+        expect([r.status, r.headers.get('x-index-version'), r.body.total]).toEqual([200, 'v1', first.body.total]);
+        seen.push(...r.body.items.map((i: any) => i.url));
+        offset = r.body.next_offset;
+      }
+      const all = (await viewOld.urls('bulk-3.org', 1, 0, 10_000)).items.map((i) => i.url);
+      expect(seen).toEqual(all); // exactly the old version's URLs, in its order
+      // unpinned requests see the new version
+      const now = await get(server, '/v1/domain/bulk-3.org/datasets/1/urls?limit=5');
+      expect([now.headers.get('x-index-version'), now.body.total < first.body.total]).toEqual(['v3', true]);
+      // once v1 is no longer kept: 410 with a code, not silently another version
+      source.set(buildMemoryView('v4', DATASETS, cap40).view);
+      const gone = await get(server, '/v1/domain/bulk-3.org/datasets/1/urls?limit=5', { 'x-index-version': pin });
+      expect([gone.status, gone.body.error.code, gone.headers.get('x-index-version')]).toEqual([410, 'CCP_ERR_API_VERSION_GONE', null]);
+      const bad = await get(server, '/v1/domain/bulk-3.org', { 'x-index-version': 'v1/../x' });
+      expect([bad.status, bad.body.error.code]).toEqual([400, 'CCP_ERR_API_BAD_REQUEST']);
+    } finally {
+      await server.close();
+    }
+  });
+
   it('answers 503 before the first version and /v1/status with version null', async () => {
     const source = new MemoryIndexSource(null);
     const server = await startApi({ source, port: 0 });

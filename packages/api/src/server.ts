@@ -50,7 +50,9 @@ const JSON_TYPE = 'application/json; charset=utf-8';
 /**
  * Starts the HTTP API (node:http, no framework) on `opts.host:opts.port`. Each /v1 request pins one index version:
  * it calls `source.current()` exactly once and answers from that view only, naming it in `X-Index-Version`, so a
- * manifest flip is picked up by the next request and never mixes versions inside a response. Answers JSON errors
+ * manifest flip is picked up by the next request and never mixes versions inside a response. A client that sends
+ * `X-Index-Version: v…` is answered from that version while the source keeps it (`source.at`), so paging can stay on
+ * one version across flips; a version no longer kept is 410 `CCP_ERR_API_VERSION_GONE`. Answers JSON errors
  * `{error: {code, message}}` (see {@link ApiError}). Resolves once listening.
  * @throws the listen error (EADDRINUSE, EACCES, …).
  */
@@ -93,6 +95,16 @@ export async function startApi(opts: ApiOptions): Promise<ApiServer> {
   };
 }
 
+/** A version name a client may pin (`X-Index-Version` request header). */
+const VERSION_PIN = /^[A-Za-z0-9._-]{1,64}$/;
+
+/** The view of a pinned version: from the source's history when it keeps one, else only if it is the current one. */
+async function pinnedView(source: IndexSource, version: string): Promise<IndexView | null> {
+  if (source.at) return source.at(version);
+  const cur = await source.current();
+  return cur?.version === version ? cur : null;
+}
+
 interface Outcome {
   route: ApiRoute;
   status: number;
@@ -132,10 +144,18 @@ async function handle(req: IncomingMessage, res: ServerResponse, opts: ApiOption
     }
   }
   let view: IndexView | null;
+  const pin = req.headers['x-index-version'];
+  if (pin !== undefined && (typeof pin !== 'string' || !VERSION_PIN.test(pin))) {
+    return sendError(req, res, new ApiError('CCP_ERR_API_BAD_REQUEST', 'X-Index-Version must name one index version, e.g. v000003'), route.name);
+  }
   try {
-    view = await opts.source.current(); // the one call: everything below answers from this view
+    // the one call: everything below answers from this view — the current version, or the one the client pinned
+    view = pin === undefined ? await opts.source.current() : await pinnedView(opts.source, pin);
   } catch (err) {
     return sendError(req, res, new ApiError('CCP_ERR_API_NO_INDEX', 'the index cannot be read', { cause: err }), route.name, err);
+  }
+  if (pin !== undefined && view === null) {
+    return sendError(req, res, new ApiError('CCP_ERR_API_VERSION_GONE', 'the pinned index version is no longer kept; start again without X-Index-Version'), route.name);
   }
   if (view !== null) res.setHeader('x-index-version', view.version);
   try {

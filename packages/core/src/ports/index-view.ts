@@ -65,5 +65,10 @@ export interface IndexView {
 export interface IndexSource {
   /** The view of the current version (null before the first merge). Cheap: call once per request. */
   current(): Promise<IndexView | null>;
+  /**
+   * The view of `version` while the source still keeps it (the current one or a retained older one), else null.
+   * Lets a client page through one version across manifest flips. Optional: sources without history omit it.
+   */
+  at?(version: string): Promise<IndexView | null>;
   close(): Promise<void>;
 }
