@@ -6,7 +6,9 @@
 //  - parquet: the real read side (@ccpipe/index openIndexSource, default reader: hyparquet over store.getRange,
 //    footers and decoded column chunks cached) over a lake the merger built from synthetic parts;
 //  - duckdb: the same source and lake with `lakeReader: 'duckdb'` (the previous reader: one DuckDB read_parquet
-//    query per page on the local path) — the ratio parquet/duckdb is measured in the same run.
+//    query per page on the local path) — the ratio parquet/duckdb is measured in the same run;
+//  - parquet-js: the parquet reader with fzstd (pure JS) instead of libzstd-wasm for ZSTD pages — cold pages are
+//    dominated by decompression, so this is the ratio that chose the decoder.
 // The lake: 1M domains (8 TLDs), each with one URL in dataset 1; every 10,000th domain holds 5,000 URLs; merged
 // with the default row groups (32,768 rows) and partitionBits 8 (256 files). Built once, served by each reader.
 //
@@ -61,6 +63,7 @@ async function main() {
       console.log(`\nlake built (synthetic parts + runMerge) in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
       results.parquet = await client('parquet', dir);
       results.duckdb = await client('duckdb', dir);
+      results['parquet-js'] = await client('parquet-js', dir);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -73,6 +76,13 @@ async function main() {
         `${r.name.padEnd(34)}${String(r.concurrency).padStart(4)}${(d.p50 / r.p50).toFixed(2).padStart(9)}${(d.p95 / r.p95).toFixed(2).padStart(9)}` +
           `${(d.p99 / r.p99).toFixed(2).padStart(9)}${(r.rps / d.rps).toFixed(2).padStart(9)}`,
       );
+    }
+    console.log('\n## ZSTD decoder: libzstd-wasm (parquet) vs fzstd (parquet-js), same lake: ratio fzstd / wasm (> 1 = wasm faster)');
+    console.log('route                             conc     p50×     p95×     p99×');
+    for (const r of results.parquet) {
+      const j = results['parquet-js'].find((x) => x.name === r.name && x.concurrency === r.concurrency);
+      if (!j || !r.name.includes('page')) continue;
+      console.log(`${r.name.padEnd(34)}${String(r.concurrency).padStart(4)}${(j.p50 / r.p50).toFixed(2).padStart(9)}${(j.p95 / r.p95).toFixed(2).padStart(9)}${(j.p99 / r.p99).toFixed(2).padStart(9)}`);
     }
   }
 }
@@ -145,7 +155,9 @@ async function lakeServer(reader, dir) {
   const { FsObjectStore } = require('@ccpipe/adapters');
   const { openIndexSource } = require('@ccpipe/index');
   const t0 = process.hrtime.bigint();
-  const source = await openIndexSource({ store: new FsObjectStore({ root: dir }), dataDir: dir, lakeReader: reader });
+  const source = await openIndexSource({
+    store: new FsObjectStore({ root: dir }), dataDir: dir, lakeReader: reader === 'duckdb' ? 'duckdb' : 'parquet', zstd: reader === 'parquet-js' ? 'js' : 'wasm',
+  });
   await source.current();
   const buildMs = Number(process.hrtime.bigint() - t0) / 1e6;
   if (global.gc) global.gc();

@@ -1,6 +1,7 @@
 import { CcpError, parseDatasetRegistry, layout, type IndexSource, type ObjectStore } from '@ccpipe/core';
 import { LakeIndexView } from './lake-index-view';
 import { ParquetLakeReader, type LakeReads } from './lake-reader';
+import { initZstd, type ZstdDecoder } from './zstd';
 import { DuckLakeReader } from './lake-reader-duckdb';
 import { loadVersion, readManifest, type LoadedVersion } from './version-files';
 import type { IndexManifest } from './format';
@@ -20,6 +21,8 @@ export interface IndexSourceOptions {
   lakeReader?: 'parquet' | 'duckdb';
   /** Bound of the decoded column-chunk cache in estimated bytes (default 256 MiB), shared by every version. */
   cacheBytes?: number;
+  /** ZSTD decoder of the parquet reader (default `wasm`, falling back to `js` = fzstd when WebAssembly cannot load). */
+  zstd?: ZstdDecoder;
   /** DuckDB threads for `lakeReader: 'duckdb'` (default 1). */
   threads?: number;
   /** Told when a new version cannot be loaded while an older view keeps serving (log it, count it). */
@@ -58,7 +61,10 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
     if (opts.dataDir === undefined) throw new CcpError('CCP_ERR_INDEX_OPTIONS', 'the duckdb lake reader needs dataDir');
     reads = await DuckLakeReader.open(opts.dataDir, opts.threads ?? 1);
   } else {
-    reads = parquet = new ParquetLakeReader({ store: opts.store, ...(opts.cacheBytes !== undefined && { cacheBytes: opts.cacheBytes }) });
+    if ((opts.zstd ?? 'wasm') === 'wasm') await initZstd();
+    reads = parquet = new ParquetLakeReader({
+      store: opts.store, ...(opts.cacheBytes !== undefined && { cacheBytes: opts.cacheBytes }), ...(opts.zstd !== undefined && { zstd: opts.zstd }),
+    });
   }
   const pollMs = opts.pollMs ?? 1000;
   let view: LakeIndexView | null = null;

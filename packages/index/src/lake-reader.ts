@@ -1,4 +1,4 @@
-import { decompress as zstdDecompress } from 'fzstd';
+import { zstdDecompress, type ZstdDecoder } from './zstd';
 import { parquetMetadataAsync, parquetRead, type AsyncBuffer, type FileMetaData } from 'hyparquet';
 import type { ObjectStore } from '@ccpipe/core';
 import { IndexFormatError, type LakeFileEntry } from './format';
@@ -38,6 +38,11 @@ export interface ParquetLakeReaderOptions {
   cacheBytes?: number;
   /** Bound of the parsed-footer cache, estimated bytes (default 32 MiB). */
   footerCacheBytes?: number;
+  /**
+   * ZSTD decoder of lake pages (default `wasm`: libzstd in WebAssembly, loaded by `initZstd()` — `openIndexSource`
+   * does that; `js`: fzstd, ~4.5× slower on cold pages, kept for comparison and as the fallback).
+   */
+  zstd?: ZstdDecoder;
 }
 
 interface Footer {
@@ -61,7 +66,6 @@ const TS_PARSERS = {
   timestampFromMicroseconds: (v: bigint) => tsMs(v, 1000n),
   timestampFromNanoseconds: (v: bigint) => tsMs(v, 1_000_000n),
 };
-const COMPRESSORS = { ZSTD: (input: Uint8Array, outputLength: number) => zstdDecompress(input, new Uint8Array(outputLength)) };
 
 /**
  * Lake rows through any ObjectStore (local directory or S3) with hyparquet: each file's footer is fetched once (a
@@ -76,9 +80,12 @@ export class ParquetLakeReader implements LakeReads {
   private readonly store: ObjectStore;
   private readonly chunks: RowGroupCache<Column>;
   private readonly footers: RowGroupCache<Footer>;
+  private readonly compressors: { ZSTD: (input: Uint8Array, outputLength: number) => Uint8Array };
 
   constructor(opts: ParquetLakeReaderOptions) {
     this.store = opts.store;
+    const decoder = opts.zstd ?? 'wasm';
+    this.compressors = { ZSTD: (input, outputLength) => zstdDecompress(input, outputLength, decoder) };
     this.chunks = new RowGroupCache(opts.cacheBytes ?? 256 * 1024 * 1024);
     this.footers = new RowGroupCache(opts.footerCacheBytes ?? 32 * 1024 * 1024);
   }
@@ -167,7 +174,7 @@ export class ParquetLakeReader implements LakeReads {
         columns: [column],
         rowStart: start,
         rowEnd: start + rows,
-        compressors: COMPRESSORS,
+        compressors: this.compressors,
         parsers: name === TEXT_LENGTH ? { ...TS_PARSERS, stringFromBytes: codePoints } : TS_PARSERS,
         onChunk: (c) => {
           if (c.columnName === column) parts.push({ at: c.rowStart - start, data: c.columnData as Column });
