@@ -49,7 +49,10 @@ export interface MergeOptions {
   lakeColumns?: LakeColumnSet;
   /** Parquet format version of lake files (default 'V2': delta encodings for sorted ints and strings). */
   parquetVersion?: 'V1' | 'V2';
-  /** DuckDB memory limit (default '512MB'); it spills to a temp dir beyond it, so peak RSS stays flat with size. */
+  /**
+   * DuckDB memory limit (default '256MB'); it spills to a temp dir beyond it. Parquet readers, writers and the JS
+   * side allocate outside it: 256 MB keeps a 10M-row merge under 1 GiB RSS (512 MB peaked at 1.3 GiB).
+   */
   memoryLimit?: string;
   /** Rows (old + new) rewritten per DuckDB pass (default 250 000): bounds the sort's memory with `memoryLimit`. */
   passRows?: number;
@@ -132,7 +135,7 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
   const version = `v${String(seq).padStart(6, '0')}`;
   const createdAt = now().toISOString();
   const tmp = await mkdtemp(join(tmpdir(), 'ccpipe-merge-'));
-  const db = await openDuck({ memoryLimit: opts.memoryLimit ?? '512MB', tempDir: join(tmp, 'spill') });
+  const db = await openDuck({ memoryLimit: opts.memoryLimit ?? '256MB', tempDir: join(tmp, 'spill') });
   const conn = await db.connect();
   const inputs = openLocalInputs(store, opts.dataDir, join(tmp, 'in'));
   try {
