@@ -59,6 +59,9 @@ let page: Page;
 let ids: Record<string, number> = {};
 const blocked: string[] = [];
 const requested: string[] = [];
+/** The X-Index-Version request header of every URL-page request (the explorer pins pages to the counts' version). */
+const urlPagePins: (string | undefined)[] = [];
+let servedVersion = '';
 const pageErrors: string[] = [];
 const cspMessages: string[] = [];
 const authHeaders: (string | undefined)[] = [];
@@ -157,6 +160,7 @@ async function search(text: string): Promise<void> {
     }
     const merged = await runMerge({ store, dataDir: dir, rowGroupSize: 2048, keepVersions: 2, graceMs: 60_000 });
     expect(merged.version).not.toBeNull();
+    servedVersion = merged.version!;
     source = await openIndexSource({ store, dataDir: dir, pollMs: 0 });
     const statusProvider = async (): Promise<object> => ({ batchesDone: batches, rows: rowsWritten, done: true });
     api = await startApi({ source, port: 0, statusProvider });
@@ -175,6 +179,7 @@ async function search(text: string): Promise<void> {
         return;
       }
       if (u.startsWith(guarded!.url)) authHeaders.push(route.request().headers()['authorization']);
+      if (/\/datasets\/\d+\/urls\?/.test(u)) urlPagePins.push(route.request().headers()['x-index-version']);
       await route.continue();
     });
     context.on('request', (r) => void requested.push(r.url()));
@@ -343,6 +348,9 @@ async function search(text: string): Promise<void> {
     expect([...origins].sort()).toEqual([api!.url, guarded!.url].sort());
     expect(cspMessages).toEqual([]);
     expect(pageErrors).toEqual([]);
+    // every URL page was pinned to the version its domain counts came from
+    expect(urlPagePins.length).toBeGreaterThan(3);
+    expect(new Set(urlPagePins)).toEqual(new Set([servedVersion]));
   });
 
   it('the browser enforces the CSP: no HTML sinks (Trusted Types), no remote fetch', async () => {

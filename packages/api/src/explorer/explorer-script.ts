@@ -65,9 +65,11 @@ class ApiFailure extends Error {
   constructor(status, code, message) { super(message); this.status = status; this.code = code; }
 }
 
-async function api(path, signal) {
+async function api(path, signal, pin) {
   const headers = { accept: 'application/json' };
   if (token) headers.authorization = 'Bearer ' + token;
+  // answered from this index version while the server keeps it (410 CCP_ERR_API_VERSION_GONE after)
+  if (pin) headers['x-index-version'] = pin;
   let res;
   try {
     res = await fetch(path, { headers, signal, cache: 'no-store', credentials: 'same-origin', redirect: 'error' });
@@ -213,9 +215,23 @@ async function render(force) {
       if (s.dataset === null) {
         sections.urls.hidden = true;
       } else {
-        const page = await api('/v1/domain/' + encodeURIComponent(d.domain) + '/datasets/' + s.dataset + '/urls?offset=' + s.offset + '&limit=' + PAGE_SIZE, ctl.signal);
+        // pages are pinned to the version the counts above came from, so a merge published mid-walk cannot shift them
+        const path = '/v1/domain/' + encodeURIComponent(d.domain) + '/datasets/' + s.dataset + '/urls?offset=' + s.offset + '&limit=' + PAGE_SIZE;
+        let shown = d;
+        let page;
+        try {
+          page = await api(path, ctl.signal, d.version);
+        } catch (err) {
+          if (!(err instanceof ApiFailure) || err.code !== 'CCP_ERR_API_VERSION_GONE') throw err;
+          // that version is gone: start over on the current one (fresh counts, then the page)
+          shown = await api('/v1/domain/' + encodeURIComponent(d.domain), ctl.signal);
+          if (mine !== seq) return;
+          current = { key: current.key, body: shown };
+          renderDomain(shown, s.dataset);
+          page = await api(path, ctl.signal, shown.version);
+        }
         if (mine !== seq) return;
-        renderUrls(d, page);
+        renderUrls(shown, page);
       }
     }
     if (mine === seq) setState('ready');
