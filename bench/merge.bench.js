@@ -117,6 +117,7 @@ async function mainParent() {
       console.log(`  bytes:             lake ${mib(a.lake)} MiB + index ${mib(a.index)} MiB = ${((a.lake + a.index) / a.urls).toFixed(1)} B/URL (lake ${(a.lake / a.urls).toFixed(1)}, index ${(a.index / a.urls).toFixed(1)})`);
       console.log(`  lake B/URL by column: ${a.cols}`);
       console.log(`  incremental merge: +${inc} captures: ${(b.ms / 1000).toFixed(2)} s wall, ${b.cpuS.toFixed(2)} s CPU, ${b.rewrittenFiles} files rewritten, peak RSS ${b.maxRssMiB.toFixed(0)} MiB`);
+      console.log(`  incremental phases: ${JSON.stringify(b.phases)}`);
       console.log(`  read side:         domain() ${a.domainUs.toFixed(1)} µs; urls() page of 100 in a ${a.bigDomainUrls}-URL domain ${a.pageMs.toFixed(2)} ms`);
     } finally {
       rmSync(dir, { recursive: true, force: true });
