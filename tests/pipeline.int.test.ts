@@ -7,13 +7,12 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { canonicalizeUrl } from '@ccpipe/core';
 import { AmqpConnection, deleteTopology, topologyNames } from '@ccpipe/adapters';
 import { serveMirror, type MirrorServer } from '@ccpipe/mirror';
-import { DEV_CRAWLS, CC_MIRROR_DEV, loadOracle } from './support/corpus';
+import { DEV_CRAWLS, CC_MIRROR_DEV } from './support/corpus';
+import { expectApiMatchesOracle } from './support/api-oracle';
 import { killAll, logLine, markersIn, spawnCcpipe, waitFor, type CcpipeProcess } from './support/processes';
 
-const oracle = loadOracle();
 const prefix = `ccpipe-pipe-${randomBytes(4).toString('hex')}`;
 const procs: CcpipeProcess[] = [];
 let data = '';
@@ -36,17 +35,12 @@ afterAll(async () => {
   await rm(data, { recursive: true, force: true });
 });
 
-const canon = (u: string): string => canonicalizeUrl(u).url;
 const start = (args: string[]): CcpipeProcess => {
   const p = spawnCcpipe(args);
   procs.push(p);
   return p;
 };
 
-async function getJson(url: string): Promise<{ status: number; version: string | null; body: any }> {
-  const res = await fetch(url);
-  return { status: res.status, version: res.headers.get('x-index-version'), body: await res.json() };
-}
 
 describe('batcher → RabbitMQ → 2 workers → merge → api, as separate processes', () => {
   it('answers every (domain, crawl) of the oracle with its datasets, exact counts and URL set', async () => {
@@ -69,43 +63,7 @@ describe('batcher → RabbitMQ → 2 workers → merge → api, as separate proc
     const listening = (await waitFor('api listening', () => logLine(api, 'api listening'), 60_000))!;
     const base = `http://127.0.0.1:${String(listening['port'])}`;
 
-    const datasets = await getJson(`${base}/v1/datasets`);
-    const idOf = new Map<string, number>((datasets.body.datasets as { dataset_id: number; name: string }[]).map((d) => [d.name, d.dataset_id]));
-    expect([...idOf.keys()].sort()).toEqual([...DEV_CRAWLS]);
-
-    // domain → {crawl → oracle entry}
-    const byDomain = new Map<string, Map<string, { count: number; urls: string[] }>>();
-    for (const crawl of DEV_CRAWLS) {
-      for (const [domain, d] of Object.entries(oracle.crawls[crawl]!.domains)) {
-        if (!byDomain.has(domain)) byDomain.set(domain, new Map());
-        byDomain.get(domain)!.set(crawl, d);
-      }
-    }
-    let version: string | null = null;
-    for (const [domain, crawls] of byDomain) {
-      const r = await getJson(`${base}/v1/domain/${encodeURIComponent(domain)}`);
-      expect(r.status).toBe(200);
-      version ??= r.version;
-      expect(r.version).toBe(version);
-      const got = new Map<number, number>((r.body.datasets as { dataset_id: number; url_count: number }[]).map((d) => [d.dataset_id, d.url_count]));
-      for (const [crawl, want] of crawls) {
-        const id = idOf.get(crawl)!;
-        const wantUrls = new Set(want.urls.map(canon));
-        expect({ domain, crawl, count: got.get(id) }).toEqual({ domain, crawl, count: wantUrls.size });
-        const seen: string[] = [];
-        for (let offset: number | null = 0; offset !== null; ) {
-          const page = await getJson(`${base}/v1/domain/${encodeURIComponent(domain)}/datasets/${id}/urls?offset=${offset}&limit=40`);
-          expect(page.status).toBe(200);
-          seen.push(...(page.body.items as { url: string }[]).map((i) => i.url));
-          offset = page.body.next_offset as number | null;
-        }
-        expect(seen).toHaveLength(new Set(seen).size);
-        expect(new Set(seen.map(canon))).toEqual(wantUrls);
-      }
-      expect(got.size).toBe(crawls.size);
-    }
-    expect((await getJson(`${base}/v1/domain/not-in-the-index.example`)).status).toBe(404);
-    expect((await getJson(`${base}/v1/domain/${encodeURIComponent('exa..com')}`)).status).toBe(400);
+    await expectApiMatchesOracle(base);
     api.child.kill('SIGTERM');
     expect((await api.exited).code).toBe(0);
   }, 1_200_000);
