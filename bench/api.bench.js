@@ -131,8 +131,7 @@ async function buildLake(dir, n) {
   const core = require('@ccpipe/core');
   const reg = core.ensureDatasetIn(core.emptyDatasetRegistry(), 'CC-MAIN-2030-40', 'CC-MAIN-2030-40', '2030-01-01T00:00:00Z').registry;
   await store.put('datasets.json', core.serializeDatasetRegistry(reg));
-  // passRows 50,000: one pass of 1M one-URL domains overflows `newPostings.push(...lake.postings)` in run-merge
-  const r = await runMerge({ store, dataDir: dir, rowGroupSize: 32_768, keepVersions: 1, graceMs: 0, passRows: 50_000 });
+  const r = await runMerge({ store, dataDir: dir, rowGroupSize: 32_768, keepVersions: 1, graceMs: 0 });
   console.log(`merge: ${JSON.stringify({ version: r.version, urls: r.urls, domains: r.domains, ms: r.ms })}`);
 }
 

@@ -198,8 +198,10 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
           compressionLevel: opts.compressionLevel ?? 3, parquetVersion: opts.parquetVersion ?? 'V2', tmpDir: tmp, dropText: opts.dropText ?? false,
         });
         await inputs.release(oldKeys);
-        newFiles.push(...lake.entries);
-        newPostings.push(...lake.postings);
+        // a loop, not push(...): one pass can hold hundreds of thousands of postings (one-URL domains), beyond the
+        // engine's argument limit
+        for (const e of lake.entries) newFiles.push(e);
+        for (const p of lake.postings) newPostings.push(p);
         group = [];
         groupRows = 0;
       };
