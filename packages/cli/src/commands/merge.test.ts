@@ -40,4 +40,33 @@ describe('ccpipe merge', () => {
       await rm(dir, { recursive: true, force: true });
     }
   });
+
+  it('--lake-columns picks the lake column set, which a later merge cannot change; a bad value is refused', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'ccpipe-cli-merge-'));
+    try {
+      const store = new FsObjectStore({ root: dir });
+      const addBatch = async (id: string, urls: string[]) => {
+        const part = layout.batchPart(3, id);
+        await store.put(part, await writeParquetPart(urls.map(row), { engine: 'duckdb' }));
+        await store.put(layout.batchMarker(3, id), Buffer.from(JSON.stringify({ v: 1, batchId: id, datasetId: 3, part })));
+      };
+      const merge = async (...flags: string[]) => {
+        const program = new Command('ccpipe').exitOverride();
+        registerMergeCommand(program, { write: () => undefined });
+        await program.parseAsync(['node', 'ccpipe', 'merge', '--data', dir, ...flags]);
+      };
+      await addBatch('b1', ['https://a.example/']);
+      await expect(merge('--lake-columns', 'narrow')).rejects.toThrow(/--lake-columns must be/);
+      await merge('--lake-columns', 'api');
+      const status = JSON.parse(Buffer.from((await store.get('index/v000001/status.json'))!).toString('utf8')) as { lakeColumns?: string };
+      expect(status.lakeColumns).toBe('api');
+      await addBatch('b2', ['https://b.example/']);
+      await expect(merge('--lake-columns', 'lean')).rejects.toThrow(/lakeColumns|lake columns/i);
+      await merge(); // unset: keeps the lake's set
+      const next = JSON.parse(Buffer.from((await store.get('index/v000002/status.json'))!).toString('utf8')) as { lakeColumns?: string; urls: number };
+      expect(next).toMatchObject({ lakeColumns: 'api', urls: 2 });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 });

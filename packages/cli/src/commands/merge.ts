@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { loadConfig, type ConfigKey } from '@ccpipe/core';
 import { createLogger, localStoreDir, openObjectStore } from '@ccpipe/adapters';
-import { runMerge, type MergeOptions, type MergeResult } from '@ccpipe/index';
+import { runMerge, type LakeColumnSet, type MergeOptions, type MergeResult } from '@ccpipe/index';
 import { mergeProgress } from '../merge/merge-progress';
 import { mergerMain } from '../merge/merger-main';
 import { STORE_KEYS, addConfigFlags, configFlagsOf } from './config-flags';
@@ -31,11 +31,18 @@ function everyFlag(v: unknown): number | null {
   return Math.round(s * 1000);
 }
 
+/** Parses `--lake-columns`. @throws Error naming the allowed sets. */
+function lakeColumnsFlag(v: unknown): LakeColumnSet {
+  if (v === 'all' || v === 'api' || v === 'lean') return v;
+  throw new Error("--lake-columns must be 'all', 'api' or 'lean'");
+}
+
 /**
  * `ccpipe merge`: folds every completed batch of the data store into a new index version (docs/index-format.md) and
  * prints `MergeResult` as one JSON line on stdout; progress goes to stderr (phase lines on a TTY, pino JSON
  * otherwise). `--data`, `--row-group-size` and `--log-level` come from the config table; merge-only flags:
- * `--keep-versions` (default 3), `--grace-ms` (default 600000), `--drop-text`, `--memory-limit` (default 512MB).
+ * `--keep-versions` (default 3), `--grace-ms` (default 600000), `--drop-text`, `--memory-limit` (default 256MB),
+ * `--lake-columns all|api|lean` (default all; fixed once the lake exists, docs/index-format.md).
  * Exit code 0 also when there was nothing to merge (`published: false`).
  *
  * With `--every <seconds>` it is the merger service instead (mergerMain): merge, wait, repeat until SIGTERM, with
@@ -46,7 +53,8 @@ export function registerMergeCommand(program: Command, io: MergeCommandIo = { wr
     .option('--keep-versions <n>', 'index versions kept in the manifest (older ones are retired, then deleted after the grace period)')
     .option('--grace-ms <ms>', 'how long a retired version stays readable before GC deletes it')
     .option('--drop-text', 'store text as null in the lake')
-    .option('--memory-limit <size>', "DuckDB memory limit, e.g. '512MB' (it spills to a temp dir beyond it)")
+    .option('--memory-limit <size>', "DuckDB memory limit, e.g. '256MB' (the default; it spills to a temp dir beyond it)")
+    .option('--lake-columns <set>', "lake columns: 'all' (every part column), 'api' (what the API and analytics need) or 'lean' ('api' without url_id); fixed once the lake exists")
     .option('--every <seconds>', 'run as the merger service: merge every <seconds> until SIGTERM, serving /metrics')
     .action(async (opts: Record<string, unknown>) => {
       const config = loadConfig(process.env, configFlagsOf(opts, MERGE));
@@ -60,6 +68,7 @@ export function registerMergeCommand(program: Command, io: MergeCommandIo = { wr
         graceMs: intFlag('grace-ms', opts['graceMs'], 600_000, 0),
         dropText: opts['dropText'] === true,
         ...(typeof opts['memoryLimit'] === 'string' ? { memoryLimit: opts['memoryLimit'] } : {}),
+        ...(opts['lakeColumns'] !== undefined && { lakeColumns: lakeColumnsFlag(opts['lakeColumns']) }),
       };
       const stream = io.progress ?? process.stderr;
       if (everyMs !== null) {
