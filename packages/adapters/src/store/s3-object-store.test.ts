@@ -127,6 +127,50 @@ describe('S3ObjectStore on s3rver', () => {
     client.destroy();
   });
 
+  it('with parallel parts, aborts only once no part is in flight and starts no part after a failure', async () => {
+    const events: string[] = [];
+    const client = recordingClient(s3.endpoint, []);
+    let parts = 0;
+    client.middlewareStack.add(
+      (next, ctx) => async (args) => {
+        if (ctx.commandName === 'AbortMultipartUploadCommand') events.push('abort');
+        if (ctx.commandName !== 'UploadPartCommand') return next(args);
+        const n = ++parts;
+        events.push('start');
+        if (n === 2) {
+          events.push('fail');
+          throw new Error('connection reset (injected)');
+        }
+        await new Promise((r) => setTimeout(r, 60)); // the other lanes are mid-upload when part 2 fails
+        const out = await next(args);
+        events.push('done');
+        return out;
+      },
+      { step: 'initialize' },
+    );
+    const store = new S3ObjectStore({ bucket: 'lake', prefix: `t${++seq}`, client, multipartThreshold: 1024 * 1024, partSize: 1024 * 1024, partConcurrency: 4 });
+    expect(await codeOf(store.put('lake/big.warc.gz', realBytes))).toEqual({ code: 'CCP_ERR_STORE_IO', retryable: true });
+    const abortAt = events.indexOf('abort');
+    expect(abortAt).toBeGreaterThan(events.indexOf('fail'));
+    expect(events.slice(abortAt + 1)).toEqual([]); // nothing started or finished after the abort
+    expect(events.filter((e) => e === 'start').length).toBe(4); // only the parts already in flight when part 2 failed
+    expect(await store.head('lake/big.warc.gz')).toBeNull();
+    client.destroy();
+  });
+
+  it('classifies S3 errors: transient 4xx codes are retryable, permanent ones are not', async () => {
+    const failWith = (name: string, status: number) => new S3ObjectStore({
+      bucket: 'lake',
+      client: { send: async () => Promise.reject(Object.assign(new Error(name), { name, $metadata: { httpStatusCode: status } })) } as unknown as S3Client,
+    });
+    for (const [name, status] of [['RequestTimeout', 400], ['IncompleteBody', 400], ['BadDigest', 400], ['NoSuchUpload', 404], ['SlowDown', 503]] as const) {
+      expect({ name, e: await codeOf(failWith(name, status).getRange('k', 0, 1)) }).toEqual({ name, e: { code: 'CCP_ERR_STORE_IO', retryable: true } });
+    }
+    for (const [name, status] of [['InvalidArgument', 400], ['EntityTooLarge', 400]] as const) {
+      expect({ name, e: await codeOf(failWith(name, status).getRange('k', 0, 1)) }).toEqual({ name, e: { code: 'CCP_ERR_STORE_IO', retryable: false } });
+    }
+  });
+
   it('manifest puts are read back: a second writer between put and read-back is reported as CCP_ERR_STORE_CONFLICT', async () => {
     const client = recordingClient(s3.endpoint, []);
     const prefix = `t${++seq}`;

@@ -263,8 +263,9 @@ export class S3ObjectStore implements ObjectStore {
       const count = Math.ceil(data.length / this.partSize);
       const parts: CompletedPart[] = new Array<CompletedPart>(count);
       let next = 0;
+      let failed = false;
       const uploadNext = async (): Promise<void> => {
-        while (next < count) {
+        while (next < count && !failed) {
           const i = next++;
           const body = data.subarray(i * this.partSize, Math.min(data.length, (i + 1) * this.partSize));
           const input = { Bucket: this.bucket, Key: k, UploadId: uploadId, PartNumber: i + 1, Body: body, ContentLength: body.length, ContentMD5: md5(body) };
@@ -273,7 +274,17 @@ export class S3ObjectStore implements ObjectStore {
           parts[i] = { ETag: res.ETag, PartNumber: i + 1 };
         }
       };
-      await Promise.all(Array.from({ length: Math.min(this.partConcurrency, count) }, uploadNext));
+      // On a failure the other lanes stop taking parts, and the abort waits until no part is in flight: a part that
+      // lands after the abort would stay stored (and billed) with no upload to clean it up.
+      const lanes = Array.from({ length: Math.min(this.partConcurrency, count) }, () =>
+        uploadNext().catch((err: unknown) => {
+          failed = true;
+          throw err;
+        }),
+      );
+      const settled = await Promise.allSettled(lanes);
+      const firstFailure = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+      if (firstFailure) throw firstFailure.reason;
       const complete = { Bucket: this.bucket, Key: k, UploadId: uploadId, MultipartUpload: { Parts: parts } };
       await this.call('put', key, () => this.client.send(new CompleteMultipartUploadCommand(complete)));
     } catch (err) {
@@ -322,13 +333,23 @@ function nameOf(err: unknown): string | undefined {
 /** A missing object (not a missing bucket, which is a configuration error). */
 function isNotFound(err: unknown): boolean {
   const name = nameOf(err);
-  if (name === 'NoSuchBucket') return false;
+  if (name === 'NoSuchBucket' || name === 'NoSuchUpload') return false;
   return name === 'NoSuchKey' || name === 'NotFound' || statusOf(err) === 404;
 }
 
 function shortBody(key: string, op: string, expected: number, got: number): CcpError {
   return new CcpError('CCP_ERR_STORE_IO', `object store ${op} failed (body shorter than Content-Length)`, { retryable: true, detail: { key, op, expected, got } });
 }
+
+/**
+ * S3 error codes that a later attempt can overcome although some come with a 4xx status: timeouts and truncated or
+ * damaged bodies in transit, throttling, and NoSuchUpload (a CompleteMultipartUpload whose answer was lost and was
+ * retried after the upload completed). Failing a batch for good on one of these would dead-letter good data.
+ */
+const TRANSIENT_ERRORS = new Set([
+  'RequestTimeout', 'IncompleteBody', 'BadDigest', 'XAmzContentSHA256Mismatch', 'SlowDown', 'Throttling', 'ThrottlingException',
+  'RequestLimitExceeded', 'InternalError', 'ServiceUnavailable', 'OperationAborted', 'NoSuchUpload',
+]);
 
 const ACCESS_ERRORS = new Set(['NoSuchBucket', 'AccessDenied', 'InvalidAccessKeyId', 'SignatureDoesNotMatch', 'InvalidBucketName', 'PermanentRedirect']);
 
@@ -345,7 +366,7 @@ function ioError(err: unknown, op: string, key: string): CcpError {
     });
   }
   // No status: the request never got an answer (connection refused/reset, timeout) and may succeed later.
-  const retryable = status === undefined || status >= 500 || status === 429 || status === 408;
+  const retryable = status === undefined || status >= 500 || status === 429 || status === 408 || TRANSIENT_ERRORS.has(name);
   return new CcpError('CCP_ERR_STORE_IO', `object store ${op} failed (${name}${status !== undefined ? ` ${status}` : ''})`, {
     retryable,
     cause: err,
