@@ -5,6 +5,7 @@ import { initZstd, type ZstdDecoder } from './zstd';
 import { DuckLakeReader } from './lake-reader-duckdb';
 import { loadVersion, readManifest, type LoadedVersion } from './version-files';
 import type { IndexManifest } from './format';
+import { versionSeq } from './gc';
 
 /** Options of {@link openIndexSource}. */
 export interface IndexSourceOptions {
@@ -74,10 +75,14 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
   const pinned = new Map<string, Promise<LakeIndexView>>();
   let manifest: IndexManifest | null = null;
 
-  const viewOf = async (loaded: LoadedVersion): Promise<LakeIndexView> => {
+  // A version is its name *and* its table of contents: a wiped and rebuilt store reuses names (v000001 again).
+  const tocOf = new WeakMap<LakeIndexView, number>();
+  const viewOf = async (loaded: LoadedVersion, tocCrc32: number): Promise<LakeIndexView> => {
     const regBytes = await opts.store.get(layout.datasetRegistry());
     const names = new Map((regBytes ? parseDatasetRegistry(regBytes).datasets : []).map((d) => [d.id, { name: d.name, crawl: d.crawl }]));
-    return new LakeIndexView(loaded, reads, names);
+    const v = new LakeIndexView(loaded, reads, names);
+    tocOf.set(v, tocCrc32);
+    return v;
   };
   const metaOf = (m: IndexManifest, version: string | null) => m.versions.find((v) => v.version === version);
 
@@ -86,8 +91,8 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
     manifest = m;
     const meta = metaOf(m, m.current);
     if (meta === undefined) return null;
-    if (view !== null && view.version === meta.version) return view;
-    return viewOf(await loadVersion(opts.store, meta.version, meta.tocCrc32));
+    if (view !== null && view.version === meta.version && tocOf.get(view) === meta.tocCrc32) return view;
+    return viewOf(await loadVersion(opts.store, meta.version, meta.tocCrc32), meta.tocCrc32);
   };
   const open = (): void => {
     if (closed) throw new CcpError('CCP_ERR_INDEX_CLOSED', 'index source is closed');
@@ -120,17 +125,25 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
       open();
       const cur = await source.current(); // also refreshes `manifest` at most every pollMs
       if (cur?.version === version) return cur;
-      const meta = manifest === null ? undefined : metaOf(manifest, version);
+      let meta = manifest === null ? undefined : metaOf(manifest, version);
+      if (meta === undefined && versionSeq(version) > versionSeq(cur?.version ?? 'v0')) {
+        // newer than what this replica has seen: another replica may already serve it (a pinned page can land on a
+        // replica that has not polled yet), so look at the manifest once now instead of answering "gone"
+        manifest = await readManifest(opts.store);
+        meta = metaOf(manifest, version);
+      }
       if (meta === undefined) return null;
-      let p = pinned.get(version);
+      const key = `${meta.version}#${meta.tocCrc32}`;
+      const toc = meta.tocCrc32;
+      let p = pinned.get(key);
       if (p === undefined) {
-        p = loadVersion(opts.store, meta.version, meta.tocCrc32).then(viewOf);
-        p.catch(() => pinned.delete(version));
-        pinned.set(version, p);
+        p = loadVersion(opts.store, meta.version, toc).then((loaded) => viewOf(loaded, toc));
+        p.catch(() => pinned.delete(key));
+        pinned.set(key, p);
         for (const k of pinned.keys()) if (pinned.size > PINNED_VIEWS) pinned.delete(k);
       } else {
-        pinned.delete(version);
-        pinned.set(version, p);
+        pinned.delete(key);
+        pinned.set(key, p);
       }
       return p;
     },

@@ -55,6 +55,12 @@ interface Footer {
 type Column = ArrayLike<unknown>;
 
 const FOOTER_TAIL = 64 * 1024;
+
+/**
+ * Cache identity of a lake file: its key plus the CRC32 and size files.json records. Keys are unique per version
+ * name, but a wiped and rebuilt store reuses version names, so the key alone could serve another file's bytes.
+ */
+const identityOf = (file: LakeFileEntry): string => `${file.key}#${file.crc32}#${file.bytes}`;
 const PAGE_COLUMNS = ['url', 'ts', 'status', 'title'] as const;
 const CAPTURE_COLUMNS = ['ts', 'status', 'title', 'warc_filename', 'warc_offset', 'warc_length'] as const;
 /** The `text` column read as its code-point count: the text itself is never turned into a string. */
@@ -140,7 +146,7 @@ export class ParquetLakeReader implements LakeReads {
   }
 
   private footer(file: LakeFileEntry): Promise<Footer> {
-    return this.footers.getOrLoad(file.key, async () => {
+    return this.footers.getOrLoad(identityOf(file), async () => {
       let meta: FileMetaData;
       try {
         meta = await parquetMetadataAsync(this.asyncBuffer(file), { initialFetchSize: Math.min(FOOTER_TAIL, file.bytes) });
@@ -163,7 +169,7 @@ export class ParquetLakeReader implements LakeReads {
   }
 
   private column(file: LakeFileEntry, ft: Footer, g: number, name: string): Promise<Column> {
-    return this.chunks.getOrLoad(`${file.key}\u0000${g}\u0000${name}`, async () => {
+    return this.chunks.getOrLoad(`${identityOf(file)}\u0000${g}\u0000${name}`, async () => {
       const start = ft.starts[g]!;
       const rows = ft.starts[g + 1]! - start;
       const parts: { at: number; data: Column }[] = [];

@@ -1,0 +1,69 @@
+import { canonicalizeUrl, layout, urlId, type ObjectStore } from '@ccpipe/core';
+import { MemoryObjectStore, closeDuckDbParquetEngine, writeParquetPart, type PartRow } from '@ccpipe/adapters';
+import { openIndexSource } from './index-source';
+import { runMerge, type MergeOptions } from './run-merge';
+
+afterAll(() => closeDuckDbParquetEngine());
+
+function row(raw: string, ts: string): PartRow {
+  const c = canonicalizeUrl(raw);
+  return {
+    datasetId: 1, urlId: urlId(c.url), url: c.url, rawUrl: raw, host: c.host, domain: c.domain ?? c.host, privateDomain: c.privateDomain, surt: c.surt,
+    timestamp: ts, status: 200, mime: 'text/html', charset: null, languages: null, title: 't', text: null, contentLength: 10, outlinks: [],
+    warcFilename: 'crawl-data/x.warc.gz', warcOffset: 0, warcLength: 100, digest: 'AAAA',
+  };
+}
+
+async function putBatch(s: ObjectStore, id: string, urls: string[], ts = '20300101000000'): Promise<void> {
+  const part = layout.batchPart(1, id);
+  await s.put(part, await writeParquetPart(urls.map((u) => row(u, ts)), { engine: 'duckdb' }));
+  await s.put(layout.batchMarker(1, id), Buffer.from(JSON.stringify({ v: 1, batchId: id, datasetId: 1, rows: urls.length, part })));
+}
+
+const urlsOf = async (v: { urls(d: string, ds: number, o: number, l: number): Promise<{ items: { url: string }[] }> } | null, domain: string) =>
+  (await v!.urls(domain, 1, 0, 100)).items.map((i) => i.url);
+
+describe('openIndexSource', () => {
+  it('a store wiped and rebuilt under the same version name is served anew, not from the caches of the old lake', async () => {
+    const store = new MemoryObjectStore();
+    const merge: MergeOptions = { store, rowGroupSize: 2048, keepVersions: 3, graceMs: 0 };
+    await putBatch(store, 'b1', ['https://a.example/1', 'https://a.example/2', 'https://b.example/x']);
+    await runMerge(merge);
+    const source = await openIndexSource({ store, pollMs: 0 });
+    try {
+      expect(await urlsOf(await source.current(), 'a.example')).toEqual(['https://a.example/1', 'https://a.example/2']);
+      // the operator rebuilds (e.g. to change --lake-columns): wipe, re-ingest other captures, merge → v000001 again
+      const keys: string[] = [];
+      for await (const o of store.list('')) keys.push(o.key);
+      for (const k of keys) await store.delete(k);
+      await putBatch(store, 'c1', ['https://a.example/9', 'https://b.example/y'], '20300105000000');
+      expect((await runMerge(merge)).version).toBe('v000001');
+      const v = await source.current();
+      expect(v!.version).toBe('v000001');
+      expect(v!.domain('a.example')!.datasets).toEqual([{ datasetId: 1, urlCount: 1 }]);
+      expect(await urlsOf(v, 'a.example')).toEqual(['https://a.example/9']);
+    } finally {
+      await source.close();
+    }
+  });
+
+  it('at(): a version newer than this replica has polled is looked up in the manifest, not answered as gone', async () => {
+    const store = new MemoryObjectStore();
+    const merge: MergeOptions = { store, rowGroupSize: 2048, keepVersions: 3, graceMs: 0 };
+    await putBatch(store, 'b1', ['https://a.example/1']);
+    await runMerge(merge);
+    const replica = await openIndexSource({ store, pollMs: 60_000 });
+    try {
+      expect((await replica.current())!.version).toBe('v000001');
+      await putBatch(store, 'b2', ['https://a.example/2']);
+      expect((await runMerge(merge)).version).toBe('v000002'); // another replica serves it already
+      const pinned = await replica.at('v000002');
+      expect(pinned?.version).toBe('v000002');
+      expect(await urlsOf(pinned, 'a.example')).toEqual(['https://a.example/1', 'https://a.example/2']);
+      expect((await replica.current())!.version).toBe('v000001'); // its own poll schedule is unchanged
+      expect(await replica.at('v000009')).toBeNull(); // a version that does not exist
+    } finally {
+      await replica.close();
+    }
+  });
+});
