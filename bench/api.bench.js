@@ -10,14 +10,18 @@
 //  - parquet-js: the parquet reader with fzstd (pure JS) instead of libzstd-wasm for ZSTD pages — cold pages are
 //    dominated by decompression, so this is the ratio that chose the decoder.
 // The lake: 1M domains (8 TLDs), each with one URL in dataset 1; every 10,000th domain holds 5,000 URLs; merged
-// with the default row groups (32,768 rows) and partitionBits 8 (256 files). Built once, served by each reader.
+// with rowGroupSize BENCH_ROW_GROUP_SIZE (default 32,768 rows) and partitionBits 8 (256 files). Built once, served by each reader.
 //
 // Each server runs in a child process (its own event loop and heap); this process is the client: a bounded
 // keep-alive loop over an undici Pool, each of C workers sending one request at a time. Latency is measured at the
-// client (send → last body byte). Before any warm-up, "cold" sends 300 first-page requests for distinct random
+// client (send → last body byte). Before any warm-up, "cold" sends 300 (BENCH_COLD) first-page requests for distinct random
 // one-URL domains at concurrency 1 (footer + row-group reads on first touch). 2 shared cores and other jobs
 // running: read the ratios, and p99 is noisy.
 //   node bench/api.bench.js [memory|lake|all=all] [domains=1000000] [requests=20000]
+// Env: BENCH_ROW_GROUP_SIZE=4096,8192,16384,32768 (the lake's rowGroupSize, default 32768; one lake per size, and a
+// cold/warm comparison across sizes measured in the same run), BENCH_READERS=parquet,duckdb,parquet-js (default all),
+// BENCH_COLD (cold requests, default 300), BENCH_PARTITION_BITS (default 8; below 8 the files hold many row groups each, as at Common Crawl scale, where a
+// 256-file lake has millions of rows per file — at 300k domains and 8 bits a file is smaller than one row group).
 const { fork } = require('node:child_process');
 const { mkdtempSync, rmSync } = require('node:fs');
 const { tmpdir } = require('node:os');
@@ -32,6 +36,10 @@ const TLDS = ['com', 'org', 'net', 'de', 'co.uk', 'fr', 'io', 'com.au'];
 const domainName = (i) => `site${i}.${TLDS[i % TLDS.length]}`;
 const bigPath = (k) => `articles/${String(k).padStart(5, '0')}/a-fairly-typical-slug-of-an-article`;
 const PART_DOMAINS = 50_000;
+const ROW_GROUPS = (process.env.BENCH_ROW_GROUP_SIZE || '32768').split(',').map(Number);
+const COLD = Number(process.env.BENCH_COLD || 300);
+const PARTITION_BITS = Number(process.env.BENCH_PARTITION_BITS || 8);
+const READERS = (process.env.BENCH_READERS || 'parquet,duckdb,parquet-js').split(',');
 
 if (process.argv[2] === '--server') {
   const [, , , mode, arg] = process.argv;
@@ -40,7 +48,7 @@ if (process.argv[2] === '--server') {
     process.exit(1);
   });
 } else if (process.argv[2] === '--build') {
-  buildLake(process.argv[3], Number(process.argv[4])).catch((err) => {
+  buildLake(process.argv[3], Number(process.argv[4]), Number(process.argv[5])).catch((err) => {
     console.error(err);
     process.exit(1);
   });
@@ -56,17 +64,21 @@ async function main() {
   const results = {};
   if (MODE !== 'lake') results.memory = await client('memory', String(DOMAINS));
   if (MODE !== 'memory') {
-    const dir = mkdtempSync(join(tmpdir(), 'ccpipe-api-bench-'));
-    try {
-      const t0 = Date.now();
-      await runChild(['--build', dir, String(DOMAINS)]);
-      console.log(`\nlake built (synthetic parts + runMerge) in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
-      results.parquet = await client('parquet', dir);
-      results.duckdb = await client('duckdb', dir);
-      results['parquet-js'] = await client('parquet-js', dir);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
+    const byRowGroup = {};
+    for (const rg of ROW_GROUPS) {
+      const dir = mkdtempSync(join(tmpdir(), 'ccpipe-api-bench-'));
+      try {
+        const t0 = Date.now();
+        await runChild(['--build', dir, String(DOMAINS), String(rg)]);
+        console.log(`\nlake built (synthetic parts + runMerge, rowGroupSize ${rg}, partitionBits ${PARTITION_BITS}) in ${((Date.now() - t0) / 1000).toFixed(1)} s, ${(bytesUnder(join(dir, 'urls')) / 2 ** 20).toFixed(1)} MiB`);
+        for (const reader of READERS) results[reader] = await client(reader, dir);
+        byRowGroup[rg] = results.parquet;
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
     }
+    if (ROW_GROUPS.length > 1 && READERS.includes('parquet')) rowGroupTable(byRowGroup);
+    if (!results.parquet || !results.duckdb || !results['parquet-js']) return;
     console.log('\n## parquet reader vs duckdb reader (same lake, same run): ratio duckdb / parquet (> 1 = parquet faster)');
     console.log('route                             conc     p50×     p95×     p99×   req/s×');
     for (const r of results.parquet) {
@@ -87,6 +99,33 @@ async function main() {
   }
 }
 
+function bytesUnder(dir) {
+  const { readdirSync, statSync } = require('node:fs');
+  let n = 0;
+  for (const e of readdirSync(dir, { withFileTypes: true })) n += e.isDirectory() ? bytesUnder(join(dir, e.name)) : statSync(join(dir, e.name)).size;
+  return n;
+}
+
+/** Parquet reader across lake row-group sizes (same run): cold first pages and warm pages, ratio to the largest size. */
+function rowGroupTable(byRowGroup) {
+  const sizes = Object.keys(byRowGroup).map(Number).sort((a, b) => a - b);
+  const base = byRowGroup[sizes[sizes.length - 1]];
+  const routes = [['cold: page 1, 1-URL domain', 1], ['cold miss: first touch of a group', 1], ['urls page 1 (limit 100)', 1], ['urls page 1, 1-URL domain', 1], ['urls page 1 (limit 100)', 8], ['urls page 1, 1-URL domain', 8], ['urls deep page (offset 4900)', 1]];
+  console.log(`\n## parquet reader by lake rowGroupSize (same run); × = ratio to rowGroupSize ${sizes[sizes.length - 1]} (< 1 = faster)`);
+  console.log('route                             conc  rowGroup   p50 ms   p95 ms   p99 ms   p50×   p95×   p99×');
+  for (const [name, conc] of routes) {
+    const b = base.find((x) => x.name === name && x.concurrency === conc);
+    for (const rg of sizes) {
+      const r = byRowGroup[rg].find((x) => x.name === name && x.concurrency === conc);
+      if (!r || !b) continue;
+      console.log(
+        `${name.padEnd(34)}${String(conc).padStart(4)}${String(rg).padStart(10)}${r.p50.toFixed(3).padStart(9)}${r.p95.toFixed(3).padStart(9)}${r.p99.toFixed(3).padStart(9)}` +
+          `${(r.p50 / b.p50).toFixed(2).padStart(7)}${(r.p95 / b.p95).toFixed(2).padStart(7)}${(r.p99 / b.p99).toFixed(2).padStart(7)}`,
+      );
+    }
+  }
+}
+
 function runChild(args) {
   return new Promise((resolve, reject) => {
     const child = fork(__filename, args, { stdio: 'inherit' });
@@ -95,7 +134,7 @@ function runChild(args) {
 }
 
 /** Synthetic worker parts (schema and sort order of docs/parquet.md) written by DuckDB, then one real merge. */
-async function buildLake(dir, n) {
+async function buildLake(dir, n, rowGroupSize = 32_768) {
   const { DuckDBInstance } = require('@duckdb/node-api');
   const { layout } = require('@ccpipe/core');
   const { FsObjectStore } = require('@ccpipe/adapters');
@@ -131,7 +170,7 @@ async function buildLake(dir, n) {
   const core = require('@ccpipe/core');
   const reg = core.ensureDatasetIn(core.emptyDatasetRegistry(), 'CC-MAIN-2030-40', 'CC-MAIN-2030-40', '2030-01-01T00:00:00Z').registry;
   await store.put('datasets.json', core.serializeDatasetRegistry(reg));
-  const r = await runMerge({ store, dataDir: dir, rowGroupSize: 32_768, keepVersions: 1, graceMs: 0 });
+  const r = await runMerge({ store, dataDir: dir, rowGroupSize, partitionBits: PARTITION_BITS, keepVersions: 1, graceMs: 0 });
   console.log(`merge: ${JSON.stringify({ version: r.version, urls: r.urls, domains: r.domains, ms: r.ms })}`);
 }
 
@@ -230,7 +269,7 @@ async function load(mode, child) {
     'urls deep page (offset 4900)': () => `/v1/domain/${big()}/datasets/1/urls?offset=4900`,
     'urls page 1, 1-URL domain': () => `/v1/domain/${small()}/datasets/1/urls`,
   };
-  const run = async (name, concurrency, requests, pathOf = paths[name]) => {
+  const run = async (name, concurrency, requests, pathOf = paths[name], after = null) => {
     const lat = new Float64Array(requests);
     let next = 0;
     let bytes = 0;
@@ -244,6 +283,7 @@ async function load(mode, child) {
         lat[i] = Number(process.hrtime.bigint() - s) / 1e6;
         if (res.statusCode !== 200) throw new Error(`${path}: ${res.statusCode} ${body.slice(0, 200)}`);
         bytes += body.length;
+        if (after) await after(lat[i]);
       }
     };
     await Promise.all(Array.from({ length: concurrency }, worker));
@@ -253,14 +293,30 @@ async function load(mode, child) {
     return { name, concurrency, requests, rps: requests / secs, p50: q(0.5), p95: q(0.95), p99: q(0.99), max: lat[requests - 1], avgBytes: bytes / requests };
   };
   const rows = [];
-  // cold: distinct one-URL domains before any warm-up (first touch of footers and row groups)
+  // cold: distinct one-URL domains before any warm-up (first touch of footers and row groups). On a small lake
+  // many of them land in a row group an earlier one decoded, so "cold miss" keeps only the requests that missed
+  // the chunk cache (cacheStats().misses grew): the first touch of a row group, which is what almost every first
+  // page is at Common Crawl scale.
   const coldSeen = new Set();
-  rows.push(await run('cold: page 1, 1-URL domain', 1, 300, () => {
+  const coldMiss = [];
+  let misses = (await ask('stats')).stats?.misses;
+  const cold = await run('cold: page 1, 1-URL domain', 1, COLD, () => {
     let d;
     do d = small(); while (coldSeen.has(d));
     coldSeen.add(d);
     return `/v1/domain/${d}/datasets/1/urls`;
-  }));
+  }, async (ms) => {
+    if (misses === undefined) return;
+    const now = (await ask('stats')).stats.misses;
+    if (now > misses) coldMiss.push(ms);
+    misses = now;
+  });
+  rows.push(cold);
+  if (coldMiss.length) {
+    const lat = Float64Array.from(coldMiss).sort();
+    const q = (p) => lat[Math.min(lat.length - 1, Math.floor(p * lat.length))];
+    rows.push({ ...cold, name: 'cold miss: first touch of a group', requests: lat.length, p50: q(0.5), p95: q(0.95), p99: q(0.99), max: lat[lat.length - 1] });
+  }
   for (const name of Object.keys(paths)) await run(name, 4, 1000); // warm-up (JIT, connections, caches)
   for (const c of [1, 8]) {
     for (const name of Object.keys(paths)) {
