@@ -8,3 +8,4 @@ export * from './extract';
 export * from './ingest';
 export * from './ports';
 export * from './config';
+export * from './async';

@@ -2,7 +2,7 @@ import { mkdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { PART_COLUMNS, DUCKDB_VECTOR_SIZE } from '@ccpipe/adapters';
-import type { ObjectStore } from '@ccpipe/core';
+import { runLanes, type ObjectStore } from '@ccpipe/core';
 import { queryRows, sqlList, sqlString } from './duck';
 import { IndexFormatError, crcOf, type LakeFileEntry } from './format';
 
@@ -161,18 +161,13 @@ export async function writeLake(conn: DuckDBConnection, store: ObjectStore, w: L
     }
   }
   const entries: LakeFileEntry[] = new Array(w.targets.length);
-  let next = 0;
-  const lane = async (): Promise<void> => {
-    while (next < w.targets.length) {
-      const i = next++;
+  await runLanes(w.targets.length, w.putConcurrency ?? 8, async (i) => {
       const t = w.targets[i]!;
       const bytes = await readFile(tmpOf(t));
       await store.put(t.key, bytes);
       const rowGroups = groups.get(tmpOf(t)) ?? [];
       entries[i] = { key: t.key, datasetId: t.datasetId, prefix: t.prefix, rows: rowGroups.reduce((s, [, n]) => s + n, 0), bytes: bytes.length, crc32: crcOf(bytes), rowGroups };
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(w.putConcurrency ?? 8, w.targets.length) }, lane));
+  });
   await rm(out, { recursive: true, force: true });
   return { entries, postings };
 }

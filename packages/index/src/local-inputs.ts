@@ -2,7 +2,7 @@ import { createWriteStream } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { once } from 'node:events';
-import type { ObjectStore } from '@ccpipe/core';
+import { runLanes, type ObjectStore } from '@ccpipe/core';
 import { IndexFormatError } from './format';
 
 /** A store that can name the local file behind a key (a local directory store); the merger then reads it in place. */
@@ -59,14 +59,11 @@ export function openLocalInputs(store: ObjectStore, dataDir: string | undefined,
   return {
     inPlace: false,
     async fetch(keys) {
-      let next = 0;
-      const lane = async (): Promise<void> => {
-        while (next < keys.length) {
-          const k = keys[next++]!;
-          if (!staged.has(k)) await stage(k);
-        }
-      };
-      await Promise.all(Array.from({ length: Math.min(4, keys.length) }, lane));
+      // settles only when no copy is still running: the merge deletes the stage dir right after a failure
+      await runLanes(keys.length, 4, async (i) => {
+        const k = keys[i]!;
+        if (!staged.has(k)) await stage(k);
+      });
       return keys.map(pathOf);
     },
     async release(keys) {

@@ -2,7 +2,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RoaringBitmap32 } from 'roaring';
-import { domain64ToInt64, layout, type ObjectStore } from '@ccpipe/core';
+import { CcpError, domain64ToInt64, layout, type ObjectStore } from '@ccpipe/core';
+import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { resolveCollisions } from './collisions';
 import { DomainIds, partitionOf } from './domain-ids';
 import { openDuck, queryRows, sqlList } from './duck';
@@ -135,10 +136,17 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
   const version = `v${String(seq).padStart(6, '0')}`;
   const createdAt = now().toISOString();
   const tmp = await mkdtemp(join(tmpdir(), 'ccpipe-merge-'));
-  const db = await openDuck({ memoryLimit: opts.memoryLimit ?? '256MB', tempDir: join(tmp, 'spill') });
-  const conn = await db.connect();
-  const inputs = openLocalInputs(store, opts.dataDir, join(tmp, 'in'));
+  let db: DuckDBInstance | null = null;
+  let opened: DuckDBConnection | null = null;
   try {
+    try {
+      db = await openDuck({ memoryLimit: opts.memoryLimit ?? '256MB', tempDir: join(tmp, 'spill') });
+    } catch (err) {
+      throw new CcpError('CCP_ERR_CONFIG', 'the merge database cannot start: check --memory-limit (e.g. 256MB, 1GB)', { cause: err, detail: { memoryLimit: opts.memoryLimit } });
+    }
+    const conn = await db.connect();
+    opened = conn;
+    const inputs = openLocalInputs(store, opts.dataDir, join(tmp, 'in'));
     const parts = await inputs.fetch(markers.flatMap(([, m]) => (m.part !== null ? [m.part] : [])));
     let rowsIn = 0;
     const ids = prev ? DomainIds.fromSnapshot(prev.domainIds) : DomainIds.empty();
@@ -242,8 +250,8 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
       newCollisions, collectedVersions: collected, ms: Date.now() - t0,
     };
   } finally {
-    conn.closeSync();
-    db.closeSync();
+    opened?.closeSync();
+    db?.closeSync();
     await rm(tmp, { recursive: true, force: true });
   }
 }

@@ -12,7 +12,7 @@ import {
   UploadPartCommand,
   type CompletedPart,
 } from '@aws-sdk/client-s3';
-import { CcpError, type ObjectInfo, type ObjectStore } from '@ccpipe/core';
+import { CcpError, runLanes, type ObjectInfo, type ObjectStore } from '@ccpipe/core';
 import { checkRange } from './memory-object-store';
 import { StoreReadError, validateKey, validatePrefix } from './store-key';
 
@@ -262,29 +262,15 @@ export class S3ObjectStore implements ObjectStore {
     try {
       const count = Math.ceil(data.length / this.partSize);
       const parts: CompletedPart[] = new Array<CompletedPart>(count);
-      let next = 0;
-      let failed = false;
-      const uploadNext = async (): Promise<void> => {
-        while (next < count && !failed) {
-          const i = next++;
-          const body = data.subarray(i * this.partSize, Math.min(data.length, (i + 1) * this.partSize));
-          const input = { Bucket: this.bucket, Key: k, UploadId: uploadId, PartNumber: i + 1, Body: body, ContentLength: body.length, ContentMD5: md5(body) };
-          const res = await this.call('put', key, () => this.client.send(new UploadPartCommand(input)));
-          if (res.ETag === undefined) throw new CcpError('CCP_ERR_STORE_IO', 'object store put failed (part without ETag)', { retryable: true, detail: { key, part: i + 1 } });
-          parts[i] = { ETag: res.ETag, PartNumber: i + 1 };
-        }
-      };
-      // On a failure the other lanes stop taking parts, and the abort waits until no part is in flight: a part that
+      // On a failure no further part starts, and the abort below waits until no part is in flight: a part that
       // lands after the abort would stay stored (and billed) with no upload to clean it up.
-      const lanes = Array.from({ length: Math.min(this.partConcurrency, count) }, () =>
-        uploadNext().catch((err: unknown) => {
-          failed = true;
-          throw err;
-        }),
-      );
-      const settled = await Promise.allSettled(lanes);
-      const firstFailure = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-      if (firstFailure) throw firstFailure.reason;
+      await runLanes(count, this.partConcurrency, async (i) => {
+        const body = data.subarray(i * this.partSize, Math.min(data.length, (i + 1) * this.partSize));
+        const input = { Bucket: this.bucket, Key: k, UploadId: uploadId, PartNumber: i + 1, Body: body, ContentLength: body.length, ContentMD5: md5(body) };
+        const res = await this.call('put', key, () => this.client.send(new UploadPartCommand(input)));
+        if (res.ETag === undefined) throw new CcpError('CCP_ERR_STORE_IO', 'object store put failed (part without ETag)', { retryable: true, detail: { key, part: i + 1 } });
+        parts[i] = { ETag: res.ETag, PartNumber: i + 1 };
+      });
       const complete = { Bucket: this.bucket, Key: k, UploadId: uploadId, MultipartUpload: { Parts: parts } };
       await this.call('put', key, () => this.client.send(new CompleteMultipartUploadCommand(complete)));
     } catch (err) {
