@@ -6,6 +6,12 @@ export type ZstdDecoder = 'wasm' | 'js';
 
 let wasmReady: Promise<boolean> | null = null;
 let wasmOk = false;
+const counters = { wasm: 0, js: 0 };
+
+/** Pages decoded by each decoder since the process started (benchmarks, tests). */
+export function zstdCounters(): Readonly<{ wasm: number; js: number }> {
+  return { ...counters };
+}
 
 /**
  * Loads the WebAssembly decoder once (idempotent; concurrent callers share the load). Resolves to whether it is
@@ -29,10 +35,15 @@ export function zstdDecompress(input: Uint8Array, outputLength: number, decoder:
   if (decoder === 'wasm' && wasmOk) {
     try {
       const out = wasm.decompress(input, { defaultHeapSize: Math.max(1, outputLength) });
-      if (out.length === outputLength) return out;
+      if (out.length === outputLength) {
+        counters.wasm++;
+        return out;
+      }
     } catch {
       // fall through: fzstd reports corrupt input with a clear message
     }
   }
-  return fzstdDecompress(input, new Uint8Array(outputLength));
+  const out = fzstdDecompress(input, new Uint8Array(outputLength));
+  counters.js++;
+  return out;
 }
