@@ -184,6 +184,10 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
       const affected = (await queryRows(conn, 'SELECT dataset_id AS d, prefix AS p, count(*) AS n FROM src GROUP BY 1, 2 ORDER BY 1, 2')).map((r) => ({
         datasetId: Number(r['d']), prefix: r['p'] as string, rows: Number(r['n']),
       }));
+      // The collision check needed every lake file; only the partitions being rewritten are read again, so staged
+      // copies of the others go now (an S3 merge would otherwise hold the whole lake on local disk until the end).
+      const rewriting = new Set(affected.flatMap((a) => (prev?.files ?? []).filter((f) => f.datasetId === a.datasetId && f.prefix === a.prefix).map((f) => f.key)));
+      await inputs.release(lakeKeys.filter((k) => !rewriting.has(k)));
       // Staged lake files that no pass rewrites are dropped now (the collision check was their only reader).
       const rewritten = new Set(affected.map((a) => `${a.datasetId}/${a.prefix}`));
       await inputs.release((prev?.files ?? []).filter((f) => !rewritten.has(`${f.datasetId}/${f.prefix}`)).map((f) => f.key));
