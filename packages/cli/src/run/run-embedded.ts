@@ -55,7 +55,10 @@ export async function runEmbedded(opts: EmbeddedOptions, io: EmbeddedIo): Promis
     let crawls = opts.crawls;
     if (crawls === null) {
       const t0 = Date.now();
-      const sampleDir = dataDir === undefined ? path.join(os.tmpdir(), 'ccpipe-sample-mirror') : path.join(dataDir, 'sample-mirror');
+      // With an S3 store the sample mirror goes to the user's own cache directory, not a shared, predictable /tmp path
+      // another local user could prepare first.
+      const cacheRoot = process.env['XDG_CACHE_HOME'] || path.join(os.homedir(), '.cache');
+      const sampleDir = dataDir === undefined ? path.join(cacheRoot, 'ccpipe', 'sample-mirror') : path.join(dataDir, 'sample-mirror');
       if (io.tty) io.print(`Preparing the bundled sample crawl (built once into ${sampleDir})…`);
       const sample = await ensureSampleMirror(sampleDir);
       const mirror = await serveMirror({ dir: sample.dir, port: 0 });
