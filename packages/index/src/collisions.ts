@@ -3,17 +3,19 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { queryRows, sqlList } from './duck';
 
 /**
- * Keeps url_id collisions apart (docs/keys.md): fills table `cmap` (url → id), through which view `src` (the new
- * rows) gives every URL already in the collision map its substitute id; then every url_id shared by two different canonical URLs — among the new rows or
- * between a new row and the lake files `lakePaths` — keeps its id for the URL that had it first (the one in the
- * lake, else the smallest URL) and gives each other URL the first id `xxh3(url, seed = 1, 2, …)` not used by any
- * URL involved or any mapped URL. Updates `map` (url → signed id as decimal string) and `cmap`; returns how many
- * URLs got a new substitute. Reads the lake's url_id column (a semi-join), so its cost grows with the lake.
+ * Keeps url_id collisions apart (docs/keys.md) among the new rows of temp table `staged` (url_id, url): every URL
+ * already in the collision map `map` first gets its substitute id there; then every url_id shared by two different
+ * canonical URLs — among the new rows or between a new row and the lake files `lakePaths` — keeps its id for the
+ * URL that had it first (the one in the lake, else the smallest URL) and gives each other URL the first id
+ * `xxh3(url, seed = 1, 2, …)` not used by any URL involved or any mapped URL. Updates `map` (url → signed id as
+ * decimal string) and the staged rows; returns how many URLs got a new substitute. Reads the lake's url_id column (a
+ * semi-join), so its cost grows with the lake.
  */
 export async function resolveCollisions(
   conn: DuckDBConnection, lakePaths: readonly string[], map: Record<string, string>, lakeHasIds = true,
 ): Promise<number> {
-  await fillMap(conn, Object.entries(map));
+  await conn.run('CREATE OR REPLACE TEMP TABLE cmap (url VARCHAR PRIMARY KEY, id BIGINT)');
+  await applyMap(conn, Object.entries(map));
 
   let lake: string;
   if (lakePaths.length === 0) lake = 'SELECT NULL::BIGINT AS url_id, NULL::VARCHAR AS url WHERE false';
@@ -29,10 +31,10 @@ export async function resolveCollisions(
     // lake, not every row). Exact. Grouping every row's (url_id, url) or min/max(url) per id held the strings of
     // all rows (2.2 GiB RSS at 10M); DuckDB's hash(url) instead of the URL missed 5 real collisions among 10M
     // synthetic URLs whose ids came from that same hash.
-    `WITH n AS (SELECT url_id, count(*) AS k FROM src GROUP BY url_id),
+    `WITH n AS (SELECT url_id, count(*) AS k FROM staged GROUP BY url_id),
      l AS (${lake}),
      cand AS (SELECT url_id FROM n WHERE k > 1 UNION SELECT url_id FROM l),
-     nc AS (SELECT DISTINCT url_id, url FROM src WHERE url_id IN (SELECT url_id FROM cand)),
+     nc AS (SELECT DISTINCT url_id, url FROM staged WHERE url_id IN (SELECT url_id FROM cand)),
      a AS (SELECT url_id, url, 1 AS in_lake FROM l UNION ALL SELECT url_id, url, 0 AS in_lake FROM nc),
      c AS (SELECT url_id FROM a GROUP BY url_id HAVING count(DISTINCT url) > 1)
      SELECT url_id, url, max(in_lake) AS in_lake FROM a WHERE url_id IN (SELECT url_id FROM c) GROUP BY url_id, url ORDER BY url_id, in_lake DESC, url`,
@@ -56,12 +58,14 @@ export async function resolveCollisions(
     map[url] = sub.toString();
     added.push([url, sub.toString()]);
   }
-  await fillMap(conn, added);
+  await applyMap(conn, added);
   return added.length;
 }
 
-async function fillMap(conn: DuckDBConnection, entries: readonly [string, string][]): Promise<void> {
+/** Gives the staged rows of each URL in `entries` its substitute id (through temp table `cmap`, emptied first). */
+async function applyMap(conn: DuckDBConnection, entries: readonly [string, string][]): Promise<void> {
   if (entries.length === 0) return;
+  await conn.run('DELETE FROM cmap');
   const app = await conn.createAppender('cmap');
   try {
     for (const [url, id] of entries) {
@@ -73,16 +77,17 @@ async function fillMap(conn: DuckDBConnection, entries: readonly [string, string
   } finally {
     app.closeSync();
   }
+  await conn.run('UPDATE staged SET url_id = cmap.id FROM cmap WHERE staged.url = cmap.url');
 }
 
 /**
  * Table `lake_ids (url_id, url)`: the lake URLs whose id (`map[url] ?? xxh3(url)`) is also the id of a new row
- * (view `src`). The lake's url column is streamed chunk by chunk and hashed; the new ids are held as one sorted
+ * (table `staged`). The lake's url column is streamed chunk by chunk and hashed; the new ids are held as one sorted
  * BigInt64Array (8 B each), so memory is O(new rows), not O(lake).
  */
 async function hashLakeIds(conn: DuckDBConnection, lakePaths: readonly string[], map: Record<string, string>): Promise<void> {
   const ids: bigint[] = [];
-  const res = await conn.stream('SELECT DISTINCT url_id FROM src');
+  const res = await conn.stream('SELECT DISTINCT url_id FROM staged');
   for (let c = await res.fetchChunk(); c !== null && c.rowCount > 0; c = await res.fetchChunk()) for (const v of c.getColumnValues(0)) ids.push(v as bigint);
   const sorted = BigInt64Array.from(ids).sort();
   const has = (id: bigint): boolean => {

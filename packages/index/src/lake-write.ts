@@ -44,12 +44,80 @@ export interface FilePosting {
   rows: number;
 }
 
+/** A previous lake file of a partition being rewritten: its rows are merged with the partition's new ones. */
+export interface OldLakeFile {
+  datasetId: number;
+  prefix: string;
+  /** Local path (DuckDB reads it). */
+  path: string;
+  /** Its row id space in `lose` (negative: old rows lose ties against new ones). */
+  fileId: number;
+}
+
+/**
+ * Stages the new rows once, as temp table `staged` (dataset_id, prefix, domain64, the lake columns `columns`,
+ * url_id, ts, warc_filename, warc_offset, _f, _r) in (dataset_id, prefix) order, so that each partition's rows are
+ * one stretch that a per-partition COPY scans alone (zone maps), and no later step reads the batch parts again.
+ * `parts` is a SELECT over the parts with `domain64`, `prefix` (joined from the domain registry), `_f` (the part's
+ * rank among the merge's parts, 1-based: later parts rank higher) and `_r` (row number in its part). `raw_url` is
+ * stored only where it differs from `url`; `text` is null with `dropText`.
+ */
+export async function stageNewRows(conn: DuckDBConnection, parts: string, columns: readonly string[], dropText: boolean): Promise<void> {
+  const want = [...new Set([...columns, 'url_id', 'url', 'ts', 'warc_filename', 'warc_offset'])].filter((c) => c !== 'domain64');
+  const expr = (c: string): string => (c === 'text' && dropText ? 'NULL::VARCHAR AS text' : c === 'raw_url' ? 'NULLIF(raw_url, url) AS raw_url' : c);
+  await conn.run(
+    `CREATE TEMP TABLE staged AS SELECT dataset_id::BIGINT AS dataset_id, prefix, domain64, ${want.map(expr).join(', ')}, _f, _r FROM (${parts}) ORDER BY dataset_id, prefix`,
+  );
+}
+
+/**
+ * One row per (dataset, canonical URL) over the staged new rows and the previous files `old` of the partitions being
+ * rewritten — the latest capture wins (ts, then new over old, then the later batch part, then the WARC position).
+ * Duplicates are rare, so they are found on narrow columns first (after collision resolution url_id and canonical
+ * URL are one-to-one; an integer groups cheaper than a string; `key` is `url` when the lake has no url_id) and only
+ * those rows are ranked. Losing new rows are deleted from `staged`; losing old rows stay listed in temp table
+ * `lose_old (_f, _r)` for the per-partition COPY to skip. Returns how many rows lost.
+ */
+export async function dropSuperseded(conn: DuckDBConnection, old: readonly OldLakeFile[], key: 'url_id' | 'url'): Promise<number> {
+  await conn.run('CREATE OR REPLACE TEMP TABLE old_files (filename VARCHAR, dataset_id BIGINT, _f INTEGER)');
+  if (old.length > 0) {
+    const app = await conn.createAppender('old_files');
+    try {
+      for (const o of old) {
+        app.appendVarchar(o.path);
+        app.appendBigInt(BigInt(o.datasetId));
+        app.appendInteger(o.fileId);
+        app.endRow();
+      }
+      app.flushSync();
+    } finally {
+      app.closeSync();
+    }
+  }
+  const oldRows = old.length === 0
+    ? ''
+    : `UNION ALL SELECT f.dataset_id, o.${key}, o.ts, f._f, o.file_row_number AS _r, o.warc_filename, o.warc_offset
+       FROM read_parquet(${sqlList(old.map((o) => o.path))}, hive_partitioning = false, filename = true, file_row_number = true) o JOIN old_files f USING (filename)`;
+  await conn.run(
+    `CREATE OR REPLACE TEMP TABLE lose AS
+     WITH n AS (SELECT dataset_id, ${key}, ts, _f, _r, warc_filename, warc_offset FROM staged ${oldRows}),
+     dup AS (SELECT dataset_id, ${key} FROM n GROUP BY ALL HAVING count(*) > 1)
+     SELECT _f, _r FROM (
+       SELECT _f, _r, row_number() OVER (PARTITION BY dataset_id, ${key} ORDER BY ts DESC, (_f > 0) DESC, _f DESC, warc_filename DESC, warc_offset DESC) AS _k
+       FROM n WHERE EXISTS (SELECT 1 FROM dup WHERE dup.dataset_id = n.dataset_id AND dup.${key} = n.${key})
+     ) WHERE _k > 1`,
+  );
+  const lost = Number((await queryRows(conn, 'SELECT count(*) AS n FROM lose'))[0]!['n']);
+  await conn.run('DELETE FROM staged WHERE EXISTS (SELECT 1 FROM lose l WHERE l._f > 0 AND l._f = staged._f AND l._r = staged._r)');
+  await conn.run('CREATE OR REPLACE TEMP TABLE lose_old AS SELECT _f, _r FROM lose WHERE _f < 0');
+  await conn.run('DROP TABLE lose');
+  return lost;
+}
+
 /** Options of {@link writeLake}. */
 export interface LakeWrite {
-  /** Partitions to rewrite (non-empty): [datasetId, prefix] → object key of their new file. */
-  targets: { datasetId: number; prefix: string; key: string }[];
-  /** Local paths of the previous files of those partitions (hive paths: dataset_id and domain_prefix come from them). */
-  oldPaths: string[];
+  /** Partitions to rewrite (non-empty): their new file's object key and their previous file, if any. */
+  targets: { datasetId: number; prefix: string; key: string; old: OldLakeFile | null }[];
   /** Lake columns in file order ({@link lakeColumnsOf}); the old files hold at least these. */
   columns: readonly string[];
   rowGroupSize: number;
@@ -65,77 +133,67 @@ export interface LakeWrite {
 let passSeq = 0;
 
 /**
- * Rewrites a group of partitions (dataset_id, domain_prefix) in one pass (the caller sizes groups so one pass fits
- * the memory limit): the previous files of those partitions plus their new rows of view `src` (with domain64 and
- * prefix), one row per (dataset, canonical URL) — the latest capture wins (ts, then new over old, then the later
- * batch part, then the WARC position) — sorted by (domain64, url), ZSTD, fixed row groups. `raw_url` is stored only where it differs from `url` (null otherwise: readers
- * use `url`). Duplicates are rare, so they are found on the narrow (dataset, url_id) columns first (after
- * collision resolution url_id and canonical URL are one-to-one; an integer groups cheaper than a string; on `url`
- * when the lake has no url_id) and only
- * the losing rows' positions are anti-joined out of the one full-width sort. Files go through the store; returns their registry
- * entries and each domain's row run, read back from the files written.
- * Deterministic for the same inputs. @throws IndexFormatError when a written file is not grouped by domain.
+ * Rewrites a group of partitions (dataset_id, domain_prefix) after {@link stageNewRows} and {@link dropSuperseded}:
+ * each new file is one COPY of the partition's staged rows plus its previous file's surviving rows, sorted by
+ * (domain64, url), ZSTD, fixed row groups (each sort holds one partition, whatever the lake's size). Files go through
+ * the store; returns their registry entries and each domain's row run, read back from the files written (domain64
+ * and domain only), and checked: row groups in domain64 order, row counts as staged.
+ * Deterministic for the same inputs. @throws IndexFormatError when a written file is not grouped by domain or holds
+ * another number of rows than its inputs.
  */
 export async function writeLake(conn: DuckDBConnection, store: ObjectStore, w: LakeWrite): Promise<{ entries: LakeFileEntry[]; postings: FilePosting[] }> {
   const expr = (c: string): string => (c === 'text' && w.dropText ? 'NULL::VARCHAR AS text' : c === 'raw_url' ? 'NULLIF(raw_url, url) AS raw_url' : c);
-  const cols = w.columns.map(expr).join(', ');
-  const old = w.oldPaths.length === 0
-    ? ''
-    : `UNION ALL BY NAME SELECT dataset_id, domain_prefix AS prefix, ${cols}, filename AS _src, file_row_number AS _r, 0 AS _new FROM read_parquet(${sqlList(w.oldPaths)},
-         hive_partitioning = true, hive_types = {'dataset_id': BIGINT, 'domain_prefix': VARCHAR}, filename = true, file_row_number = true)`;
-  // A static predicate (not a join), so a scan of rows stored in (dataset, prefix) order skips other stretches.
-  const byDataset = new Map<number, string[]>();
-  for (const t of w.targets) byDataset.set(t.datasetId, [...(byDataset.get(t.datasetId) ?? []), t.prefix]);
-  const where = [...byDataset].map(([d, ps]) => `(dataset_id = ${d} AND prefix IN (${ps.map(sqlString).join(', ')}))`).join(' OR ');
-  await conn.run(
-    `CREATE OR REPLACE TEMP VIEW all_rows AS SELECT dataset_id::BIGINT AS dataset_id, prefix, ${cols}, _src, _r, 1 AS _new FROM src
-     WHERE ${where} ${old}`,
-  );
-  const key = w.columns.includes('url_id') ? 'url_id' : 'url';
-  await conn.run(
-    `CREATE OR REPLACE TEMP TABLE lose AS
-     WITH dup AS (SELECT dataset_id, ${key} FROM all_rows GROUP BY ALL HAVING count(*) > 1)
-     SELECT _src, _r FROM (
-       SELECT _src, _r, row_number() OVER (PARTITION BY dataset_id, ${key} ORDER BY ts DESC, _new DESC, _src DESC, warc_filename DESC, warc_offset DESC) AS _k
-       FROM all_rows a WHERE EXISTS (SELECT 1 FROM dup WHERE dup.dataset_id = a.dataset_id AND dup.${key} = a.${key})
-     ) WHERE _k > 1`,
-  );
-  await conn.run(
-    `CREATE OR REPLACE TEMP TABLE merged AS SELECT dataset_id, prefix, ${w.columns.join(', ')} FROM all_rows a
-     WHERE NOT EXISTS (SELECT 1 FROM lose l WHERE l._src = a._src AND l._r = a._r) ORDER BY dataset_id, prefix, domain64, url`,
-  );
+  const cols = w.columns.join(', ');
   // One COPY per partition (~3 ms each beyond the bytes it writes). A single `COPY … PARTITION_BY` was tried: at 1M
-  // rows it did not keep the input order within a partition (domains came out split), so it is not used.
+  // rows it did not keep the input order within a partition (domains came out split) and cost more, so it is not used.
   const rg = Math.ceil(w.rowGroupSize / DUCKDB_VECTOR_SIZE) * DUCKDB_VECTOR_SIZE;
   const out = join(w.tmpDir, `pass-${++passSeq}`);
   await mkdir(out, { recursive: true });
   const tmpOf = (t: { datasetId: number; prefix: string }) => join(out, `lake-${t.datasetId}-${t.prefix}.parquet`);
+  const expected = new Map<string, number>();
+  const staged = await queryRows(
+    conn,
+    `SELECT dataset_id AS d, prefix AS p, count(*) AS n FROM staged WHERE ${targetsWhere(w.targets)} GROUP BY ALL`,
+  );
+  for (const r of staged) expected.set(`${Number(r['d'])}/${r['p'] as string}`, Number(r['n']));
   for (const t of w.targets) {
+    const fresh = `SELECT ${cols} FROM staged WHERE dataset_id = ${t.datasetId} AND prefix = ${sqlString(t.prefix)}`;
+    const kept = t.old === null
+      ? ''
+      : `UNION ALL SELECT ${w.columns.map(expr).join(', ')} FROM read_parquet(${sqlString(t.old.path)}, hive_partitioning = false, file_row_number = true) o
+         WHERE NOT EXISTS (SELECT 1 FROM lose_old l WHERE l._f = ${t.old.fileId} AND l._r = o.file_row_number)`;
     await conn.run(
-      `COPY (SELECT ${w.columns.join(', ')} FROM merged WHERE dataset_id = ${t.datasetId} AND prefix = ${sqlString(t.prefix)})
+      `COPY (SELECT * FROM (${fresh} ${kept}) ORDER BY domain64, url)
        TO ${sqlString(tmpOf(t))} (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL ${w.compressionLevel}, ROW_GROUP_SIZE ${rg}, PARQUET_VERSION ${w.parquetVersion})`,
     );
   }
-  // Postings from the sorted table the files were copied from (in its order): each domain is one run, its first
-  // row the count of rows before it in its partition. Cheaper than reading the files back; the files' own order is
-  // checked below on the row groups' domain64 statistics.
-  const byFile = new Map(w.targets.map((t) => [`${t.datasetId}/${t.prefix}`, t]));
+  for (const t of w.targets) {
+    if (t.old === null) continue;
+    const oldRows = await queryRows(
+      conn,
+      `SELECT (SELECT count(*) FROM read_parquet(${sqlString(t.old.path)}, hive_partitioning = false)) - (SELECT count(*) FROM lose_old WHERE _f = ${t.old.fileId}) AS n`,
+    );
+    const id = `${t.datasetId}/${t.prefix}`;
+    expected.set(id, (expected.get(id) ?? 0) + Number(oldRows[0]!['n']));
+  }
+  // Postings read back from the files written, in their order: each domain is one run, its first row the count of
+  // rows before it. The files' own order is checked below on the row groups' domain64 statistics.
+  const byPath = new Map(w.targets.map((t) => [tmpOf(t), t]));
   const postings: FilePosting[] = [];
   const counts = new Map<string, number>();
   const runs = await queryRows(
     conn,
-    `SELECT dataset_id AS ds, prefix AS p, domain64, any_value(domain) AS d, count(*) AS n FROM merged GROUP BY ALL ORDER BY ds, p, domain64`,
+    `SELECT filename AS f, domain64, any_value(domain) AS d, count(*) AS n FROM read_parquet(${sqlList(w.targets.map(tmpOf))}, hive_partitioning = false, filename = true)
+     GROUP BY ALL ORDER BY f, domain64`,
   );
   for (const r of runs) {
-    const id = `${Number(r['ds'])}/${r['p'] as string}`;
-    const t = byFile.get(id)!;
+    const t = byPath.get(r['f'] as string)!;
+    const id = `${t.datasetId}/${t.prefix}`;
     const first = counts.get(id) ?? 0;
     const rows = Number(r['n']);
     counts.set(id, first + rows);
     postings.push({ fileKey: t.key, datasetId: t.datasetId, domain: r['d'] as string, first, rows });
   }
-  await conn.run('DROP TABLE merged');
-  await conn.run('DROP TABLE lose');
   const groups = new Map<string, [number, number][]>();
   const meta = await queryRows(
     conn,
@@ -155,19 +213,27 @@ export async function writeLake(conn: DuckDBConnection, store: ObjectStore, w: L
     last = { f, hi: BigInt(m['hi'] as string) };
   }
   for (const t of w.targets) {
+    const id = `${t.datasetId}/${t.prefix}`;
     const written = (groups.get(tmpOf(t)) ?? []).reduce((s, [, n]) => s + n, 0);
-    if (written !== (counts.get(`${t.datasetId}/${t.prefix}`) ?? 0)) {
-      throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'lake file row count differs from its postings', { key: t.key, written });
+    if (written !== (counts.get(id) ?? 0) || written !== (expected.get(id) ?? 0)) {
+      throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'lake file row count differs from its inputs', { key: t.key, written, expected: expected.get(id) ?? 0 });
     }
   }
   const entries: LakeFileEntry[] = new Array(w.targets.length);
   await runLanes(w.targets.length, w.putConcurrency ?? 8, async (i) => {
-      const t = w.targets[i]!;
-      const bytes = await readFile(tmpOf(t));
-      await store.put(t.key, bytes);
-      const rowGroups = groups.get(tmpOf(t)) ?? [];
-      entries[i] = { key: t.key, datasetId: t.datasetId, prefix: t.prefix, rows: rowGroups.reduce((s, [, n]) => s + n, 0), bytes: bytes.length, crc32: crcOf(bytes), rowGroups };
+    const t = w.targets[i]!;
+    const bytes = await readFile(tmpOf(t));
+    await store.put(t.key, bytes);
+    const rowGroups = groups.get(tmpOf(t)) ?? [];
+    entries[i] = { key: t.key, datasetId: t.datasetId, prefix: t.prefix, rows: rowGroups.reduce((s, [, n]) => s + n, 0), bytes: bytes.length, crc32: crcOf(bytes), rowGroups };
   });
   await rm(out, { recursive: true, force: true });
   return { entries, postings };
+}
+
+/** A static predicate on (dataset_id, prefix), so a scan of rows stored in that order skips other stretches. */
+function targetsWhere(targets: readonly { datasetId: number; prefix: string }[]): string {
+  const byDataset = new Map<number, string[]>();
+  for (const t of targets) byDataset.set(t.datasetId, [...(byDataset.get(t.datasetId) ?? []), t.prefix]);
+  return [...byDataset].map(([d, ps]) => `(dataset_id = ${d} AND prefix IN (${ps.map(sqlString).join(', ')}))`).join(' OR ');
 }

@@ -42,7 +42,7 @@ describe('runMerge over cc-mirror-dev batches written by the worker', () => {
       reader, store, extract: async () => ({ title: null, text: 'x', lang: null, outlinks: [], dom: 'linkedom', article: false, truncated: false, outlinksTruncated: false }),
       writePart: (rows) => writeParquetPart(rows, { engine: 'duckdb' }),
     };
-    const mergeOpts = { store, dataDir: dir, rowGroupSize: 2048, keepVersions: 3, graceMs: 60_000, passRows: 150 }; // several DuckDB passes, new rows copied once in partition order (> 4 passes)
+    const mergeOpts = { store, dataDir: dir, rowGroupSize: 2048, keepVersions: 3, graceMs: 60_000, passRows: 150 }; // partitions written in many groups (each group uploaded before the next)
     const results = [];
     for (const crawl of DEV_CRAWLS) {
       for (const b of await batchesOf(crawl, ids[crawl]!)) await processBatch(b, deps, { concurrency: 8, includeText: false });

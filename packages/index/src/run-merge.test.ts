@@ -152,6 +152,29 @@ describe('runMerge (synthetic batches)', () => {
     }
   });
 
+  it('across merges the latest capture wins over the lake row, an older one never does, and a tie goes to the new batch', async () => {
+    const base = 'https://news.example.org/';
+    await putBatch(store, 1, 'b1', ['a', 'b', 'c', 'd'].map((p) => row(1, `${base}${p}`, '20300110000000', { warcOffset: 1 })));
+    await runMerge(opts({ lakeColumns: 'lean' }));
+    await putBatch(store, 1, 'b2', [
+      row(1, `${base}a`, '20300111000000', { status: 404, warcOffset: 2 }), // later: replaces the lake row
+      row(1, `${base}b`, '20300109000000', { status: 500, warcOffset: 2 }), // older: the lake row stays
+      row(1, `${base}c`, '20300110000000', { status: 301, warcOffset: 2 }), // same second: the new batch wins
+      row(1, `${base}e`, '20300110000000'),
+    ]);
+    const r = await runMerge(opts());
+    expect(r).toMatchObject({ rowsIn: 4, urls: 5 });
+    const src = await openIndexSource({ store, dataDir: dir, pollMs: 0 });
+    try {
+      const v = (await src.current())!;
+      expect(v.domain('example.org')!.datasets).toEqual([{ datasetId: 1, urlCount: 5 }]);
+      const page = await v.urls('example.org', 1, 0, 10);
+      expect(page.items.map((i) => [i.url.slice(base.length), i.status])).toEqual([['a', 404], ['b', 200], ['c', 301], ['d', 200], ['e', 200]]);
+    } finally {
+      await src.close();
+    }
+  });
+
   it('an incremental merge rewrites only the partitions with new rows', async () => {
     const domains = Array.from({ length: 40 }, (_, i) => `site${i}.example`);
     await putBatch(store, 1, 'b1', domains.map((d) => row(1, `https://${d}/`, '20300101000000')));

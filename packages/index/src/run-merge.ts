@@ -12,7 +12,7 @@ import {
   type IndexManifest, type LakeFileEntry, type Posting, type VersionStatus,
 } from './format';
 import { collectGarbage, versionSeq } from './gc';
-import { lakeColumnsOf, writeLake, type LakeColumnSet } from './lake-write';
+import { dropSuperseded, lakeColumnsOf, stageNewRows, writeLake, type LakeColumnSet, type OldLakeFile } from './lake-write';
 import { openLocalInputs } from './local-inputs';
 import { loadVersion, readManifest, writeVersionFiles, type LoadedVersion } from './version-files';
 
@@ -55,13 +55,12 @@ export interface MergeOptions {
    * side allocate outside it: 256 MB keeps a 10M-row merge under 1 GiB RSS (512 MB peaked at 1.3 GiB).
    */
   memoryLimit?: string;
-  /** Rows (old + new) rewritten per DuckDB pass (default 250 000): bounds the sort's memory with `memoryLimit`. */
-  passRows?: number;
   /**
-   * With more than this many passes (default 4), the new rows' lake columns are first copied once into a temp
-   * table in partition order, so later passes do not re-read every part (a tuning knob for benchmarks).
+   * Rows (old + new) of the partitions written per group (default 250 000): a group's files are uploaded and their
+   * local copies deleted before the next group is written, which bounds the merge's local disk on S3. Each
+   * partition is sorted on its own, so memory does not depend on it.
    */
-  copyOnceAbovePasses?: number;
+  passRows?: number;
   /** Called after each phase with its wall time (metrics, benchmarks). */
   onPhase?: (phase: 'load' | 'read' | 'domains' | 'collisions' | 'lake' | 'index' | 'publish', ms: number) => void;
 }
@@ -170,46 +169,54 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
       }
       app.flushSync();
       app.closeSync();
-      // The new rows stay in their part files (a view, read twice: narrow for collisions, whole for the lake).
-      await conn.run('CREATE TEMP TABLE cmap (url VARCHAR PRIMARY KEY, id BIGINT)');
-      await conn.run(
-        `CREATE TEMP VIEW src AS SELECT r.* EXCLUDE (filename, file_row_number, url_id), coalesce(cmap.id, r.url_id) AS url_id, r.filename AS _src,
-           r.file_row_number AS _r, dom.domain64, dom.prefix FROM ${partsSql} r JOIN dom USING (domain) LEFT JOIN cmap USING (url)`,
+      // Parts are told apart by their rank in path order (an integer per row is cheaper than the path string).
+      await conn.run('CREATE TEMP TABLE part_files (filename VARCHAR, _f INTEGER)');
+      const pf = await conn.createAppender('part_files');
+      [...parts].sort().forEach((p, i) => {
+        pf.appendVarchar(p);
+        pf.appendInteger(i + 1);
+        pf.endRow();
+      });
+      pf.flushSync();
+      pf.closeSync();
+      // The new rows are read from their parts once, into `staged` in partition order.
+      await stageNewRows(
+        conn,
+        `SELECT r.* EXCLUDE (filename, file_row_number), f._f, r.file_row_number AS _r, dom.domain64, dom.prefix FROM ${partsSql} r JOIN dom USING (domain) JOIN part_files f USING (filename)`,
+        lakeColumnsOf(columnSet), opts.dropText ?? false,
       );
       rowsIn = Number((await (await conn.runAndReadAll(`SELECT sum(num_rows) FROM parquet_file_metadata(${sqlList(parts)})`)).getRowsJS())[0]![0]);
       phase('domains');
       const lakeKeys = (prev?.files ?? []).map((f) => f.key);
       newCollisions = await resolveCollisions(conn, await inputs.fetch(lakeKeys), collisions, lakeColumnsOf(columnSet).includes('url_id'));
       phase('collisions');
-      const affected = (await queryRows(conn, 'SELECT dataset_id AS d, prefix AS p, count(*) AS n FROM src GROUP BY 1, 2 ORDER BY 1, 2')).map((r) => ({
+      const affected = (await queryRows(conn, 'SELECT dataset_id AS d, prefix AS p, count(*) AS n FROM staged GROUP BY 1, 2 ORDER BY 1, 2')).map((r) => ({
         datasetId: Number(r['d']), prefix: r['p'] as string, rows: Number(r['n']),
       }));
       // The collision check needed every lake file; only the partitions being rewritten are read again, so staged
       // copies of the others go now (an S3 merge would otherwise hold the whole lake on local disk until the end).
-      const rewriting = new Set(affected.flatMap((a) => (prev?.files ?? []).filter((f) => f.datasetId === a.datasetId && f.prefix === a.prefix).map((f) => f.key)));
-      await inputs.release(lakeKeys.filter((k) => !rewriting.has(k)));
-      // Staged lake files that no pass rewrites are dropped now (the collision check was their only reader).
-      const rewritten = new Set(affected.map((a) => `${a.datasetId}/${a.prefix}`));
-      await inputs.release((prev?.files ?? []).filter((f) => !rewritten.has(`${f.datasetId}/${f.prefix}`)).map((f) => f.key));
-      // Rewrite partitions in groups of about passRows rows (old + new), so the sort fits the memory limit. A pass
-      // reads the new rows through `src`. With one pass it reads the parts; with more, the new rows' lake columns are
-      // first copied once in (dataset, prefix) order so each pass reads only its stretch instead of every part again.
+      const oldOf = new Map<string, LakeFileEntry>((prev?.files ?? []).map((f) => [`${f.datasetId}/${f.prefix}`, f]));
+      const rewriting = affected.flatMap((a) => {
+        const f = oldOf.get(`${a.datasetId}/${a.prefix}`);
+        return f ? [f] : [];
+      });
+      const keep = new Set(rewriting.map((f) => f.key));
+      await inputs.release(lakeKeys.filter((k) => !keep.has(k)));
+      const oldPaths = await inputs.fetch(rewriting.map((f) => f.key));
+      const old = new Map<string, OldLakeFile>(rewriting.map((f, i) => [f.key, { datasetId: f.datasetId, prefix: f.prefix, path: oldPaths[i]!, fileId: -(i + 1) }]));
+      await dropSuperseded(conn, [...old.values()], lakeColumnsOf(columnSet).includes('url_id') ? 'url_id' : 'url');
+      // Partitions are written in groups of about passRows rows (old + new): each group's files are uploaded and
+      // their local copies (and staged inputs) deleted before the next, so local disk holds one group at a time.
       const passRows = opts.passRows ?? DEFAULT_PASS_ROWS;
-      if (affected.reduce((n, a) => n + a.rows, 0) > (opts.copyOnceAbovePasses ?? 4) * passRows) {
-        const keep = lakeColumnsOf(columnSet).filter((c) => c !== 'domain64');
-        await conn.run(`CREATE TEMP TABLE src_sorted AS SELECT dataset_id, prefix, domain64, ${keep.join(', ')}, _src, _r FROM src ORDER BY dataset_id, prefix`);
-        await conn.run('CREATE OR REPLACE TEMP VIEW src AS SELECT * FROM src_sorted');
-      }
-      let group: { datasetId: number; prefix: string; key: string; old: LakeFileEntry | null }[] = [];
+      let group: { datasetId: number; prefix: string; key: string; old: OldLakeFile | null }[] = [];
       let groupRows = 0;
       const flush = async (): Promise<void> => {
         if (group.length === 0) return;
-        const oldKeys = group.flatMap((g) => (g.old ? [g.old.key] : []));
         const lake = await writeLake(conn, store, {
-          targets: group, oldPaths: await inputs.fetch(oldKeys), columns: lakeColumnsOf(columnSet), rowGroupSize: opts.rowGroupSize,
+          targets: group, columns: lakeColumnsOf(columnSet), rowGroupSize: opts.rowGroupSize,
           compressionLevel: opts.compressionLevel ?? 3, parquetVersion: opts.parquetVersion ?? 'V2', tmpDir: tmp, dropText: opts.dropText ?? false,
         });
-        await inputs.release(oldKeys);
+        await inputs.release(group.flatMap((g) => (g.old ? [rewriting[-g.old.fileId - 1]!.key] : [])));
         // a loop, not push(...): one pass can hold hundreds of thousands of postings (one-URL domains), beyond the
         // engine's argument limit
         for (const e of lake.entries) newFiles.push(e);
@@ -218,10 +225,10 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
         groupRows = 0;
       };
       for (const a of affected) {
-        const old = prev?.files.find((f) => f.datasetId === a.datasetId && f.prefix === a.prefix) ?? null;
-        if (old) replaced.add(old.key);
-        group.push({ datasetId: a.datasetId, prefix: a.prefix, key: indexLayout.lakeFile(a.datasetId, a.prefix, version), old });
-        groupRows += a.rows + (old?.rows ?? 0);
+        const prevFile = oldOf.get(`${a.datasetId}/${a.prefix}`) ?? null;
+        if (prevFile) replaced.add(prevFile.key);
+        group.push({ datasetId: a.datasetId, prefix: a.prefix, key: indexLayout.lakeFile(a.datasetId, a.prefix, version), old: prevFile ? old.get(prevFile.key)! : null });
+        groupRows += a.rows + (prevFile?.rows ?? 0);
         if (groupRows >= passRows) await flush();
       }
       await flush();
