@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { canonicalizeUrl, layout, urlId, urlIdHex, type ObjectStore } from '@ccpipe/core';
@@ -94,6 +94,41 @@ describe('runMerge through an ObjectStore without a local directory', () => {
     const other = rows.find((r) => r['domain'] === 'other.org')!;
     expect(other['raw_url']).toBe('HTTP://Other.ORG/x?b=2&a=1'); // kept only where it differs from url
     expect(other['url']).not.toBe(other['raw_url']);
+  });
+
+  it('while lake files are written, only the old files of the partitions being rewritten are still staged locally', async () => {
+    const scratch = await mkdtemp(join(tmpdir(), 'ccpipe-tmpdir-'));
+    /** Records, at every lake file put, which store keys have a staged copy under the merge's temp dir. */
+    class WatchingStore extends MemoryObjectStore {
+      readonly seen: string[][] = [];
+      override async put(key: string, data: Uint8Array): Promise<void> {
+        if (key.startsWith('urls/')) {
+          const files = (await readdir(scratch, { recursive: true })).map((f) => f.split('\\').join('/'));
+          this.seen.push(files.flatMap((f) => (f.endsWith('.parquet') && /^ccpipe-merge-[^/]+\/in\//.test(f) ? [f.replace(/^ccpipe-merge-[^/]+\/in\//, '')] : [])).sort());
+        }
+        return super.put(key, data);
+      }
+    }
+    try {
+      const mem = new WatchingStore();
+      const o = { store: mem, rowGroupSize: 2048, keepVersions: 2, graceMs: 0, lakeColumns: 'api', tmpDir: scratch } satisfies MergeOptions;
+      await putBatch(mem, 1, 'b1', batch1);
+      await runMerge(o);
+      expect(mem.seen.length).toBeGreaterThanOrEqual(2);
+      expect(mem.seen.every((s) => s.length === 0)).toBe(true); // the part was read into the staged table and deleted
+      const v1Files = Object.keys(await lakeRows(mem, 'v000001'));
+      mem.seen.length = 0;
+      await putBatch(mem, 1, 'b2', batch2);
+      const r2 = await runMerge(o);
+      const rewritten = v1Files.filter((k) => [...new Set(mem.seen.flat())].includes(k));
+      expect(mem.seen.length).toBe(r2.rewrittenFiles);
+      expect(mem.seen.flat()).not.toContain(layout.batchPart(1, 'b2'));
+      expect(rewritten.length).toBeGreaterThan(0);
+      expect(rewritten.length).toBeLessThan(v1Files.length); // the untouched partitions' copies went after the collision check
+      expect([...new Set(mem.seen.flat())].sort()).toEqual(rewritten.sort());
+    } finally {
+      await rm(scratch, { recursive: true, force: true });
+    }
   });
 
   it("a 'lean' lake has no url_id column, still keeps colliding URLs apart, and the API gives each its id", async () => {

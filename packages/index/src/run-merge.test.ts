@@ -108,17 +108,13 @@ describe('runMerge (synthetic batches)', () => {
   it('a bad memory limit is a CCP_ERR_CONFIG naming the flag, publishes nothing and leaves no temp dir', async () => {
     await putBatch(store, 1, 'b1', [row(1, 'https://a.example/', '20300101000000')]);
     const scratch = await mkdtemp(join(tmpdir(), 'ccpipe-tmpdir-'));
-    const saved = process.env['TMPDIR'];
-    process.env['TMPDIR'] = scratch; // where the merge makes its temp dir
     try {
       for (let i = 0; i < 2; i++) {
-        await expect(runMerge(opts({ memoryLimit: 'lots' }))).rejects.toMatchObject({ code: 'CCP_ERR_CONFIG', message: expect.stringMatching(/--memory-limit/) });
+        await expect(runMerge(opts({ memoryLimit: 'lots', tmpDir: scratch }))).rejects.toMatchObject({ code: 'CCP_ERR_CONFIG', message: expect.stringMatching(/--memory-limit/) });
       }
       const { readdir } = await import('node:fs/promises');
       expect(await readdir(scratch)).toEqual([]);
     } finally {
-      if (saved === undefined) delete process.env['TMPDIR'];
-      else process.env['TMPDIR'] = saved;
       await rm(scratch, { recursive: true, force: true });
     }
     expect(await store.get(indexLayout.manifest())).toBeNull();

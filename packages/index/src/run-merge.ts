@@ -61,6 +61,11 @@ export interface MergeOptions {
    * partition is sorted on its own, so memory does not depend on it.
    */
   passRows?: number;
+  /**
+   * Directory under which the merge makes its temp dir (DuckDB spill, staged inputs of a remote store, files before
+   * upload); default the OS temp dir (`TMPDIR`). Deleted when the merge ends, whatever the outcome.
+   */
+  tmpDir?: string;
   /** Called after each phase with its wall time (metrics, benchmarks). */
   onPhase?: (phase: 'load' | 'read' | 'domains' | 'collisions' | 'lake' | 'index' | 'publish', ms: number) => void;
 }
@@ -134,7 +139,7 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
   const seq = Math.max(0, ...manifest.versions.map((v) => versionSeq(v.version)), ...manifest.retired.map((v) => versionSeq(v.version))) + 1;
   const version = `v${String(seq).padStart(6, '0')}`;
   const createdAt = now().toISOString();
-  const tmp = await mkdtemp(join(tmpdir(), 'ccpipe-merge-'));
+  const tmp = await mkdtemp(join(opts.tmpDir ?? tmpdir(), 'ccpipe-merge-'));
   let db: DuckDBInstance | null = null;
   let opened: DuckDBConnection | null = null;
   try {
@@ -146,7 +151,8 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
     const conn = await db.connect();
     opened = conn;
     const inputs = openLocalInputs(store, opts.dataDir, join(tmp, 'in'));
-    const parts = await inputs.fetch(markers.flatMap(([, m]) => (m.part !== null ? [m.part] : [])));
+    const partKeys = markers.flatMap(([, m]) => (m.part !== null ? [m.part] : []));
+    const parts = await inputs.fetch(partKeys);
     let rowsIn = 0;
     const ids = prev ? DomainIds.fromSnapshot(prev.domainIds) : DomainIds.empty();
     const collisions = { ...(prev?.collisions ?? {}) };
@@ -186,6 +192,8 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
         lakeColumnsOf(columnSet), opts.dropText ?? false,
       );
       rowsIn = Number((await (await conn.runAndReadAll(`SELECT sum(num_rows) FROM parquet_file_metadata(${sqlList(parts)})`)).getRowsJS())[0]![0]);
+      // Nothing reads the parts after staging: local copies of a remote store's parts go now.
+      await inputs.release(partKeys);
       phase('domains');
       const lakeKeys = (prev?.files ?? []).map((f) => f.key);
       newCollisions = await resolveCollisions(conn, await inputs.fetch(lakeKeys), collisions, lakeColumnsOf(columnSet).includes('url_id'));
