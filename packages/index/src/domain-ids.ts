@@ -1,24 +1,32 @@
-import { DEFAULT_DOMAIN64_LAYOUT, SlotSpace, isIpHost, packDomain64, type Domain64Layout, type SlotSpaceSnapshot } from '@ccpipe/core';
+import { DEFAULT_DOMAIN64_LAYOUT, SlotSpace, isIpHost, packDomain64, unpackDomain64, type Domain64Layout, type SlotSpaceSnapshot } from '@ccpipe/core';
 import { IndexFormatError } from './format';
 
-/** domain-ids.json: the level-1 domain64 allocation (public suffix slots → registered domain ids). */
-export interface DomainIdsSnapshot {
-  v: 1;
-  layout: Domain64Layout;
-  tlds: SlotSpaceSnapshot;
-  /** [domain, tld slot, domain id] in assignment order. */
-  domains: [string, number, number][];
+/**
+ * domain-ids.json: the level-1 domain64 allocator (public suffix slots → next registered domain id). Version 2 keeps
+ * only the allocator: which id each domain holds is in domains.bin (name → domain64) of the same version, so the
+ * file stays a few KB whatever the number of domains. Version 1 (written before) also listed every domain — at
+ * Common Crawl's ≈ 40M registered domains a JSON string past V8's limit — and is still read.
+ */
+export type DomainIdsSnapshot =
+  | { v: 2; layout: Domain64Layout; tlds: SlotSpaceSnapshot }
+  | { v: 1; layout: Domain64Layout; tlds: SlotSpaceSnapshot; domains: [string, number, number][] };
+
+/** The domains and their keys of an index version (its domains.bin dictionary). */
+export interface AssignedDomains {
+  readonly size: number;
+  name(i: number): string;
+  d64(i: number): bigint;
 }
 
 /**
  * The merger's domain registry: gives each registered domain one domain64 block `tld:domain:00:000000` (docs/keys.md
  * level 1, the same SlotSpace allocator as Domain64Registry) and never changes it. Only the domain level is kept —
  * O(domains) memory, not O(URLs) — because the lake sorts by (domain64, url) and needs no per-URL path id.
- * Snapshotted into every index version, so ids are stable across versions. Pure, single writer.
+ * Its allocator is snapshotted into every index version and the domains' keys are that version's dictionary, so
+ * ids are stable across versions. Pure, single writer.
  */
 export class DomainIds {
   private readonly byDomain = new Map<string, bigint>();
-  private readonly order: [string, number, number][] = [];
 
   private constructor(
     readonly layout: Domain64Layout,
@@ -29,13 +37,25 @@ export class DomainIds {
     return new DomainIds({ ...layout }, new SlotSpace(2 ** layout.tld, 2 ** layout.domain, Math.floor(2 ** layout.tld / 8)));
   }
 
-  /** @throws IndexFormatError CCP_ERR_INDEX_FORMAT for an unknown snapshot version. */
-  static fromSnapshot(s: DomainIdsSnapshot): DomainIds {
-    if (s.v !== 1) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'unknown domain-ids snapshot version', { v: s.v });
+  /**
+   * The registry of an index version: its allocator snapshot and, for a version 2 snapshot, the domains of its
+   * dictionary `assigned`. @throws IndexFormatError CCP_ERR_INDEX_FORMAT for an unknown snapshot version, or a
+   * dictionary key the allocator never handed out (another layout, an unopened slot, an id not yet allocated).
+   */
+  static fromSnapshot(s: DomainIdsSnapshot, assigned: AssignedDomains): DomainIds {
+    if (s.v !== 1 && s.v !== 2) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'unknown domain-ids snapshot version', { v: (s as { v: unknown }).v });
     const r = new DomainIds({ ...s.layout }, SlotSpace.fromSnapshot(s.tlds));
-    for (const [d, tld, id] of s.domains) {
-      r.byDomain.set(d, packDomain64({ tld, domain: id, sub: 0, path: 0 }, r.layout));
-      r.order.push([d, tld, id]);
+    if (s.v === 1) {
+      for (const [d, tld, id] of s.domains) r.byDomain.set(d, packDomain64({ tld, domain: id, sub: 0, path: 0 }, r.layout));
+      return r;
+    }
+    for (let i = 0; i < assigned.size; i++) {
+      const key = assigned.d64(i);
+      const f = unpackDomain64(key, r.layout);
+      if (f.sub !== 0 || f.path !== 0 || f.tld >= s.tlds.next.length || f.domain >= s.tlds.next[f.tld]!) {
+        throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'domains.bin holds a key the domain allocator never assigned', { domain: assigned.name(i) });
+      }
+      r.byDomain.set(assigned.name(i), key);
     }
     return r;
   }
@@ -61,12 +81,12 @@ export class DomainIds {
     if (r === null) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'domain64 tld/domain level is full', { suffix });
     const key = packDomain64({ tld: r.slot, domain: r.id, sub: 0, path: 0 }, this.layout);
     this.byDomain.set(domain, key);
-    this.order.push([domain, r.slot, r.id]);
     return key;
   }
 
+  /** The allocator (version 2): write it with a dictionary that holds every domain this registry has assigned. */
   snapshot(): DomainIdsSnapshot {
-    return { v: 1, layout: { ...this.layout }, tlds: this.tlds.snapshot(), domains: this.order.map((e) => [...e] as [string, number, number]) };
+    return { v: 2, layout: { ...this.layout }, tlds: this.tlds.snapshot() };
   }
 }
 

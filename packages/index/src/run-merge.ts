@@ -154,7 +154,7 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
     const partKeys = markers.flatMap(([, m]) => (m.part !== null ? [m.part] : []));
     const parts = await inputs.fetch(partKeys);
     let rowsIn = 0;
-    const ids = prev ? DomainIds.fromSnapshot(prev.domainIds) : DomainIds.empty();
+    const ids = prev ? DomainIds.fromSnapshot(prev.domainIds, new DomainDictionary(prev.domains)) : DomainIds.empty();
     const collisions = { ...(prev?.collisions ?? {}) };
     let newCollisions = 0;
     const replaced = new Set<string>();

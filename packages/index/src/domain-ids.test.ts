@@ -1,0 +1,56 @@
+import { unpackDomain64 } from '@ccpipe/core';
+import { DomainIds, type DomainIdsSnapshot } from './domain-ids';
+import { DomainDictionary, encodeDomains } from './format';
+
+const NAMES = ['example.com', 'example.org', 'b\u00fccher.de', 'xn--bcher-kva.de', 'github.io', 'example.co.uk', '192.0.2.1', 'zeta.com'];
+
+/** domains.bin of a registry, as runMerge writes it (names sorted, each with its key). */
+function dictionaryOf(ids: DomainIds, names: readonly string[]): DomainDictionary {
+  return new DomainDictionary(encodeDomains([...names].sort().map((domain) => ({ domain, d64: ids.get(domain)! }))));
+}
+
+describe('DomainIds snapshots', () => {
+  it('a version 2 snapshot (allocator only) plus the dictionary restores every id, and new domains get fresh ones', () => {
+    const ids = DomainIds.empty();
+    for (const n of NAMES) ids.assign(n);
+    const snap = JSON.parse(JSON.stringify(ids.snapshot())) as DomainIdsSnapshot;
+    expect(snap.v).toBe(2);
+    expect(snap).not.toHaveProperty('domains'); // no domain list in the file: suffix slots only
+    expect(JSON.stringify(snap)).not.toMatch(/zeta|example|bcher/);
+    const back = DomainIds.fromSnapshot(snap, dictionaryOf(ids, NAMES));
+    expect(back.size).toBe(NAMES.length);
+    for (const n of NAMES) expect(back.get(n)).toBe(ids.get(n));
+    // The allocator continues where it stopped: the same next ids as the original registry.
+    const fresh = ['new-one.com', 'new-two.org', 'other.de'];
+    expect(fresh.map((n) => back.assign(n))).toEqual(fresh.map((n) => ids.assign(n)));
+    expect(new Set([...NAMES, ...fresh].map((n) => back.get(n))).size).toBe(NAMES.length + fresh.length);
+  });
+
+  it('still reads a version 1 snapshot (with its domain list) written by earlier versions', () => {
+    const ids = DomainIds.empty();
+    for (const n of NAMES) ids.assign(n);
+    const v2 = ids.snapshot();
+    const v1: DomainIdsSnapshot = {
+      v: 1, layout: v2.layout, tlds: v2.tlds,
+      domains: NAMES.map((n) => {
+        const f = unpackDomain64(ids.get(n)!, v2.layout);
+        return [n, f.tld, f.domain];
+      }),
+    };
+    const back = DomainIds.fromSnapshot(JSON.parse(JSON.stringify(v1)) as DomainIdsSnapshot, new DomainDictionary(encodeDomains([])));
+    for (const n of NAMES) expect(back.get(n)).toBe(ids.get(n));
+    expect(back.assign('later.com')).toBe(ids.assign('later.com'));
+  });
+
+  it('refuses a dictionary key the allocator never handed out, and an unknown snapshot version', () => {
+    const ids = DomainIds.empty();
+    for (const n of NAMES) ids.assign(n);
+    const snap = ids.snapshot();
+    const other = DomainIds.empty();
+    for (const n of [...NAMES, 'one.com', 'two.com', 'three.com']) other.assign(n);
+    // three.com's id is beyond what `snap` allocated for .com
+    const bad = new DomainDictionary(encodeDomains([{ domain: 'three.com', d64: other.get('three.com')! }]));
+    expect(() => DomainIds.fromSnapshot(snap, bad)).toThrow(expect.objectContaining({ code: 'CCP_ERR_INDEX_FORMAT' }));
+    expect(() => DomainIds.fromSnapshot({ ...snap, v: 3 } as unknown as DomainIdsSnapshot, bad)).toThrow(expect.objectContaining({ code: 'CCP_ERR_INDEX_FORMAT' }));
+  });
+});
