@@ -34,9 +34,9 @@ COPY --from=build /app/packages packages
 RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME ["/data"]
-# batcher /metrics, worker /metrics, api (which serves its own /metrics)
-EXPOSE 9000 9001 8080
-# /healthz of the metrics server (batcher, worker) or of the api; the merger's compose service disables it.
+# batcher /metrics, worker /metrics, merger /metrics, api (which serves its own /metrics)
+EXPOSE 9000 9001 9002 8080
+# /healthz of the service's metrics server (batcher, worker, merger: CCPIPE_METRICS_PORT) or of the api.
 HEALTHCHECK --interval=15s --timeout=5s --start-period=20s --retries=3 \
   CMD ["node", "-e", "const p=process.env.CCPIPE_METRICS_PORT||process.env.CCPIPE_API_PORT||'9001';fetch('http://127.0.0.1:'+p+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 ENTRYPOINT ["node", "packages/cli/bin/ccpipe.js"]

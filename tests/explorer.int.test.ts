@@ -16,6 +16,7 @@ import { processBatch } from '@ccpipe/worker';
 import { openIndexSource, runMerge } from '@ccpipe/index';
 import { Acl, startApi, type ApiServer } from '@ccpipe/api';
 import { DEV_CRAWLS, REPO_ROOT, loadOracle } from './support/corpus';
+import { inCi } from './support/ci';
 import { devBatches, devReader } from './support/dev-batches';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -23,7 +24,7 @@ const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-backgro
 const OUTPUT = join(REPO_ROOT, 'tests', 'output');
 const TOKEN = 'explorer-test-token-0123456789';
 
-const runs = existsSync(CHROMIUM) || Boolean(process.env['CI']);
+const runs = existsSync(CHROMIUM) || inCi();
 if (!runs) {
   console.warn(`explorer.int.test: skipped — ${CHROMIUM} is missing (install Debian's chromium; under CI this test always runs)`);
 }

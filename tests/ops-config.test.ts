@@ -261,4 +261,11 @@ describe('Dockerfile', () => {
     expect(dockerfile).toMatch(/^USER node$/m);
     expect(dockerfile).toMatch(/^FROM node:20-bookworm-slim$/m);
   });
+
+  it('has a healthcheck on /healthz of the port each service configures, which every compose pipeline service sets', () => {
+    const hc = /^HEALTHCHECK [^\n]*\\\n\s*CMD \["node", "-e", "(.+)"\]$/m.exec(dockerfile)?.[1];
+    expect(hc).toContain('/healthz');
+    expect(hc).toMatch(/process\.env\.CCPIPE_METRICS_PORT\|\|process\.env\.CCPIPE_API_PORT/);
+    for (const s of ['batcher', 'worker', 'merger']) expect({ s, port: loadConfig(serviceEnv(s)).metricsPort }).toEqual({ s, port: expect.any(Number) });
+  });
 });

@@ -6,13 +6,13 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { REPO_ROOT } from './support/corpus';
+import { inCi } from './support/ci';
 
 const have = (tool: string): boolean => spawnSync('sh', ['-c', `command -v ${tool}`]).status === 0;
-const inCi = process.env['CI'] === 'true';
 
 function check(tool: string): jest.It {
   if (have(tool)) return it;
-  if (inCi) return it;
+  if (inCi()) return it;
   console.warn(`${tool} is not installed: skipping its check (CI installs it)`);
   return it.skip;
 }

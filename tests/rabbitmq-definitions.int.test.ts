@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import * as amqp from 'amqplib';
 import { declareTopology, topologyNames } from '@ccpipe/adapters';
 import { REPO_ROOT } from './support/corpus';
+import { inCi } from './support/ci';
 import { waitFor } from './support/processes';
 
 const MGMT = 'http://127.0.0.1:15672/api';
@@ -46,7 +47,7 @@ const forVhost = (items: Record<string, unknown>[]) => items.map(({ vhost: _v, .
 let up = false;
 beforeAll(async () => {
   up = await managementUp();
-  if (!up && process.env['CI']) throw new Error('the RabbitMQ management API is not reachable on 127.0.0.1:15672 (.ci/run enables rabbitmq_management)');
+  if (!up && inCi()) throw new Error('the RabbitMQ management API is not reachable on 127.0.0.1:15672 (.ci/run enables rabbitmq_management)');
   if (!up) return;
   expect((await mgmt('PUT', `/vhosts/${encodeURIComponent(vhost)}`)).status).toBeLessThan(300);
   expect((await mgmt('PUT', `/permissions/${encodeURIComponent(vhost)}/guest`, { configure: '.*', write: '.*', read: '.*' })).status).toBeLessThan(300);

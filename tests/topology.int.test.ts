@@ -19,12 +19,12 @@ import { canonicalizeUrl } from '@ccpipe/core';
 import { AmqpConnection, deleteTopology, topologyNames } from '@ccpipe/adapters';
 import { serveMirror, type MirrorServer } from '@ccpipe/mirror';
 import { CC_MIRROR_DEV, DEV_CRAWLS, REPO_ROOT, loadOracle } from './support/corpus';
+import { inCi } from './support/ci';
 import { killAll, logLine, markersIn, spawnCcpipe, waitFor, type CcpipeProcess } from './support/processes';
 import { freePort, hasPrometheus, jobNamesOf, localScrapeConfig, startPrometheus, type LocalPrometheus } from './support/prometheus';
 
-const inCi = Boolean(process.env['CI']) && process.env['CI'] !== 'false';
-const run = hasPrometheus() || inCi ? describe : describe.skip;
-if (!hasPrometheus() && !inCi) console.warn('/usr/bin/prometheus is not installed: skipping the topology test (CI installs it)');
+const run = hasPrometheus() || inCi() ? describe : describe.skip;
+if (!hasPrometheus() && !inCi()) console.warn('/usr/bin/prometheus is not installed: skipping the topology test (CI installs it)');
 
 const BROKER = 'amqp://guest:guest@127.0.0.1:5672';
 const RABBIT_METRICS = '127.0.0.1:15692';
