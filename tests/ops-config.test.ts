@@ -91,10 +91,13 @@ describe('docker-compose.yml', () => {
 
   it('runs the merger as the merge service (merge --every), not a shell loop, with its metrics port and the image healthcheck', () => {
     const merger = serviceLines('merger').join('\n');
-    const m = /command: \["merge", "--every", "\$\{MERGE_EVERY:-(\d+)\}"\]/.exec(merger);
-    expect(Number(m?.[1])).toBeGreaterThan(0);
+    const m = /command: \["merge", "--every", "\$\{MERGE_EVERY:-(\d+)\}", "--min-new-ratio", "\$\{MERGE_MIN_NEW_RATIO:-([\d.]+)\}", "--max-wait", "\$\{MERGE_MAX_WAIT:-(\d+)\}"\]/.exec(merger);
+    expect(m?.slice(1).map(Number)).toEqual([expect.any(Number), expect.any(Number), expect.any(Number)]);
+    expect(Number(m![1])).toBeGreaterThan(0);
+    expect(Number(m![2])).toBeGreaterThan(0);
+    expect(Number(m![3])).toBeGreaterThan(Number(m![1])); // the longest wait spans several checks
     const merge = buildProgram().commands.find((c) => c.name() === 'merge')!;
-    expect(merge.options.map((o) => o.long)).toEqual(expect.arrayContaining(['--every', '--metrics-port']));
+    expect(merge.options.map((o) => o.long)).toEqual(expect.arrayContaining(['--every', '--min-new-ratio', '--max-wait', '--metrics-port']));
     expect(merger).not.toMatch(/entrypoint|\/bin\/sh|while/);
     expect(merger).not.toMatch(/healthcheck/);
     expect(loadConfig(serviceEnv('merger')).metricsPort).toBe(MERGER_METRICS_PORT);

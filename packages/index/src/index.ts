@@ -1,4 +1,4 @@
-export { runMerge, type MergeOptions, type MergeResult } from './run-merge';
+export { pendingMerge, runMerge, type MergeOptions, type MergeResult, type PendingMerge } from './run-merge';
 export { openIndexSource, type IndexSourceOptions, type LakeIndexSource } from './index-source';
 export { LakeIndexView } from './lake-index-view';
 export { collectGarbage, versionSeq } from './gc';

@@ -6,7 +6,7 @@ import { FsObjectStore, closeDuckDbParquetEngine, writeParquetPart, type PartRow
 import { readParquetRows } from '../../../tests/support/parquet';
 import { indexLayout, type IndexManifest } from './format';
 import { openIndexSource } from './index-source';
-import { runMerge, type MergeOptions } from './run-merge';
+import { pendingMerge, runMerge, type MergeOptions } from './run-merge';
 
 let dir: string;
 let store: FsObjectStore;
@@ -169,6 +169,22 @@ describe('runMerge (synthetic batches)', () => {
     } finally {
       await src.close();
     }
+  });
+
+  it('pendingMerge reads what the next merge would fold in: new batches, their rows, and the URLs merged so far', async () => {
+    expect(await pendingMerge(store)).toEqual({ version: null, batches: 0, rows: 0, lakeUrls: 0 });
+    await putBatch(store, 1, 'b1', ['a', 'b', 'c'].map((p) => row(1, `https://one.example/${p}`, '20300101000000')));
+    await putBatch(store, 2, 'b2', [row(2, 'https://two.example/', '20300101000000')]);
+    expect(await pendingMerge(store)).toEqual({ version: null, batches: 2, rows: 4, lakeUrls: 0 });
+    await runMerge(opts());
+    expect(await pendingMerge(store)).toEqual({ version: 'v000001', batches: 0, rows: 0, lakeUrls: 4 });
+    await putBatch(store, 1, 'b3', [row(1, 'https://one.example/a', '20300102000000'), row(1, 'https://one.example/d', '20300102000000')]);
+    expect(await pendingMerge(store)).toEqual({ version: 'v000001', batches: 1, rows: 2, lakeUrls: 4 });
+    // It checks what it reads like loadVersion does: a damaged status.json is an error, not a guess.
+    const status = join(dir, indexLayout.versionFile('v000001', 'status.json'));
+    const { writeFile } = await import('node:fs/promises');
+    await writeFile(status, (await readFile(status, 'utf8')).replace('"urls":4', '"urls":9'));
+    await expect(pendingMerge(store)).rejects.toMatchObject({ code: 'CCP_ERR_INDEX_CRC' });
   });
 
   it('an incremental merge rewrites only the partitions with new rows', async () => {

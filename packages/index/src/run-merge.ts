@@ -14,7 +14,7 @@ import {
 import { collectGarbage, versionSeq } from './gc';
 import { dropSuperseded, lakeColumnsOf, stageNewRows, writeLake, type LakeColumnSet, type OldLakeFile } from './lake-write';
 import { openLocalInputs } from './local-inputs';
-import { loadVersion, readManifest, writeVersionFiles, type LoadedVersion } from './version-files';
+import { loadVersion, loadVersionSummary, readManifest, writeVersionFiles, type LoadedVersion } from './version-files';
 
 /** Options of {@link runMerge}. */
 export interface MergeOptions {
@@ -91,6 +91,44 @@ const DEFAULT_PASS_ROWS = 250_000;
 interface Marker {
   datasetId: number;
   part: string | null;
+  rows?: number;
+}
+
+/** Markers of completed batches that `merged` (the current version's batches) does not hold yet, with their keys. */
+async function unmergedMarkers(store: ObjectStore, merged: ReadonlySet<string>): Promise<[string, Marker][]> {
+  const markers: [string, Marker][] = [];
+  for await (const o of store.list(layout.batchesPrefix())) {
+    if (!layout.isBatchMarker(o.key) || merged.has(o.key)) continue;
+    const b = await store.get(o.key);
+    if (b !== null) markers.push([o.key, parseJson<Marker>(b, 'batch marker')]);
+  }
+  return markers;
+}
+
+/** What the next merge would fold in, against what the current version holds. */
+export interface PendingMerge {
+  /** The current version (null before the first merge). */
+  version: string | null;
+  /** Completed batches not in the current version, and their rows (as their markers count them). */
+  batches: number;
+  rows: number;
+  /** URLs of the current version (0 before the first merge). */
+  lakeUrls: number;
+}
+
+/**
+ * What a merge would fold in now, read cheaply (the manifest, the current version's batches.json and status.json,
+ * and the new batches' markers; no dictionary, bitmaps, postings or lake): the merger service uses it to decide
+ * whether a merge is due. @throws IndexFormatError when the current version is corrupt; store errors as they come.
+ */
+export async function pendingMerge(store: ObjectStore): Promise<PendingMerge> {
+  const manifest = await readManifest(store);
+  const meta = manifest.versions.find((v) => v.version === manifest.current) ?? null;
+  const summary = meta ? await loadVersionSummary(store, meta.version, meta.tocCrc32) : null;
+  const markers = await unmergedMarkers(store, new Set(summary?.batches ?? []));
+  return {
+    version: manifest.current, batches: markers.length, rows: markers.reduce((n, [, m]) => n + (m.rows ?? 0), 0), lakeUrls: summary?.status.urls ?? 0,
+  };
 }
 
 /**
@@ -124,12 +162,7 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
   if (prevColumns !== null && prevColumns !== columnSet) {
     throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'lakeColumns cannot change once the lake exists', { lakeColumns: columnSet, lake: prevColumns });
   }
-  const markers: [string, Marker][] = [];
-  for await (const o of store.list(layout.batchesPrefix())) {
-    if (!layout.isBatchMarker(o.key) || merged.has(o.key)) continue;
-    const b = await store.get(o.key);
-    if (b !== null) markers.push([o.key, parseJson<Marker>(b, 'batch marker')]);
-  }
+  const markers = await unmergedMarkers(store, merged);
   phase('load');
   if (markers.length === 0) {
     const collected = await collectGarbage(store, manifest, now(), opts.graceMs);

@@ -35,20 +35,7 @@ export async function readManifest(store: ObjectStore): Promise<IndexManifest> {
  * when a file is gone (e.g. collected by GC).
  */
 export async function loadVersion(store: ObjectStore, version: string, tocCrc32: number): Promise<LoadedVersion> {
-  const tocBytes = await store.get(indexLayout.toc(version));
-  if (tocBytes === null) throw new IndexFormatError('CCP_ERR_INDEX_MISSING', 'index version is missing', { version });
-  if (crcOf(tocBytes) !== tocCrc32) throw new IndexFormatError('CCP_ERR_INDEX_CRC', 'version.json CRC32 mismatch', { version });
-  const toc = parseJson<VersionToc>(tocBytes, 'version.json');
-  const got = {} as Record<IndexFileName, Buffer>;
-  await Promise.all(
-    INDEX_FILES.map(async (name) => {
-      const want = toc.files[name];
-      const b = await store.get(indexLayout.versionFile(version, name));
-      if (want === undefined || b === null) throw new IndexFormatError('CCP_ERR_INDEX_MISSING', 'index file is missing', { version, file: name });
-      if (b.length !== want.size || crcOf(b) !== want.crc32) throw new IndexFormatError('CCP_ERR_INDEX_CRC', 'index file CRC32 mismatch', { version, file: name });
-      got[name] = Buffer.from(b.buffer, b.byteOffset, b.byteLength);
-    }),
-  );
+  const { toc, got } = await loadIndexFiles(store, version, tocCrc32, INDEX_FILES);
   return {
     toc,
     domains: got['domains.bin'],
@@ -60,6 +47,33 @@ export async function loadVersion(store: ObjectStore, version: string, tocCrc32:
     batches: parseJson<string[]>(got['batches.json'], 'batches.json'),
     status: parseJson<VersionStatus>(got['status.json'], 'status.json'),
   };
+}
+
+/** What a version has folded in, without its dictionary, bitmaps or postings (a few KB to read). Same checks as loadVersion. */
+export async function loadVersionSummary(store: ObjectStore, version: string, tocCrc32: number): Promise<{ batches: string[]; status: VersionStatus }> {
+  const { got } = await loadIndexFiles(store, version, tocCrc32, ['batches.json', 'status.json']);
+  return { batches: parseJson<string[]>(got['batches.json'], 'batches.json'), status: parseJson<VersionStatus>(got['status.json'], 'status.json') };
+}
+
+/** version.json and the files `names` of a version, each checked against its CRC32 and size. */
+async function loadIndexFiles<N extends IndexFileName>(
+  store: ObjectStore, version: string, tocCrc32: number, names: readonly N[],
+): Promise<{ toc: VersionToc; got: Record<N, Buffer> }> {
+  const tocBytes = await store.get(indexLayout.toc(version));
+  if (tocBytes === null) throw new IndexFormatError('CCP_ERR_INDEX_MISSING', 'index version is missing', { version });
+  if (crcOf(tocBytes) !== tocCrc32) throw new IndexFormatError('CCP_ERR_INDEX_CRC', 'version.json CRC32 mismatch', { version });
+  const toc = parseJson<VersionToc>(tocBytes, 'version.json');
+  const got = {} as Record<N, Buffer>;
+  await Promise.all(
+    names.map(async (name) => {
+      const want = toc.files[name];
+      const b = await store.get(indexLayout.versionFile(version, name));
+      if (want === undefined || b === null) throw new IndexFormatError('CCP_ERR_INDEX_MISSING', 'index file is missing', { version, file: name });
+      if (b.length !== want.size || crcOf(b) !== want.crc32) throw new IndexFormatError('CCP_ERR_INDEX_CRC', 'index file CRC32 mismatch', { version, file: name });
+      got[name] = Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+    }),
+  );
+  return { toc, got };
 }
 
 /**

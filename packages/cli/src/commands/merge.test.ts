@@ -41,6 +41,18 @@ describe('ccpipe merge', () => {
     }
   });
 
+  it('--min-new-ratio and --max-wait belong to the merger service (--every) and take numbers', async () => {
+    const merge = async (...args: string[]) => {
+      const program = new Command('ccpipe').exitOverride();
+      registerMergeCommand(program, { write: () => undefined });
+      await program.parseAsync(['node', 'ccpipe', 'merge', '--data', '/nonexistent-ccpipe-dir', ...args]);
+    };
+    await expect(merge('--min-new-ratio', '0.25')).rejects.toThrow(/add --every/);
+    await expect(merge('--max-wait', '60')).rejects.toThrow(/add --every/);
+    await expect(merge('--every', '5', '--min-new-ratio', '-1')).rejects.toThrow(/--min-new-ratio must be a number ≥ 0/);
+    await expect(merge('--every', '5', '--min-new-ratio', '0.5', '--max-wait', '0')).rejects.toThrow(/--max-wait must be a number of seconds > 0/);
+  });
+
   it('--lake-columns picks the lake column set, which a later merge cannot change; a bad value is refused', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'ccpipe-cli-merge-'));
     try {

@@ -23,12 +23,20 @@ function intFlag(name: string, v: unknown, dflt: number, min: number): number {
   return n;
 }
 
-/** Parses `--every <seconds>` (a positive number, fractions allowed). @throws Error naming the flag. */
-function everyFlag(v: unknown): number | null {
+/** Parses a `--<name> <seconds>` flag (a positive number, fractions allowed) into ms. @throws Error naming the flag. */
+function secondsFlag(name: string, v: unknown): number | null {
   if (v === undefined) return null;
   const s = Number(v);
-  if (!Number.isFinite(s) || s <= 0) throw new Error('--every must be a number of seconds > 0');
+  if (!Number.isFinite(s) || s <= 0) throw new Error(`--${name} must be a number of seconds > 0`);
   return Math.round(s * 1000);
+}
+
+/** Parses `--min-new-ratio <r>` (a number ≥ 0; 0 merges on every tick). @throws Error naming the flag. */
+function ratioFlag(v: unknown): number {
+  if (v === undefined) return 0;
+  const r = Number(v);
+  if (!Number.isFinite(r) || r < 0) throw new Error('--min-new-ratio must be a number ≥ 0');
+  return r;
 }
 
 /** Parses `--lake-columns`. @throws Error naming the allowed sets. */
@@ -46,7 +54,9 @@ function lakeColumnsFlag(v: unknown): LakeColumnSet {
  * Exit code 0 also when there was nothing to merge (`published: false`).
  *
  * With `--every <seconds>` it is the merger service instead (mergerMain): merge, wait, repeat until SIGTERM, with
- * pino logs on stdout and `ccpipe_merge_*` metrics on `--metrics-port` (default 9002); no result lines.
+ * pino logs on stdout and `ccpipe_merge_*` metrics on `--metrics-port` (default 9002); no result lines. There,
+ * `--min-new-ratio <r>` (default 0) defers a merge until the new rows are r × the lake's URLs, at most
+ * `--max-wait <seconds>` (default 3600) after the first deferral (docs/operations.md).
  */
 export function registerMergeCommand(program: Command, io: MergeCommandIo = { write: (l) => process.stdout.write(l) }): void {
   addConfigFlags(program.command('merge').description('fold completed batches into a new immutable index version and publish it'), MERGE)
@@ -56,9 +66,16 @@ export function registerMergeCommand(program: Command, io: MergeCommandIo = { wr
     .option('--memory-limit <size>', "DuckDB memory limit, e.g. '256MB' (the default; it spills to a temp dir beyond it)")
     .option('--lake-columns <set>', "lake columns: 'all' (every part column), 'api' (what the API and analytics need) or 'lean' ('api' without url_id); fixed once the lake exists")
     .option('--every <seconds>', 'run as the merger service: merge every <seconds> until SIGTERM, serving /metrics')
+    .option('--min-new-ratio <r>', 'with --every: merge only once the new rows are r × the URLs already merged (0, the default: every time)')
+    .option('--max-wait <seconds>', 'with --every and --min-new-ratio: merge anyway once new batches have waited this long (default 3600)')
     .action(async (opts: Record<string, unknown>) => {
       const config = loadConfig(process.env, configFlagsOf(opts, MERGE));
-      const everyMs = everyFlag(opts['every']);
+      const everyMs = secondsFlag('every', opts['every']);
+      const minNewRatio = ratioFlag(opts['minNewRatio']);
+      const maxWaitMs = secondsFlag('max-wait', opts['maxWait']) ?? 3_600_000;
+      if (everyMs === null && (opts['minNewRatio'] !== undefined || opts['maxWait'] !== undefined)) {
+        throw new Error('--min-new-ratio and --max-wait apply to the merger service: add --every <seconds>');
+      }
       const dataDir = localStoreDir(config.data);
       const options: Omit<MergeOptions, 'onPhase'> = {
         store: openObjectStore(config.data, config),
@@ -72,7 +89,7 @@ export function registerMergeCommand(program: Command, io: MergeCommandIo = { wr
       };
       const stream = io.progress ?? process.stderr;
       if (everyMs !== null) {
-        process.exitCode = await mergerMain(config, options, everyMs, stream);
+        process.exitCode = await mergerMain(config, options, everyMs, stream, { minNewRatio, maxWaitMs });
         return;
       }
       const progress = mergeProgress({ stream, log: createLogger({ service: 'merge', level: config.logLevel, destination: stream }) });

@@ -27,7 +27,7 @@ async function storeWithBatch(dir: string, batchId: string, urls: string[]): Pro
   const store = new FsObjectStore({ root: dir });
   const part = layout.batchPart(3, batchId);
   await store.put(part, await writeParquetPart(urls.map(row), { engine: 'duckdb' }));
-  await store.put(layout.batchMarker(3, batchId), Buffer.from(JSON.stringify({ v: 1, batchId, datasetId: 3, part })));
+  await store.put(layout.batchMarker(3, batchId), Buffer.from(JSON.stringify({ v: 1, batchId, datasetId: 3, rows: urls.length, part })));
 }
 
 function fakeStream(isTTY: boolean): Writable & { isTTY: boolean; chunks: string[] } {
@@ -78,30 +78,33 @@ describe('ccpipe merge progress', () => {
   });
 });
 
+/** `ccpipe merge ARGS` as a child process, its JSON log lines collected. */
+function startMerger(args: string[]) {
+  const child = spawn(process.execPath, [CCPIPE_BIN, 'merge', ...args], { env: { ...process.env, LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  const logs: Record<string, unknown>[] = [];
+  let buf = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (c: string) => {
+    buf += c;
+    for (let nl; (nl = buf.indexOf('\n')) >= 0; buf = buf.slice(nl + 1)) logs.push(JSON.parse(buf.slice(0, nl)) as Record<string, unknown>);
+  });
+  child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+  const waitLog = async (pred: (l: Record<string, unknown>) => boolean, what: string): Promise<Record<string, unknown>> => {
+    for (const deadline = Date.now() + 60_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 50))) {
+      const l = logs.find(pred);
+      if (l) return l;
+      if (child.exitCode !== null) break;
+    }
+    throw new Error(`no log line ${what}; stderr: ${stderr}`);
+  };
+  return { child, exited, logs, waitLog };
+}
+
 describe('ccpipe merge --every (the merger service, as a process)', () => {
   it('merges on schedule, serves ccpipe_merge_* on /metrics, picks up new batches, and exits 0 on SIGTERM', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'ccpipe-merger-'));
-    const child = spawn(process.execPath, [CCPIPE_BIN, 'merge', '--every', '0.2', '--data', dir, '--metrics-port', '0', '--metrics-host', '127.0.0.1'], {
-      env: { ...process.env, LOG_LEVEL: 'info' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-    const logs: Record<string, unknown>[] = [];
-    let buf = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (c: string) => {
-      buf += c;
-      for (let nl; (nl = buf.indexOf('\n')) >= 0; buf = buf.slice(nl + 1)) logs.push(JSON.parse(buf.slice(0, nl)) as Record<string, unknown>);
-    });
-    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-    const waitLog = async (pred: (l: Record<string, unknown>) => boolean, what: string): Promise<Record<string, unknown>> => {
-      for (const deadline = Date.now() + 60_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 50))) {
-        const l = logs.find(pred);
-        if (l) return l;
-        if (child.exitCode !== null) break;
-      }
-      throw new Error(`no log line ${what}; stderr: ${stderr}`);
-    };
+    const { child, exited, logs, waitLog } = startMerger(['--every', '0.2', '--data', dir, '--metrics-port', '0', '--metrics-host', '127.0.0.1']);
     try {
       const port = (await waitLog((l) => l['msg'] === 'metrics listening', 'metrics listening'))['port'] as number;
       await waitLog((l) => l['msg'] === 'merge done' && l['published'] === false, 'an empty merge');
@@ -119,6 +122,36 @@ describe('ccpipe merge --every (the merger service, as a process)', () => {
       expect(logs.at(-1)).toMatchObject({ msg: 'merger stopped', failed: 0 });
       // one JSON log line per line on stdout: no bare result lines in service mode
       expect(logs.every((l) => typeof l['msg'] === 'string')).toBe(true);
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+      await exited;
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('with --min-new-ratio defers a small delta (logged, counted) until --max-wait, and merges a big one at once', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'ccpipe-merger-'));
+    const { child, exited, logs, waitLog } = startMerger(['--every', '0.2', '--min-new-ratio', '1', '--max-wait', '2', '--data', dir, '--metrics-port', '0', '--metrics-host', '127.0.0.1']);
+    const published = (v: string) => (l: Record<string, unknown>) => l['msg'] === 'merge done' && l['version'] === v && l['published'] === true;
+    try {
+      const port = (await waitLog((l) => l['msg'] === 'metrics listening', 'metrics listening'))['port'] as number;
+      await storeWithBatch(dir, 'b1', ['https://a.example/', 'https://b.example/x']);
+      await waitLog(published('v000001'), 'the first version (no lake yet: merged at once)');
+      await storeWithBatch(dir, 'b2', ['https://c.example/']); // 1 new row < 1 × 2 merged URLs
+      const first = await waitLog((l) => l['msg'] === 'merge deferred', 'a deferred merge');
+      expect(first).toMatchObject({ pendingBatches: 1, pendingRows: 1, lakeUrls: 2, dueAtRows: 2, waitedMs: 0 });
+      const v2 = await waitLog(published('v000002'), 'the small delta merged after --max-wait');
+      const deferrals = logs.filter((l) => l['msg'] === 'merge deferred');
+      expect(deferrals.length).toBeGreaterThanOrEqual(5); // 2 s of 0.2 s ticks
+      expect(Math.max(...deferrals.map((l) => l['waitedMs'] as number))).toBeGreaterThanOrEqual(1500);
+      expect(v2).toMatchObject({ batches: 1, urls: 3 });
+      const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+      expect(metrics).toMatch(new RegExp(`^ccpipe_merge_deferred_total ${deferrals.length}$`, 'm'));
+      await storeWithBatch(dir, 'b3', ['https://d.example/', 'https://e.example/', 'https://f.example/']); // 3 ≥ 1 × 3
+      await waitLog(published('v000003'), 'a big delta merged at once');
+      expect(logs.filter((l) => l['msg'] === 'merge deferred')).toHaveLength(deferrals.length);
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
     } finally {
       if (child.exitCode === null) child.kill('SIGKILL');
       await exited;

@@ -21,6 +21,8 @@ export interface MergeMetrics {
   finished(result: MergeResult): void;
   /** A merge threw after `ms`. */
   failed(ms: number): void;
+  /** A due-check deferred the merge with `rows` new rows in `batches` batches waiting. */
+  deferred(batches: number, rows: number): void;
 }
 
 /**
@@ -42,6 +44,8 @@ export function mergeMetrics(registry: Registry, nowMs: () => number = Date.now)
   const version = new Gauge({ name: 'ccpipe_merge_index_version', help: 'sequence number of the current index version (v000042 → 42; 0 = none)', registers });
   const urls = new Gauge({ name: 'ccpipe_merge_index_urls', help: 'URLs in the current index version', registers });
   const domains = new Gauge({ name: 'ccpipe_merge_index_domains', help: 'domains in the current index version', registers });
+  const deferred = new Counter({ name: 'ccpipe_merge_deferred_total', help: 'merger ticks that waited for more new rows (merge --min-new-ratio)', registers });
+  const pendingRows = new Gauge({ name: 'ccpipe_merge_pending_rows', help: 'rows of completed batches not in the current version, as last seen by a deferred tick (0 after a merge)', registers });
   const lastSuccess = new Gauge({ name: 'ccpipe_merge_last_success_timestamp_seconds', help: 'when the last merge that did not fail ended (unix seconds)', registers });
   for (const outcome of OUTCOMES) {
     runs.inc({ outcome }, 0);
@@ -63,10 +67,15 @@ export function mergeMetrics(registry: Registry, nowMs: () => number = Date.now)
       urls.set(r.urls);
       domains.set(r.domains);
       lastSuccess.set(nowMs() / 1000);
+      pendingRows.set(0);
     },
     failed: (ms) => {
       runs.inc({ outcome: 'failed' });
       duration.observe({ outcome: 'failed' }, ms / 1000);
+    },
+    deferred: (_batches, rows) => {
+      deferred.inc();
+      pendingRows.set(rows);
     },
   };
 }

@@ -3,7 +3,7 @@ import { createLogger } from '@ccpipe/adapters';
 import type { MergeResult } from '@ccpipe/index';
 import { mergeMetrics } from './merge-metrics';
 import { mergeProgress, type MergeProgress } from './merge-progress';
-import { runMergerLoop } from './merger-loop';
+import { mergeDue, runMergerLoop } from './merger-loop';
 
 const silent = createLogger({ service: 'merger', level: 'silent' });
 const progress = (): MergeProgress => mergeProgress({ stream: { isTTY: false } as NodeJS.WritableStream & { isTTY: boolean }, log: silent });
@@ -79,6 +79,58 @@ describe('runMergerLoop', () => {
     expect(await loop).toEqual({ merges: 1, failed: 0 });
     expect(merges).toBe(1);
     expect(await values(registry, 'ccpipe_merge_runs_total')).toMatchObject({ 'ccpipe_merge_runs_total{"outcome":"published"}': 1 });
+  });
+
+  it('with a min-new-ratio policy defers a merge until the new rows reach the ratio or have waited max-wait', async () => {
+    const registry = new Registry();
+    let clock = 0;
+    let lake = 0;
+    let waiting = 0;
+    const arrivals = [10, 4, 0, 2, 1, 0, 0, 0]; // rows of batches completed before each tick (a tick is a second)
+    const merged: number[] = [];
+    const deferred: { rows: number; waitedMs: number }[] = [];
+    const done = await runMergerLoop(
+      1,
+      {
+        pending: async () => {
+          clock += 1000;
+          waiting += arrivals.shift() ?? 0;
+          return { version: lake === 0 ? null : 'v000001', batches: waiting === 0 ? 0 : 1, rows: waiting, lakeUrls: lake };
+        },
+        merge: async () => {
+          merged.push(waiting);
+          lake += waiting;
+          const r = result({ batches: 1, rowsIn: waiting, urls: lake });
+          waiting = 0;
+          return r;
+        },
+        policy: { minNewRatio: 0.5, maxWaitMs: 2500 },
+        deferred: (p, waitedMs) => deferred.push({ rows: p.rows, waitedMs }),
+        metrics: mergeMetrics(registry),
+        progress,
+        signal: new AbortController().signal,
+        now: () => clock,
+      },
+      3,
+    );
+    // t1: 10 rows, no lake yet → merge. t2, t3: 4 < 0.5 × 10 → wait. t4: 6 ≥ 5 → merge (lake 16). t5–t7: 1 < 8 → wait;
+    // t8: the 1 row has waited 3 s ≥ 2.5 s → merge.
+    expect(merged).toEqual([10, 6, 1]);
+    expect(deferred).toEqual([{ rows: 4, waitedMs: 0 }, { rows: 4, waitedMs: 1000 }, { rows: 1, waitedMs: 0 }, { rows: 1, waitedMs: 1000 }, { rows: 1, waitedMs: 2000 }]);
+    expect(done).toEqual({ merges: 3, failed: 0 });
+    expect(await values(registry, 'ccpipe_merge_deferred_total')).toEqual({ 'ccpipe_merge_deferred_total{}': 5 });
+    expect(await values(registry, 'ccpipe_merge_pending_rows')).toEqual({ 'ccpipe_merge_pending_rows{}': 0 }); // reset by the merge
+  });
+
+  it('mergeDue: always without a ratio, with nothing new or before the first version; else at the ratio or after max-wait', () => {
+    const p = (rows: number, lakeUrls: number, batches = 1) => ({ version: 'v000001', batches, rows, lakeUrls });
+    const policy = { minNewRatio: 0.25, maxWaitMs: 60_000 };
+    expect(mergeDue(p(1, 1000), { minNewRatio: 0, maxWaitMs: 0 }, 0)).toBe(true);
+    expect(mergeDue(p(0, 1000, 0), policy, 0)).toBe(true); // nothing new: the merge only collects garbage
+    expect(mergeDue(p(5, 0), policy, 0)).toBe(true); // first version
+    expect(mergeDue(p(249, 1000), policy, 59_999)).toBe(false);
+    expect(mergeDue(p(250, 1000), policy, 0)).toBe(true);
+    expect(mergeDue(p(1, 1000), policy, 60_000)).toBe(true);
   });
 
   it('stops waiting between merges when asked to stop', async () => {

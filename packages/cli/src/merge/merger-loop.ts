@@ -1,4 +1,4 @@
-import type { MergeOptions, MergeResult } from '@ccpipe/index';
+import type { MergeOptions, MergeResult, PendingMerge } from '@ccpipe/index';
 import type { MergeMetrics } from './merge-metrics';
 import type { MergeProgress } from './merge-progress';
 
@@ -12,18 +12,62 @@ export interface MergerLoopDeps {
   /** Stops the loop: a merge in progress finishes first (it is not interrupted), the wait between merges is cut short. */
   signal: AbortSignal;
   now?: () => number;
+  /**
+   * When to merge (default: every time). With a `minNewRatio`, each tick first asks `pending` what a merge would
+   * fold in, and a due-check ({@link mergeDue}) may defer it (counted in `metrics`); `deferred` hears why (logs).
+   */
+  policy?: MergePolicy;
+  pending?: () => Promise<PendingMerge>;
+  deferred?: (p: PendingMerge, waitedMs: number) => void;
 }
 
 /**
- * Merges, waits `everyMs`, repeats until `signal` aborts (or after `maxMerges`, for tests). A failed merge is
- * counted and reported, and the next one runs on schedule: the previous version keeps serving meanwhile, and a
- * rerun rebuilds the same version over leftovers. Never throws for a merge's error. Resolves to what it did.
+ * When the merger service merges. A merge rewrites every lake partition its new rows touch, old rows included, so
+ * merging a small delta into a big lake every few minutes rewrites the dataset again and again; waiting until the
+ * new rows are a fraction `minNewRatio` of the lake's URLs keeps the total rewrite work a bounded multiple of the
+ * final lake (geometric growth) instead of growing with the square of it. `maxWaitMs` bounds how long new batches
+ * wait (the tail of a crawl is merged at the latest that long after the first deferral).
+ */
+export interface MergePolicy {
+  /** New rows / lake URLs that make a merge due (0 = always). */
+  minNewRatio: number;
+  maxWaitMs: number;
+}
+
+/**
+ * Whether a merge is due: always with nothing to fold in (the merge then only collects garbage) or before the
+ * first version; otherwise when the new rows reach `minNewRatio` of the lake's URLs or they have waited `maxWaitMs`.
+ */
+export function mergeDue(p: PendingMerge, policy: MergePolicy, waitedMs: number): boolean {
+  if (policy.minNewRatio <= 0 || p.batches === 0 || p.lakeUrls === 0) return true;
+  return p.rows >= policy.minNewRatio * p.lakeUrls || waitedMs >= policy.maxWaitMs;
+}
+
+/**
+ * Merges, waits `everyMs`, repeats until `signal` aborts (or after `maxMerges` merges, for tests). With a policy, a
+ * tick whose merge is not due yet is deferred (not counted as a merge). A failed merge is counted and reported, and
+ * the next one runs on schedule: the previous version keeps serving meanwhile, and a rerun rebuilds the same version
+ * over leftovers. Never throws for a merge's error. Resolves to what it did.
  */
 export async function runMergerLoop(everyMs: number, deps: MergerLoopDeps, maxMerges = Infinity): Promise<{ merges: number; failed: number }> {
   const now = deps.now ?? Date.now;
   let merges = 0;
   let failed = 0;
+  let waitingSince: number | null = null;
   while (!deps.signal.aborted && merges < maxMerges) {
+    if (deps.policy !== undefined && deps.policy.minNewRatio > 0 && deps.pending !== undefined) {
+      // A store that cannot answer is not a reason to defer: the merge then runs and reports its own error.
+      const p = await deps.pending().catch(() => null);
+      const waited = waitingSince === null ? 0 : now() - waitingSince;
+      if (p !== null && !mergeDue(p, deps.policy, waited)) {
+        waitingSince ??= now();
+        deps.metrics.deferred(p.batches, p.rows);
+        deps.deferred?.(p, waited);
+        await sleep(everyMs, deps.signal);
+        continue;
+      }
+    }
+    waitingSince = null;
     const progress = deps.progress();
     const t0 = now();
     try {

@@ -1,9 +1,9 @@
 import { runService } from '@ccpipe/adapters';
 import type { Config } from '@ccpipe/core';
-import { runMerge, type MergeOptions } from '@ccpipe/index';
+import { pendingMerge, runMerge, type MergeOptions } from '@ccpipe/index';
 import { mergeMetrics } from './merge-metrics';
 import { mergeProgress } from './merge-progress';
-import { runMergerLoop } from './merger-loop';
+import { runMergerLoop, type MergePolicy } from './merger-loop';
 
 /** The merger's /metrics port when neither `--metrics-port` nor CCPIPE_METRICS_PORT sets one (batcher 9000, worker 9001). */
 export const MERGER_METRICS_PORT = 9002;
@@ -11,7 +11,8 @@ export const MERGER_METRICS_PORT = 9002;
 /**
  * `ccpipe merge --every <s>`: the merger as a long-running service under the shared lifecycle (runService): pino
  * logs on stdout, `ccpipe_merge_*` metrics on /metrics (`config.metricsPort`, default 9002), a merge every
- * `everyMs`. SIGTERM/SIGINT lets the merge in progress finish (a published version is never left half-written by
+ * `everyMs` — or, with a `policy`, every `everyMs` once enough new rows wait (merger-loop's mergeDue; a deferred tick
+ * logs `merge deferred` with the counts). SIGTERM/SIGINT lets the merge in progress finish (a published version is never left half-written by
  * us), then exits 0. Phase progress goes to `progressStream` (stderr) when it is a TTY, else into the logs.
  * Resolves to the exit code: 0 when stopped by a signal, 1 when startup failed.
  */
@@ -20,6 +21,7 @@ export function mergerMain(
   options: Omit<MergeOptions, 'onPhase'>,
   everyMs: number,
   progressStream: NodeJS.WritableStream & { isTTY?: boolean } = process.stderr,
+  policy: MergePolicy = { minNewRatio: 0, maxWaitMs: 0 },
 ): Promise<number> {
   return runService(
     {
@@ -30,12 +32,17 @@ export function mergerMain(
     },
     async ({ log, registry, signal }) => {
       const metrics = mergeMetrics(registry);
-      log.info({ everyMs, keepVersions: options.keepVersions, graceMs: options.graceMs }, 'merger started');
+      log.info({ everyMs, ...policy, keepVersions: options.keepVersions, graceMs: options.graceMs }, 'merger started');
       const done = await runMergerLoop(everyMs, {
         merge: (onPhase) => runMerge({ ...options, onPhase }),
         metrics,
         progress: () => mergeProgress({ stream: progressStream, log }),
         signal,
+        policy,
+        pending: () => pendingMerge(options.store),
+        deferred: (p, waitedMs) => {
+          log.info({ pendingBatches: p.batches, pendingRows: p.rows, lakeUrls: p.lakeUrls, dueAtRows: Math.ceil(policy.minNewRatio * p.lakeUrls), waitedMs }, 'merge deferred');
+        },
       });
       log.info(done, 'merger stopped');
       return 0;
