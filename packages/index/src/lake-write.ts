@@ -48,6 +48,9 @@ export interface FilePosting {
 export interface OldLakeFile {
   datasetId: number;
   prefix: string;
+  /** Its object key and row count (from the files registry). */
+  key: string;
+  rows: number;
   /** Local path (DuckDB reads it). */
   path: string;
   /** Its row id space in `lose` (negative: old rows lose ties against new ones). */
@@ -64,10 +67,15 @@ export interface OldLakeFile {
  */
 export async function stageNewRows(conn: DuckDBConnection, parts: string, columns: readonly string[], dropText: boolean): Promise<void> {
   const want = [...new Set([...columns, 'url_id', 'url', 'ts', 'warc_filename', 'warc_offset'])].filter((c) => c !== 'domain64');
-  const expr = (c: string): string => (c === 'text' && dropText ? 'NULL::VARCHAR AS text' : c === 'raw_url' ? 'NULLIF(raw_url, url) AS raw_url' : c);
   await conn.run(
-    `CREATE TEMP TABLE staged AS SELECT dataset_id::BIGINT AS dataset_id, prefix, domain64, ${want.map(expr).join(', ')}, _f, _r FROM (${parts}) ORDER BY dataset_id, prefix`,
+    `CREATE TEMP TABLE staged AS SELECT dataset_id::BIGINT AS dataset_id, prefix, domain64, ${want.map((c) => lakeColumnExpr(c, dropText)).join(', ')}, _f, _r
+     FROM (${parts}) ORDER BY dataset_id, prefix`,
   );
+}
+
+/** How a lake column is written: `raw_url` only where it differs from `url` (null otherwise), `text` null with `dropText`. */
+function lakeColumnExpr(c: string, dropText: boolean): string {
+  return c === 'text' && dropText ? 'NULL::VARCHAR AS text' : c === 'raw_url' ? 'NULLIF(raw_url, url) AS raw_url' : c;
 }
 
 /**
@@ -76,9 +84,9 @@ export async function stageNewRows(conn: DuckDBConnection, parts: string, column
  * Duplicates are rare, so they are found on narrow columns first (after collision resolution url_id and canonical
  * URL are one-to-one; an integer groups cheaper than a string; `key` is `url` when the lake has no url_id) and only
  * those rows are ranked. Losing new rows are deleted from `staged`; losing old rows stay listed in temp table
- * `lose_old (_f, _r)` for the per-partition COPY to skip. Returns how many rows lost.
+ * `lose_old (_f, _r)` for the per-partition COPY to skip.
  */
-export async function dropSuperseded(conn: DuckDBConnection, old: readonly OldLakeFile[], key: 'url_id' | 'url'): Promise<number> {
+export async function dropSuperseded(conn: DuckDBConnection, old: readonly OldLakeFile[], key: 'url_id' | 'url'): Promise<void> {
   await conn.run('CREATE OR REPLACE TEMP TABLE old_files (filename VARCHAR, dataset_id BIGINT, _f INTEGER)');
   if (old.length > 0) {
     const app = await conn.createAppender('old_files');
@@ -107,11 +115,9 @@ export async function dropSuperseded(conn: DuckDBConnection, old: readonly OldLa
        FROM n WHERE EXISTS (SELECT 1 FROM dup WHERE dup.dataset_id = n.dataset_id AND dup.${key} = n.${key})
      ) WHERE _k > 1`,
   );
-  const lost = Number((await queryRows(conn, 'SELECT count(*) AS n FROM lose'))[0]!['n']);
   await conn.run('DELETE FROM staged WHERE EXISTS (SELECT 1 FROM lose l WHERE l._f > 0 AND l._f = staged._f AND l._r = staged._r)');
   await conn.run('CREATE OR REPLACE TEMP TABLE lose_old AS SELECT _f, _r FROM lose WHERE _f < 0');
   await conn.run('DROP TABLE lose');
-  return lost;
 }
 
 /** Options of {@link writeLake}. */
@@ -142,7 +148,6 @@ let passSeq = 0;
  * another number of rows than its inputs.
  */
 export async function writeLake(conn: DuckDBConnection, store: ObjectStore, w: LakeWrite): Promise<{ entries: LakeFileEntry[]; postings: FilePosting[] }> {
-  const expr = (c: string): string => (c === 'text' && w.dropText ? 'NULL::VARCHAR AS text' : c === 'raw_url' ? 'NULLIF(raw_url, url) AS raw_url' : c);
   const cols = w.columns.join(', ');
   // One COPY per partition (~3 ms each beyond the bytes it writes). A single `COPY … PARTITION_BY` was tried: at 1M
   // rows it did not keep the input order within a partition (domains came out split) and cost more, so it is not used.
@@ -160,21 +165,24 @@ export async function writeLake(conn: DuckDBConnection, store: ObjectStore, w: L
     const fresh = `SELECT ${cols} FROM staged WHERE dataset_id = ${t.datasetId} AND prefix = ${sqlString(t.prefix)}`;
     const kept = t.old === null
       ? ''
-      : `UNION ALL SELECT ${w.columns.map(expr).join(', ')} FROM read_parquet(${sqlString(t.old.path)}, hive_partitioning = false, file_row_number = true) o
+      : `UNION ALL SELECT ${w.columns.map((c) => lakeColumnExpr(c, w.dropText)).join(', ')} FROM read_parquet(${sqlString(t.old.path)}, hive_partitioning = false, file_row_number = true) o
          WHERE NOT EXISTS (SELECT 1 FROM lose_old l WHERE l._f = ${t.old.fileId} AND l._r = o.file_row_number)`;
     await conn.run(
       `COPY (SELECT * FROM (${fresh} ${kept}) ORDER BY domain64, url)
        TO ${sqlString(tmpOf(t))} (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL ${w.compressionLevel}, ROW_GROUP_SIZE ${rg}, PARQUET_VERSION ${w.parquetVersion})`,
     );
   }
-  for (const t of w.targets) {
-    if (t.old === null) continue;
-    const oldRows = await queryRows(
-      conn,
-      `SELECT (SELECT count(*) FROM read_parquet(${sqlString(t.old.path)}, hive_partitioning = false)) - (SELECT count(*) FROM lose_old WHERE _f = ${t.old.fileId}) AS n`,
-    );
-    const id = `${t.datasetId}/${t.prefix}`;
-    expected.set(id, (expected.get(id) ?? 0) + Number(oldRows[0]!['n']));
+  // An old file keeps its registry row count less its superseded rows.
+  const olds = w.targets.flatMap((t) => (t.old === null ? [] : [t.old]));
+  const lost = new Map<number, number>();
+  if (olds.length > 0) {
+    for (const r of await queryRows(conn, `SELECT _f, count(*) AS n FROM lose_old WHERE _f IN (${olds.map((o) => o.fileId).join(', ')}) GROUP BY _f`)) {
+      lost.set(Number(r['_f']), Number(r['n']));
+    }
+  }
+  for (const o of olds) {
+    const id = `${o.datasetId}/${o.prefix}`;
+    expected.set(id, (expected.get(id) ?? 0) + o.rows - (lost.get(o.fileId) ?? 0));
   }
   // Postings read back from the files written, in their order: each domain is one run, its first row the count of
   // rows before it. The files' own order is checked below on the row groups' domain64 statistics.

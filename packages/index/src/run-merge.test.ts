@@ -180,10 +180,26 @@ describe('runMerge (synthetic batches)', () => {
     expect(await pendingMerge(store)).toEqual({ version: 'v000001', batches: 0, rows: 0, lakeUrls: 4 });
     await putBatch(store, 1, 'b3', [row(1, 'https://one.example/a', '20300102000000'), row(1, 'https://one.example/d', '20300102000000')]);
     expect(await pendingMerge(store)).toEqual({ version: 'v000001', batches: 1, rows: 2, lakeUrls: 4 });
+    // A caller that keeps the row cache reads each pending marker once; merged markers leave the cache.
+    const markerGets: string[] = [];
+    const counting = Object.assign(Object.create(store) as FsObjectStore, {
+      get: async (key: string) => {
+        if (layout.isBatchMarker(key)) markerGets.push(key);
+        return store.get(key);
+      },
+    });
+    const rowsOf = new Map<string, number>();
+    await pendingMerge(counting, rowsOf);
+    await putBatch(store, 2, 'b4', [row(2, 'https://two.example/b', '20300102000000')]);
+    expect(await pendingMerge(counting, rowsOf)).toEqual({ version: 'v000001', batches: 2, rows: 3, lakeUrls: 4 });
+    expect(markerGets.sort()).toEqual([layout.batchMarker(1, 'b3'), layout.batchMarker(2, 'b4')].sort());
+    await runMerge(opts());
+    expect(await pendingMerge(counting, rowsOf)).toEqual({ version: 'v000002', batches: 0, rows: 0, lakeUrls: 6 });
+    expect(rowsOf.size).toBe(0);
     // It checks what it reads like loadVersion does: a damaged status.json is an error, not a guess.
-    const status = join(dir, indexLayout.versionFile('v000001', 'status.json'));
+    const status = join(dir, indexLayout.versionFile('v000002', 'status.json'));
     const { writeFile } = await import('node:fs/promises');
-    await writeFile(status, (await readFile(status, 'utf8')).replace('"urls":4', '"urls":9'));
+    await writeFile(status, (await readFile(status, 'utf8')).replace('"urls":6', '"urls":9'));
     await expect(pendingMerge(store)).rejects.toMatchObject({ code: 'CCP_ERR_INDEX_CRC' });
   });
 

@@ -94,13 +94,17 @@ interface Marker {
   rows?: number;
 }
 
-/** Markers of completed batches that `merged` (the current version's batches) does not hold yet, with their keys. */
+/** Keys of the markers of completed batches that `merged` (the current version's batches) does not hold yet. */
+async function* unmergedMarkerKeys(store: ObjectStore, merged: ReadonlySet<string>): AsyncGenerator<string> {
+  for await (const o of store.list(layout.batchesPrefix())) if (layout.isBatchMarker(o.key) && !merged.has(o.key)) yield o.key;
+}
+
+/** Those markers, read. */
 async function unmergedMarkers(store: ObjectStore, merged: ReadonlySet<string>): Promise<[string, Marker][]> {
   const markers: [string, Marker][] = [];
-  for await (const o of store.list(layout.batchesPrefix())) {
-    if (!layout.isBatchMarker(o.key) || merged.has(o.key)) continue;
-    const b = await store.get(o.key);
-    if (b !== null) markers.push([o.key, parseJson<Marker>(b, 'batch marker')]);
+  for await (const key of unmergedMarkerKeys(store, merged)) {
+    const b = await store.get(key);
+    if (b !== null) markers.push([key, parseJson<Marker>(b, 'batch marker')]);
   }
   return markers;
 }
@@ -118,17 +122,31 @@ export interface PendingMerge {
 
 /**
  * What a merge would fold in now, read cheaply (the manifest, the current version's batches.json and status.json,
- * and the new batches' markers; no dictionary, bitmaps, postings or lake): the merger service uses it to decide
- * whether a merge is due. @throws IndexFormatError when the current version is corrupt; store errors as they come.
+ * a listing of the markers, and the markers not read before; no dictionary, bitmaps, postings or lake): the merger
+ * service uses it to decide whether a merge is due. `rowsOf` (marker key → rows) carries what earlier calls read —
+ * a marker is written once, last, so a caller that asks every few minutes keeps it and GETs only new markers;
+ * entries of markers no longer pending are dropped from it. @throws IndexFormatError when the current version is
+ * corrupt; store errors as they come.
  */
-export async function pendingMerge(store: ObjectStore): Promise<PendingMerge> {
+export async function pendingMerge(store: ObjectStore, rowsOf: Map<string, number> = new Map()): Promise<PendingMerge> {
   const manifest = await readManifest(store);
   const meta = manifest.versions.find((v) => v.version === manifest.current) ?? null;
   const summary = meta ? await loadVersionSummary(store, meta.version, meta.tocCrc32) : null;
-  const markers = await unmergedMarkers(store, new Set(summary?.batches ?? []));
-  return {
-    version: manifest.current, batches: markers.length, rows: markers.reduce((n, [, m]) => n + (m.rows ?? 0), 0), lakeUrls: summary?.status.urls ?? 0,
-  };
+  const pending = new Set<string>();
+  let rows = 0;
+  for await (const key of unmergedMarkerKeys(store, new Set(summary?.batches ?? []))) {
+    let n = rowsOf.get(key);
+    if (n === undefined) {
+      const b = await store.get(key);
+      if (b === null) continue;
+      n = parseJson<Marker>(b, 'batch marker').rows ?? 0;
+      rowsOf.set(key, n);
+    }
+    pending.add(key);
+    rows += n;
+  }
+  for (const key of rowsOf.keys()) if (!pending.has(key)) rowsOf.delete(key);
+  return { version: manifest.current, batches: pending.size, rows, lakeUrls: summary?.status.urls ?? 0 };
 }
 
 /**
@@ -236,16 +254,15 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
       }));
       // The collision check needed every lake file; only the partitions being rewritten are read again, so staged
       // copies of the others go now (an S3 merge would otherwise hold the whole lake on local disk until the end).
-      const oldOf = new Map<string, LakeFileEntry>((prev?.files ?? []).map((f) => [`${f.datasetId}/${f.prefix}`, f]));
-      const rewriting = affected.flatMap((a) => {
-        const f = oldOf.get(`${a.datasetId}/${a.prefix}`);
-        return f ? [f] : [];
-      });
+      const prevOf = new Map<string, LakeFileEntry>((prev?.files ?? []).map((f) => [`${f.datasetId}/${f.prefix}`, f]));
+      const rewriting = affected.flatMap((a) => prevOf.get(`${a.datasetId}/${a.prefix}`) ?? []);
       const keep = new Set(rewriting.map((f) => f.key));
       await inputs.release(lakeKeys.filter((k) => !keep.has(k)));
       const oldPaths = await inputs.fetch(rewriting.map((f) => f.key));
-      const old = new Map<string, OldLakeFile>(rewriting.map((f, i) => [f.key, { datasetId: f.datasetId, prefix: f.prefix, path: oldPaths[i]!, fileId: -(i + 1) }]));
-      await dropSuperseded(conn, [...old.values()], lakeColumnsOf(columnSet).includes('url_id') ? 'url_id' : 'url');
+      const oldOf = new Map<string, OldLakeFile>(rewriting.map((f, i) => [
+        `${f.datasetId}/${f.prefix}`, { datasetId: f.datasetId, prefix: f.prefix, key: f.key, rows: f.rows, path: oldPaths[i]!, fileId: -(i + 1) },
+      ]));
+      await dropSuperseded(conn, [...oldOf.values()], lakeColumnsOf(columnSet).includes('url_id') ? 'url_id' : 'url');
       // Partitions are written in groups of about passRows rows (old + new): each group's files are uploaded and
       // their local copies (and staged inputs) deleted before the next, so local disk holds one group at a time.
       const passRows = opts.passRows ?? DEFAULT_PASS_ROWS;
@@ -257,7 +274,7 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
           targets: group, columns: lakeColumnsOf(columnSet), rowGroupSize: opts.rowGroupSize,
           compressionLevel: opts.compressionLevel ?? 3, parquetVersion: opts.parquetVersion ?? 'V2', tmpDir: tmp, dropText: opts.dropText ?? false,
         });
-        await inputs.release(group.flatMap((g) => (g.old ? [rewriting[-g.old.fileId - 1]!.key] : [])));
+        await inputs.release(group.flatMap((g) => (g.old ? [g.old.key] : [])));
         // a loop, not push(...): one pass can hold hundreds of thousands of postings (one-URL domains), beyond the
         // engine's argument limit
         for (const e of lake.entries) newFiles.push(e);
@@ -266,10 +283,10 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
         groupRows = 0;
       };
       for (const a of affected) {
-        const prevFile = oldOf.get(`${a.datasetId}/${a.prefix}`) ?? null;
-        if (prevFile) replaced.add(prevFile.key);
-        group.push({ datasetId: a.datasetId, prefix: a.prefix, key: indexLayout.lakeFile(a.datasetId, a.prefix, version), old: prevFile ? old.get(prevFile.key)! : null });
-        groupRows += a.rows + (prevFile?.rows ?? 0);
+        const old = oldOf.get(`${a.datasetId}/${a.prefix}`) ?? null;
+        if (old) replaced.add(old.key);
+        group.push({ datasetId: a.datasetId, prefix: a.prefix, key: indexLayout.lakeFile(a.datasetId, a.prefix, version), old });
+        groupRows += a.rows + (old?.rows ?? 0);
         if (groupRows >= passRows) await flush();
       }
       await flush();

@@ -32,6 +32,7 @@ export function mergerMain(
     },
     async ({ log, registry, signal }) => {
       const metrics = mergeMetrics(registry);
+      const markerRows = new Map<string, number>(); // pending markers' row counts, read once each
       log.info({ everyMs, ...policy, keepVersions: options.keepVersions, graceMs: options.graceMs }, 'merger started');
       const done = await runMergerLoop(everyMs, {
         merge: (onPhase) => runMerge({ ...options, onPhase }),
@@ -39,7 +40,7 @@ export function mergerMain(
         progress: () => mergeProgress({ stream: progressStream, log }),
         signal,
         policy,
-        pending: () => pendingMerge(options.store),
+        pending: () => pendingMerge(options.store, markerRows),
         deferred: (p, waitedMs) => {
           log.info({ pendingBatches: p.batches, pendingRows: p.rows, lakeUrls: p.lakeUrls, dueAtRows: Math.ceil(policy.minNewRatio * p.lakeUrls), waitedMs }, 'merge deferred');
         },
