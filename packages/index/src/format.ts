@@ -17,6 +17,10 @@ export const indexLayout = {
   toc: (v: string): string => `index/${v}/version.json`,
   lakePrefix: (): string => 'urls/',
   lakeFile: (datasetId: number, prefix: string, v: string): string => `urls/dataset_id=${datasetId}/domain_prefix=${prefix}/part-${v}.parquet`,
+  /** Row-group locators live beside the lake, not in it: hive readers (Spark lists whole directories) see only Parquet. */
+  locatorPrefix: (): string => 'lakeidx/',
+  /** The locator of lake file `lakeKey`: `urls/…/part-v.parquet` → `lakeidx/…/part-v.rgx`. */
+  locatorOf: (lakeKey: string): string => `lakeidx/${lakeKey.replace(/^urls\//, '').replace(/\.parquet$/, '.rgx')}`,
 } as const;
 
 /** The index files of one version, besides version.json. */
@@ -51,6 +55,11 @@ export interface LakeFileEntry {
   bytes: number;
   crc32: number;
   rowGroups: [number, number][];
+  /**
+   * Its row-group locator (lake-locator.ts): where each row group's page columns sit, so a reader needs no footer.
+   * Absent in files merged before locators existed; readers then parse the footer.
+   */
+  locator?: { key: string; bytes: number; crc32: number };
 }
 
 /** `status.json`: facts /v1/status shows. */

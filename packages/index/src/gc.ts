@@ -7,11 +7,11 @@ export function versionSeq(v: string): number {
   return m ? Number(m[1]) : 0;
 }
 
-const LAKE_TAG = /\/part-(v\d+)\.parquet$/;
+const LAKE_TAG = /\/part-(v\d+)\.(?:parquet|rgx)$/;
 
 /**
  * Deletes retired versions whose grace period is over (`retiredAt + graceMs <= now`): their `index/<v>/` files,
- * then every lake file under `urls/` that no version still listed in the manifest (kept or retired) references
+ * then every lake file under `urls/` (and row-group locator under `lakeidx/`) that no version still listed in the manifest (kept or retired) references
  * and whose version tag is not newer than the current version — which also sweeps lake files a crashed merge left
  * behind. Rewrites the manifest when it dropped a version. Returns the versions deleted. Idempotent; single writer.
  */
@@ -30,13 +30,18 @@ export async function collectGarbage(store: ObjectStore, manifest: IndexManifest
   for (const v of [...keep.versions.map((x) => x.version), ...keep.retired.map((x) => x.version)]) {
     const b = await store.get(indexLayout.versionFile(v, 'files.json'));
     if (b === null) return expired; // a version we cannot read: delete nothing of the lake
-    for (const f of parseJson<LakeFileEntry[]>(b, 'files.json')) referenced.add(f.key);
+    for (const f of parseJson<LakeFileEntry[]>(b, 'files.json')) {
+      referenced.add(f.key);
+      if (f.locator !== undefined) referenced.add(f.locator.key);
+    }
   }
   const current = versionSeq(keep.current ?? '');
   const orphans: string[] = [];
-  for await (const o of store.list(indexLayout.lakePrefix())) {
-    const tag = LAKE_TAG.exec(o.key)?.[1];
-    if (tag !== undefined && versionSeq(tag) <= current && !referenced.has(o.key)) orphans.push(o.key);
+  for (const prefix of [indexLayout.lakePrefix(), indexLayout.locatorPrefix()]) {
+    for await (const o of store.list(prefix)) {
+      const tag = LAKE_TAG.exec(o.key)?.[1];
+      if (tag !== undefined && versionSeq(tag) <= current && !referenced.has(o.key)) orphans.push(o.key);
+    }
   }
   for (const k of orphans) await store.delete(k);
   return expired;

@@ -1,7 +1,8 @@
 import { zstdDecompress, type ZstdDecoder } from './zstd';
 import { parquetMetadataAsync, parquetRead, type AsyncBuffer, type FileMetaData } from 'hyparquet';
 import type { ObjectStore } from '@ccpipe/core';
-import { IndexFormatError, type LakeFileEntry } from './format';
+import { IndexFormatError, crcOf, type LakeFileEntry } from './format';
+import { decodeLocator, locatorMetadata, type LakeLocator } from './lake-locator';
 import { RowGroupCache, type RowGroupCacheStats } from './row-group-cache';
 
 /** One lake row as a URL page shows it. `urlId` null = not read: the view computes `collisions[url] ?? urlId(url)`. */
@@ -45,8 +46,10 @@ export interface ParquetLakeReaderOptions {
   zstd?: ZstdDecoder;
 }
 
+/** What a reader knows of a lake file's layout: its row-group locator (written by the merger), else its parsed footer. */
 interface Footer {
-  meta: FileMetaData;
+  meta: FileMetaData | null;
+  locator: LakeLocator | null;
   /** First row of each row group, plus the row count at the end. */
   starts: number[];
   columns: Set<string>;
@@ -147,6 +150,14 @@ export class ParquetLakeReader implements LakeReads {
 
   private footer(file: LakeFileEntry): Promise<Footer> {
     return this.footers.getOrLoad(identityOf(file), async () => {
+      if (file.locator !== undefined) {
+        const { key, bytes, crc32 } = file.locator;
+        const b = await this.store.getRange(key, 0, bytes);
+        if (b.length !== bytes || crcOf(b) !== crc32) throw new IndexFormatError('CCP_ERR_INDEX_CRC', 'lake locator does not match its checksum', { key });
+        const locator = decodeLocator(b, key);
+        const columns = new Set(locator.schema.slice(1).map((e) => e.name));
+        return { value: { meta: null, locator, starts: locator.starts, columns }, bytes: 1024 + b.length * 2 };
+      }
       let meta: FileMetaData;
       try {
         meta = await parquetMetadataAsync(this.asyncBuffer(file), { initialFetchSize: Math.min(FOOTER_TAIL, file.bytes) });
@@ -157,38 +168,53 @@ export class ParquetLakeReader implements LakeReads {
       const starts = [0];
       for (const rg of meta.row_groups) starts.push(starts[starts.length - 1]! + Number(rg.num_rows));
       const columns = new Set(meta.schema.slice(1).map((e) => e.name));
-      return { value: { meta, starts, columns }, bytes: 1024 + Number(meta.metadata_length) * 4 };
+      return { value: { meta, locator: null, starts, columns }, bytes: 1024 + Number(meta.metadata_length) * 4 };
     });
   }
 
-  /** The named columns of row group g (absent ones left out), each from the cache or decoded on its own. */
+  /**
+   * The named columns of row group g (absent ones left out), each from the cache or decoded: the missing ones in one
+   * read (hyparquet fetches adjacent chunks as one range), the text lengths on their own (another string parser).
+   */
   private async columns(file: LakeFileEntry, ft: Footer, g: number, names: readonly string[]): Promise<Map<string, Column>> {
     const present = names.filter((n) => ft.columns.has(n === TEXT_LENGTH ? 'text' : n));
-    const cols = await Promise.all(present.map((n) => this.column(file, ft, g, n)));
+    const keyOf = (n: string) => `${identityOf(file)}\u0000${g}\u0000${n}`;
+    const missing = present.filter((n) => n !== TEXT_LENGTH && !this.chunks.has(keyOf(n)));
+    let batch: Promise<Map<string, Column>> | null = null;
+    const cols = await Promise.all(
+      present.map((n) =>
+        this.chunks.getOrLoad(keyOf(n), async () => {
+          let value = missing.includes(n) ? (await (batch ??= this.decode(file, ft, g, missing))).get(n) : undefined;
+          value ??= (await this.decode(file, ft, g, [n])).get(n)!;
+          return { value, bytes: sizeOf(value) };
+        }),
+      ),
+    );
     return new Map(present.map((n, i) => [n, cols[i]!]));
   }
 
-  private column(file: LakeFileEntry, ft: Footer, g: number, name: string): Promise<Column> {
-    return this.chunks.getOrLoad(`${identityOf(file)}\u0000${g}\u0000${name}`, async () => {
-      const start = ft.starts[g]!;
-      const rows = ft.starts[g + 1]! - start;
-      const parts: { at: number; data: Column }[] = [];
-      const column = name === TEXT_LENGTH ? 'text' : name;
-      await parquetRead({
-        file: this.asyncBuffer(file),
-        metadata: ft.meta,
-        columns: [column],
-        rowStart: start,
-        rowEnd: start + rows,
-        compressors: this.compressors,
-        parsers: name === TEXT_LENGTH ? { ...TS_PARSERS, stringFromBytes: codePoints } : TS_PARSERS,
-        onChunk: (c) => {
-          if (c.columnName === column) parts.push({ at: c.rowStart - start, data: c.columnData as Column });
-        },
-      });
-      const value = joinParts(parts, rows);
-      return { value, bytes: sizeOf(value) };
+  private async column(file: LakeFileEntry, ft: Footer, g: number, name: string): Promise<Column> {
+    return (await this.columns(file, ft, g, [name])).get(name)!;
+  }
+
+  /** Decodes whole column chunks of row group g (all `names` share one string parser: never mix in TEXT_LENGTH). */
+  private async decode(file: LakeFileEntry, ft: Footer, g: number, names: readonly string[]): Promise<Map<string, Column>> {
+    const rows = ft.starts[g + 1]! - ft.starts[g]!;
+    const physical = names.map((n) => (n === TEXT_LENGTH ? 'text' : n));
+    // with a locator, a one-row-group metadata (rows [0, rows)); with a footer, the file's own (rows of group g)
+    const start = ft.locator === null ? ft.starts[g]! : 0;
+    const parts = new Map<string, { at: number; data: Column }[]>(physical.map((c) => [c, []]));
+    await parquetRead({
+      file: this.asyncBuffer(file),
+      metadata: ft.locator === null ? ft.meta! : locatorMetadata(ft.locator, g, physical),
+      columns: physical,
+      rowStart: start,
+      rowEnd: start + rows,
+      compressors: this.compressors,
+      parsers: names.includes(TEXT_LENGTH) ? { ...TS_PARSERS, stringFromBytes: codePoints } : TS_PARSERS,
+      onChunk: (c) => parts.get(c.columnName)?.push({ at: c.rowStart - start, data: c.columnData as Column }),
     });
+    return new Map(names.map((n, i) => [n, joinParts(parts.get(physical[i]!)!, rows)]));
   }
 
   private asyncBuffer(file: LakeFileEntry): AsyncBuffer {

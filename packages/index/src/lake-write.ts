@@ -4,7 +4,8 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { PART_COLUMNS, DUCKDB_VECTOR_SIZE } from '@ccpipe/adapters';
 import { runLanes, type ObjectStore } from '@ccpipe/core';
 import { queryRows, sqlList, sqlString } from './duck';
-import { IndexFormatError, crcOf, type LakeFileEntry } from './format';
+import { IndexFormatError, crcOf, indexLayout, type LakeFileEntry } from './format';
+import { buildLocator } from './lake-locator';
 
 /** Columns of a lake file, in file order: `domain64` first, then the part's columns without `dataset_id` (a hive key). */
 export const LAKE_COLUMNS: readonly string[] = ['domain64', ...PART_COLUMNS.map((c) => c.name).filter((n) => n !== 'dataset_id')];
@@ -231,9 +232,13 @@ export async function writeLake(conn: DuckDBConnection, store: ObjectStore, w: L
   await runLanes(w.targets.length, w.putConcurrency ?? 8, async (i) => {
     const t = w.targets[i]!;
     const bytes = await readFile(tmpOf(t));
+    // the locator first: a lake file is never listed without one (both are invisible until the manifest flips)
+    const loc = buildLocator(bytes);
+    const locator = { key: indexLayout.locatorOf(t.key), bytes: loc.length, crc32: crcOf(loc) };
+    await store.put(locator.key, loc);
     await store.put(t.key, bytes);
     const rowGroups = groups.get(tmpOf(t)) ?? [];
-    entries[i] = { key: t.key, datasetId: t.datasetId, prefix: t.prefix, rows: rowGroups.reduce((s, [, n]) => s + n, 0), bytes: bytes.length, crc32: crcOf(bytes), rowGroups };
+    entries[i] = { key: t.key, datasetId: t.datasetId, prefix: t.prefix, rows: rowGroups.reduce((s, [, n]) => s + n, 0), bytes: bytes.length, crc32: crcOf(bytes), rowGroups, locator };
   });
   await rm(out, { recursive: true, force: true });
   return { entries, postings };

@@ -25,6 +25,11 @@ export class RowGroupCache<V> {
   /** @param maxBytes the bound (≥ 0; 0 keeps nothing). */
   constructor(readonly maxBytes: number) {}
 
+  /** Whether `key` is held (recency and counters untouched). */
+  has(key: string): boolean {
+    return this.map.has(key);
+  }
+
   /** The value of `key` (now the most recently used), or undefined. */
   get(key: string): V | undefined {
     const e = this.map.get(key);

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { canonicalizeUrl, layout, urlId, urlIdHex, type ObjectStore } from '@ccpipe/core';
 import { FsObjectStore, closeDuckDbParquetEngine, writeParquetPart, type PartRow } from '@ccpipe/adapters';
 import { readParquetRows } from '../../../tests/support/parquet';
-import { indexLayout, type IndexManifest } from './format';
+import { crcOf, indexLayout, type IndexManifest, type LakeFileEntry } from './format';
 import { openIndexSource } from './index-source';
 import { pendingMerge, runMerge, type MergeOptions } from './run-merge';
 
@@ -244,12 +244,30 @@ describe('runMerge (synthetic batches)', () => {
     expect(m.versions.map((v) => v.version)).toEqual(['v000003']);
     expect(m.retired.map((v) => v.version)).toEqual(['v000001', 'v000002']);
     expect(await store.head(indexLayout.toc('v000001'))).not.toBeNull();
+    const locators = async () => {
+      const keys: string[] = [];
+      for await (const o of store.list(indexLayout.locatorPrefix())) keys.push(o.key);
+      return keys.sort();
+    };
+    const before = await locators();
     clock += 60_000 - 1500; // v000001 retired at +1 s, v000002 at +2 s: only v000001's grace is over
     await runMerge(opts({ keepVersions: 1 }));
     m = await manifest();
     expect(m.retired.map((v) => v.version)).toEqual(['v000002']);
     expect(await store.head(indexLayout.toc('v000001'))).toBeNull();
     expect(await store.head(indexLayout.toc('v000002'))).not.toBeNull();
+    // Row-group locators go with their lake files: every lake file of a version left has its own, nothing else stays.
+    const left: string[] = [];
+    for (const v of ['v000002', 'v000003']) {
+      for (const f of JSON.parse(await readFile(join(dir, indexLayout.versionFile(v, 'files.json')), 'utf8')) as LakeFileEntry[]) {
+        expect(f.locator?.key).toBe(indexLayout.locatorOf(f.key));
+        const b = (await store.get(f.locator!.key))!;
+        expect({ bytes: b.length, crc32: crcOf(b) }).toEqual({ bytes: f.locator!.bytes, crc32: f.locator!.crc32 });
+        left.push(f.locator!.key);
+      }
+    }
+    expect(await locators()).toEqual([...new Set(left)].sort());
+    expect(before.length).toBeGreaterThan(new Set(left).size); // v000001 had a locator of its own, now deleted
     const src = await openIndexSource({ store, dataDir: dir, pollMs: 0 });
     try {
       const v = (await src.current())!;

@@ -1,0 +1,88 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parquetMetadata, parquetReadObjects } from 'hyparquet';
+import { decompress } from 'fzstd';
+import { MemoryObjectStore } from '@ccpipe/adapters';
+import type { DuckDBInstance } from '@duckdb/node-api';
+import { openDuck, sqlString } from './duck';
+import { crcOf, indexLayout, type LakeFileEntry } from './format';
+import { LOCATOR_COLUMNS, buildLocator, decodeLocator, locatorMetadata } from './lake-locator';
+import { ParquetLakeReader } from './lake-reader';
+
+let dir: string;
+let db: DuckDBInstance;
+let bytes: Buffer;
+// an independent ZSTD decoder (the reader itself uses libzstd in wasm)
+const compressors = { ZSTD: (input: Uint8Array) => decompress(input) };
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'ccpipe-locator-'));
+  db = await openDuck();
+  const conn = await db.connect();
+  const path = join(dir, 'f.parquet');
+  try {
+    // 5,000 rows in 2,048-row groups; title has a dictionary page, url does not
+    await conn.run(`COPY (
+      SELECT i::BIGINT AS domain64, (hash(i) % 9223372036854775807)::BIGINT AS url_id, 'https://x.example/' || lpad(i::VARCHAR, 6, '0') AS url, to_timestamp(1900000000 + i) AS ts,
+             200::SMALLINT AS status, 'T' || (i % 3) AS title, 'w.warc.gz' AS warc_filename, i::BIGINT AS warc_offset, 10::INTEGER AS warc_length
+      FROM range(5000) t(i) ORDER BY i
+    ) TO ${sqlString(path)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 2048, PARQUET_VERSION V2)`);
+  } finally {
+    conn.closeSync();
+  }
+  bytes = await readFile(path);
+});
+afterAll(async () => {
+  db.closeSync();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('row-group locator', () => {
+  it('describes every row group and the chunks of the columns the API reads, as the footer does', async () => {
+    const meta = parquetMetadata(bytes);
+    const loc = decodeLocator(buildLocator(bytes), 'k');
+    expect(loc.starts).toEqual([0, 2048, 4096, 5000]);
+    expect(loc.columns.map((c) => c.name)).toEqual(LOCATOR_COLUMNS.filter((c) => c !== 'text'));
+    // smaller than the footer it replaces (which also carries statistics of every column)
+    expect(buildLocator(bytes).length).toBeLessThan(meta.metadata_length);
+    for (let g = 0; g < 3; g++) {
+      const m = locatorMetadata(loc, g, ['url', 'title']);
+      const want = meta.row_groups[g]!.columns.filter((c) => ['url', 'title'].includes(c.meta_data!.path_in_schema[0]!));
+      expect(m.row_groups[0]!.columns.map((c) => c.meta_data!.data_page_offset)).toEqual(want.map((c) => c.meta_data!.data_page_offset));
+      expect(m.row_groups[0]!.columns.map((c) => c.meta_data!.dictionary_page_offset)).toEqual(want.map((c) => c.meta_data!.dictionary_page_offset));
+      // hyparquet decodes a row group from the locator's metadata alone: same rows as from the file's own footer
+      const file = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length) as ArrayBuffer;
+      const got = await parquetReadObjects({ file, metadata: m, columns: ['url', 'title'], compressors });
+      const start = loc.starts[g]!;
+      const ref = await parquetReadObjects({ file, metadata: meta, columns: ['url', 'title'], compressors, rowStart: start, rowEnd: loc.starts[g + 1]! });
+      expect(got).toEqual(ref);
+    }
+  });
+
+  it('refuses bytes that are not a locator', () => {
+    const good = buildLocator(bytes);
+    expect(() => decodeLocator(good.subarray(0, 8), 'k')).toThrow(expect.objectContaining({ code: 'CCP_ERR_INDEX_FORMAT' }));
+    const wrong = Buffer.from(good);
+    wrong.writeUInt32LE(0, 0);
+    expect(() => decodeLocator(wrong, 'k')).toThrow(expect.objectContaining({ code: 'CCP_ERR_INDEX_FORMAT' }));
+    expect(() => decodeLocator(Buffer.concat([good, Buffer.alloc(8)]), 'k')).toThrow(expect.objectContaining({ code: 'CCP_ERR_INDEX_FORMAT' }));
+  });
+
+  it('a reader refuses a locator that does not match its checksum, and never falls back to a wrong layout', async () => {
+    const key = 'urls/dataset_id=1/domain_prefix=00/part-v000001.parquet';
+    const loc = buildLocator(bytes);
+    const store = new MemoryObjectStore();
+    await store.put(key, bytes);
+    const damaged = Buffer.from(loc);
+    damaged[damaged.length - 3]! ^= 0xff; // a byte of the offsets table
+    await store.put(indexLayout.locatorOf(key), damaged);
+    const file: LakeFileEntry = {
+      key, datasetId: 1, prefix: '00', rows: 5000, bytes: bytes.length, crc32: crcOf(bytes), rowGroups: [[0, 2048], [2048, 2048], [4096, 904]],
+      locator: { key: indexLayout.locatorOf(key), bytes: loc.length, crc32: crcOf(loc) },
+    };
+    await expect(new ParquetLakeReader({ store }).rows(file, 0, 10)).rejects.toMatchObject({ code: 'CCP_ERR_INDEX_CRC' });
+    await store.put(indexLayout.locatorOf(key), loc);
+    const rows = await new ParquetLakeReader({ store }).rows(file, 2047, 2050);
+    expect(rows.map((r) => r.url)).toEqual(['https://x.example/002047', 'https://x.example/002048', 'https://x.example/002049']);
+  });
+});

@@ -1,0 +1,135 @@
+import { parquetMetadata, type ColumnChunk, type CompressionCodec, type FileMetaData, type ParquetType, type SchemaElement } from 'hyparquet';
+import { IndexFormatError } from './format';
+
+/**
+ * The row-group locator of a lake file (`.rgx`, written by the merger next to the file, docs/index-format.md): where
+ * each row group's column chunks of the columns the API reads sit, and the file's schema — what a reader needs to
+ * decode one row group without the Parquet footer. A footer grows with the file (≈ 1–2.5 KB per row group with
+ * statistics, parsed whole), a locator entry is 8 B per row group + 32 B per column, read as a typed array.
+ *
+ * Layout (little-endian): `u32 magic 'CCRG'` · `u32 version 1` · `u32 header bytes` · UTF-8 JSON header
+ * `{schema, columns: [{name, path, type, codec}], groups}` · zero padding to 8 · `f64 table[groups × (1 + 4 × columns)]`:
+ * per row group its row count, then per column (dictionary page offset or 0, data page offset, compressed bytes,
+ * values).
+ */
+export interface LakeLocator {
+  schema: SchemaElement[];
+  columns: LocatorColumn[];
+  /** First row of each row group, plus the row count at the end. */
+  starts: number[];
+  table: Float64Array;
+}
+
+export interface LocatorColumn {
+  name: string;
+  path: string[];
+  type: ParquetType;
+  codec: CompressionCodec;
+}
+
+/** Columns a locator lists when the file has them: what `urls()` and `captures()` read (url_id never is). */
+export const LOCATOR_COLUMNS: readonly string[] = ['url', 'ts', 'status', 'title', 'text', 'warc_filename', 'warc_offset', 'warc_length'];
+
+const MAGIC = 0x47524343; // 'CCRG' LE
+const FIELDS = 4;
+
+/** The locator of a Parquet file from its bytes (footer parsed once, at write time). @throws on a file it cannot describe */
+export function buildLocator(file: Uint8Array): Buffer {
+  const meta = parquetMetadata(file);
+  const first = meta.row_groups[0]?.columns ?? [];
+  const columns: LocatorColumn[] = [];
+  const at: number[] = [];
+  first.forEach((c, i) => {
+    const m = c.meta_data;
+    if (m === undefined || m.path_in_schema.length !== 1 || !LOCATOR_COLUMNS.includes(m.path_in_schema[0]!)) return;
+    columns.push({ name: m.path_in_schema[0]!, path: [...m.path_in_schema], type: m.type, codec: m.codec });
+    at.push(i);
+  });
+  const width = 1 + FIELDS * columns.length;
+  const table = new Float64Array(meta.row_groups.length * width);
+  meta.row_groups.forEach((rg, g) => {
+    table[g * width] = Number(rg.num_rows);
+    at.forEach((ci, k) => {
+      const m = rg.columns[ci]?.meta_data;
+      const col = columns[k]!;
+      if (m === undefined || m.path_in_schema.join('.') !== col.path.join('.') || m.codec !== col.codec || m.type !== col.type) {
+        throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'lake file row groups differ in layout', { column: col.name, rowGroup: g });
+      }
+      const o = g * width + 1 + k * FIELDS;
+      table[o] = Number(m.dictionary_page_offset ?? 0);
+      table[o + 1] = Number(m.data_page_offset);
+      table[o + 2] = Number(m.total_compressed_size);
+      table[o + 3] = Number(m.num_values);
+    });
+  });
+  const header = Buffer.from(JSON.stringify({ schema: meta.schema, columns, groups: meta.row_groups.length }, (_k, v) => (typeof v === 'bigint' ? Number(v) : v)), 'utf8');
+  const pad = (8 - ((12 + header.length) % 8)) % 8;
+  const out = Buffer.alloc(12 + header.length + pad + table.byteLength);
+  out.writeUInt32LE(MAGIC, 0);
+  out.writeUInt32LE(1, 4);
+  out.writeUInt32LE(header.length, 8);
+  header.copy(out, 12);
+  Buffer.from(table.buffer).copy(out, 12 + header.length + pad);
+  return out;
+}
+
+/** Parses a locator. @throws IndexFormatError CCP_ERR_INDEX_FORMAT */
+export function decodeLocator(b: Uint8Array, key: string): LakeLocator {
+  const bad = (reason: string) => new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'lake locator cannot be read', { key, reason });
+  if (b.length < 12) throw bad('short');
+  const dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
+  if (dv.getUint32(0, true) !== MAGIC || dv.getUint32(4, true) !== 1) throw bad('magic or version');
+  const hl = dv.getUint32(8, true);
+  let head: { schema: SchemaElement[]; columns: LocatorColumn[]; groups: number };
+  try {
+    head = JSON.parse(Buffer.from(b.buffer, b.byteOffset + 12, hl).toString('utf8'));
+  } catch {
+    throw bad('header');
+  }
+  const width = 1 + FIELDS * head.columns.length;
+  const at = 12 + hl + ((8 - ((12 + hl) % 8)) % 8);
+  if (b.length !== at + head.groups * width * 8) throw bad('size');
+  // a copy: the bytes may sit at any alignment inside a pooled buffer (and Buffer#slice is a view)
+  const copy = new Uint8Array(b.length - at);
+  copy.set(b.subarray(at));
+  const table = new Float64Array(copy.buffer, 0, head.groups * width);
+  const starts = [0];
+  for (let g = 0; g < head.groups; g++) starts.push(starts[g]! + table[g * width]!);
+  return { schema: head.schema, columns: head.columns, starts, table };
+}
+
+/**
+ * A one-row-group `FileMetaData` for hyparquet's `parquetRead` (rows [0, rows of g)): the schema and the chunks of
+ * `names` in row group `g`. Columns the file lacks are left out.
+ */
+export function locatorMetadata(loc: LakeLocator, g: number, names: readonly string[]): FileMetaData {
+  const width = 1 + FIELDS * loc.columns.length;
+  const columns: ColumnChunk[] = [];
+  loc.columns.forEach((c, k) => {
+    if (!names.includes(c.name)) return;
+    const o = g * width + 1 + k * FIELDS;
+    const dict = loc.table[o]!;
+    columns.push({
+      file_offset: 0n,
+      meta_data: {
+        type: c.type,
+        encodings: [],
+        path_in_schema: c.path,
+        codec: c.codec,
+        num_values: BigInt(loc.table[o + 3]!),
+        total_uncompressed_size: 0n,
+        total_compressed_size: BigInt(loc.table[o + 2]!),
+        data_page_offset: BigInt(loc.table[o + 1]!),
+        ...(dict > 0 && { dictionary_page_offset: BigInt(dict) }),
+      },
+    });
+  });
+  const rows = BigInt(loc.table[g * width]!);
+  return {
+    version: 2,
+    schema: loc.schema,
+    num_rows: rows,
+    row_groups: [{ columns, total_byte_size: 0n, num_rows: rows }],
+    metadata_length: 0,
+  };
+}
