@@ -7,6 +7,8 @@
 //    footers and decoded column chunks cached) over a lake the merger built from synthetic parts;
 //  - duckdb: the same source and lake with `lakeReader: 'duckdb'` (the previous reader: one DuckDB read_parquet
 //    query per page on the local path) — the ratio parquet/duckdb is measured in the same run;
+//  - parquet-footer: the parquet reader parsing each file's Parquet footer instead of the merger's row-group locator
+//    (the layout source before locators; the ratio footer / locator is measured in the same run);
 //  - parquet-js: the parquet reader with fzstd (pure JS) instead of libzstd-wasm for ZSTD pages — cold pages are
 //    dominated by decompression, so this is the ratio that chose the decoder.
 // The lake: 1M domains (8 TLDs), each with one URL in dataset 1; every 10,000th domain holds 5,000 URLs; merged
@@ -19,7 +21,7 @@
 // running: read the ratios, and p99 is noisy.
 //   node bench/api.bench.js [memory|lake|all=all] [domains=1000000] [requests=20000]
 // Env: BENCH_ROW_GROUP_SIZE=4096,8192,16384,32768 (the lake's rowGroupSize, default 32768; one lake per size, and a
-// cold/warm comparison across sizes measured in the same run), BENCH_READERS=parquet,duckdb,parquet-js (default all),
+// cold/warm comparison across sizes measured in the same run), BENCH_READERS=parquet,parquet-footer,duckdb,parquet-js (default all),
 // BENCH_COLD (cold requests, default 300), BENCH_PARTITION_BITS (default 8; below 8 the files hold many row groups each, as at Common Crawl scale, where a
 // 256-file lake has millions of rows per file — at 300k domains and 8 bits a file is smaller than one row group).
 const { fork } = require('node:child_process');
@@ -39,7 +41,7 @@ const PART_DOMAINS = 50_000;
 const ROW_GROUPS = (process.env.BENCH_ROW_GROUP_SIZE || '32768').split(',').map(Number);
 const COLD = Number(process.env.BENCH_COLD || 300);
 const PARTITION_BITS = Number(process.env.BENCH_PARTITION_BITS || 8);
-const READERS = (process.env.BENCH_READERS || 'parquet,duckdb,parquet-js').split(',');
+const READERS = (process.env.BENCH_READERS || 'parquet,parquet-footer,duckdb,parquet-js').split(',');
 
 if (process.argv[2] === '--server') {
   const [, , , mode, arg] = process.argv;
@@ -78,6 +80,18 @@ async function main() {
       }
     }
     if (ROW_GROUPS.length > 1 && READERS.includes('parquet')) rowGroupTable(byRowGroup);
+    if (results.parquet && results['parquet-footer']) {
+      console.log('\n## layout from the row-group locator (parquet) vs the Parquet footer (parquet-footer), same lake: ratio footer / locator (> 1 = locator faster)');
+      console.log('route                             conc     p50×     p95×     p99×   req/s×');
+      for (const r of results.parquet) {
+        const f = results['parquet-footer'].find((x) => x.name === r.name && x.concurrency === r.concurrency);
+        if (!f) continue;
+        console.log(
+          `${r.name.padEnd(34)}${String(r.concurrency).padStart(4)}${(f.p50 / r.p50).toFixed(2).padStart(9)}${(f.p95 / r.p95).toFixed(2).padStart(9)}` +
+            `${(f.p99 / r.p99).toFixed(2).padStart(9)}${(r.rps / f.rps).toFixed(2).padStart(9)}`,
+        );
+      }
+    }
     if (!results.parquet || !results.duckdb || !results['parquet-js']) return;
     console.log('\n## parquet reader vs duckdb reader (same lake, same run): ratio duckdb / parquet (> 1 = parquet faster)');
     console.log('route                             conc     p50×     p95×     p99×   req/s×');
@@ -195,6 +209,7 @@ async function lakeServer(reader, dir) {
   const t0 = process.hrtime.bigint();
   const source = await openIndexSource({
     store: new FsObjectStore({ root: dir }), dataDir: dir, lakeReader: reader === 'duckdb' ? 'duckdb' : 'parquet', zstd: reader === 'parquet-js' ? 'js' : 'wasm',
+    locators: reader !== 'parquet-footer',
   });
   await source.current();
   const buildMs = Number(process.hrtime.bigint() - t0) / 1e6;

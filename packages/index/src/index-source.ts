@@ -24,6 +24,8 @@ export interface IndexSourceOptions {
   cacheBytes?: number;
   /** ZSTD decoder of the parquet reader (default `wasm`, falling back to `js` = fzstd when WebAssembly cannot load). */
   zstd?: ZstdDecoder;
+  /** The parquet reader's layout source: row-group locators where the lake has them (default true), else footers. */
+  locators?: boolean;
   /** DuckDB threads for `lakeReader: 'duckdb'` (default 1). */
   threads?: number;
   /** Told when a new version cannot be loaded while an older view keeps serving (log it, count it). */
@@ -65,6 +67,7 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
     if ((opts.zstd ?? 'wasm') === 'wasm') await initZstd();
     reads = parquet = new ParquetLakeReader({
       store: opts.store, ...(opts.cacheBytes !== undefined && { cacheBytes: opts.cacheBytes }), ...(opts.zstd !== undefined && { zstd: opts.zstd }),
+      ...(opts.locators !== undefined && { locators: opts.locators }),
     });
   }
   const pollMs = opts.pollMs ?? 1000;

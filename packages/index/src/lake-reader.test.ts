@@ -244,7 +244,7 @@ describe.each([
   });
 
   it('keeps decoded chunks within the cache bound and still answers correctly', async () => {
-    const bound = 400_000; // a few column chunks of one 2048-row group
+    const bound = 100_000; // a few packed column chunks of one 2048-row group (the run needs ≈ 270 KB)
     const { reader, view } = await open(bound);
     const all: string[] = [];
     for (let off = 0; off < 5000; off += 500) all.push(...(await view.urls('big.example', 1, off, 500)).items.map((i) => i.url));
@@ -254,7 +254,7 @@ describe.each([
     expect(all).toEqual((await oracle(name, 0, 5000)).map((r) => r['url']));
     const unbounded = await open();
     for (let off = 0; off < 5000; off += 500) await unbounded.view.urls('big.example', 1, off, 500);
-    expect(unbounded.reader.stats().bytes).toBeGreaterThan(bound); // so the bound was what kept it small
+    expect(unbounded.reader.stats().bytes).toBeGreaterThan(2 * bound); // so the bound was what kept it small
   });
 });
 

@@ -1,7 +1,9 @@
 import { zstdDecompress, type ZstdDecoder } from './zstd';
-import { parquetMetadataAsync, parquetRead, type AsyncBuffer, type FileMetaData } from 'hyparquet';
+import { parquetMetadataAsync, parquetRead, parquetSchema, type AsyncBuffer, type FileMetaData, type SchemaTree } from 'hyparquet';
+import type { CompressionCodec } from 'hyparquet/src/types.js';
 import type { ObjectStore } from '@ccpipe/core';
 import { IndexFormatError, crcOf, type LakeFileEntry } from './format';
+import { codePoints, decodeFlatChunk, isStrings, packStrings, type Column, type PackedStrings } from './lake-decode';
 import { decodeLocator, locatorMetadata, type LakeLocator } from './lake-locator';
 import { RowGroupCache, type RowGroupCacheStats } from './row-group-cache';
 
@@ -44,6 +46,11 @@ export interface ParquetLakeReaderOptions {
    * does that; `js`: fzstd, ~4.5× slower on cold pages, kept for comparison and as the fallback).
    */
   zstd?: ZstdDecoder;
+  /**
+   * Read a file's layout from its row-group locator when files.json lists one (default true); false always parses
+   * the Parquet footer, as before locators existed (kept for comparison in bench/api.bench.js).
+   */
+  locators?: boolean;
 }
 
 /** What a reader knows of a lake file's layout: its row-group locator (written by the merger), else its parsed footer. */
@@ -53,9 +60,33 @@ interface Footer {
   /** First row of each row group, plus the row count at the end. */
   starts: number[];
   columns: Set<string>;
+  /** The schema as a tree (paths for the page decoders). */
+  tree: SchemaTree;
 }
 
-type Column = ArrayLike<unknown>;
+/** Where one column chunk of a row group sits. */
+interface ChunkAt {
+  name: string;
+  start: number;
+  size: number;
+  codec: CompressionCodec;
+}
+
+/** Column chunks of one row group closer than this are fetched as one range (the gap is read and dropped). */
+const GAP = 8 * 1024;
+
+/** Row i of a string column (null for a null row). */
+function str(c: Column | undefined, i: number): string | null {
+  if (c === undefined || !isStrings(c) || c.nulls?.[i] === 1) return null;
+  return c.bytes.toString('utf8', c.starts[i]!, c.ends[i]!);
+}
+
+/** Row i of a numeric column (null for a null row). */
+function num(c: Column | undefined, i: number): number | null {
+  if (c === undefined || isStrings(c)) return null;
+  const v = c[i]!;
+  return Number.isNaN(v) ? null : v;
+}
 
 const FOOTER_TAIL = 64 * 1024;
 
@@ -90,6 +121,7 @@ export class ParquetLakeReader implements LakeReads {
   private readonly chunks: RowGroupCache<Column>;
   private readonly footers: RowGroupCache<Footer>;
   private readonly compressors: { ZSTD: (input: Uint8Array, outputLength: number) => Uint8Array };
+  private readonly locators: boolean;
 
   constructor(opts: ParquetLakeReaderOptions) {
     this.store = opts.store;
@@ -97,6 +129,7 @@ export class ParquetLakeReader implements LakeReads {
     this.compressors = { ZSTD: (input, outputLength) => zstdDecompress(input, outputLength, decoder) };
     this.chunks = new RowGroupCache(opts.cacheBytes ?? 256 * 1024 * 1024);
     this.footers = new RowGroupCache(opts.footerCacheBytes ?? 32 * 1024 * 1024);
+    this.locators = opts.locators ?? true;
   }
 
   async rows(file: LakeFileEntry, from: number, to: number): Promise<LakeUrlRow[]> {
@@ -118,21 +151,20 @@ export class ParquetLakeReader implements LakeReads {
     const ft = await this.footer(file);
     need(ft, file, ['url', 'ts', 'status', 'warc_filename', 'warc_offset', 'warc_length']);
     const out: LakeCaptureRow[] = [];
+    const want = Buffer.from(url, 'utf8');
     for (const g of groupsOf(ft, from, to)) {
       const urls = await this.column(file, ft, g, 'url');
       const lo = Math.max(from, ft.starts[g]!) - ft.starts[g]!;
       const hi = Math.min(to, ft.starts[g + 1]!) - ft.starts[g]!;
-      const hits: number[] = [];
-      for (let i = lo; i < hi; i++) if (urls[i] === url) hits.push(i);
+      const hits = isStrings(urls) ? matches(urls, lo, hi, want) : [];
       if (hits.length === 0) continue;
       // only a row group holding the URL decodes the rest (text as lengths only)
       const c = await this.columns(file, ft, g, ['url', ...CAPTURE_COLUMNS, TEXT_LENGTH]);
       for (const i of hits) {
-        const len = c.get(TEXT_LENGTH)?.[i];
         out.push({
           ...urlRow(c, i),
-          textLength: typeof len === 'number' ? len : null,
-          warc: { filename: String(c.get('warc_filename')![i]), offset: Number(c.get('warc_offset')![i]), length: Number(c.get('warc_length')![i]) },
+          textLength: num(c.get(TEXT_LENGTH), i),
+          warc: { filename: str(c.get('warc_filename'), i) ?? '', offset: num(c.get('warc_offset'), i) ?? 0, length: num(c.get('warc_length'), i) ?? 0 },
         });
       }
     }
@@ -150,13 +182,14 @@ export class ParquetLakeReader implements LakeReads {
 
   private footer(file: LakeFileEntry): Promise<Footer> {
     return this.footers.getOrLoad(identityOf(file), async () => {
-      if (file.locator !== undefined) {
+      if (file.locator !== undefined && this.locators) {
         const { key, bytes, crc32 } = file.locator;
         const b = await this.store.getRange(key, 0, bytes);
         if (b.length !== bytes || crcOf(b) !== crc32) throw new IndexFormatError('CCP_ERR_INDEX_CRC', 'lake locator does not match its checksum', { key });
         const locator = decodeLocator(b, key);
         const columns = new Set(locator.schema.slice(1).map((e) => e.name));
-        return { value: { meta: null, locator, starts: locator.starts, columns }, bytes: 1024 + b.length * 2 };
+        const tree = parquetSchema({ schema: locator.schema } as FileMetaData);
+        return { value: { meta: null, locator, starts: locator.starts, columns, tree }, bytes: 1024 + b.length * 2 };
       }
       let meta: FileMetaData;
       try {
@@ -168,7 +201,7 @@ export class ParquetLakeReader implements LakeReads {
       const starts = [0];
       for (const rg of meta.row_groups) starts.push(starts[starts.length - 1]! + Number(rg.num_rows));
       const columns = new Set(meta.schema.slice(1).map((e) => e.name));
-      return { value: { meta, locator: null, starts, columns }, bytes: 1024 + Number(meta.metadata_length) * 4 };
+      return { value: { meta, locator: null, starts, columns, tree: parquetSchema(meta) }, bytes: 1024 + Number(meta.metadata_length) * 4 };
     });
   }
 
@@ -197,24 +230,74 @@ export class ParquetLakeReader implements LakeReads {
     return (await this.columns(file, ft, g, [name])).get(name)!;
   }
 
-  /** Decodes whole column chunks of row group g (all `names` share one string parser: never mix in TEXT_LENGTH). */
+  /**
+   * Decodes whole column chunks of row group g (all `names` share one string mode: never mix in TEXT_LENGTH). The
+   * chunks are fetched here, adjacent ones as one range, and decoded flat (lake-decode.ts); a column that decoder
+   * does not handle goes through hyparquet's `parquetRead`.
+   */
   private async decode(file: LakeFileEntry, ft: Footer, g: number, names: readonly string[]): Promise<Map<string, Column>> {
     const rows = ft.starts[g + 1]! - ft.starts[g]!;
-    const physical = names.map((n) => (n === TEXT_LENGTH ? 'text' : n));
+    const mode = names.includes(TEXT_LENGTH) ? 'codePoints' : 'bytes';
+    const at = names.map((n) => chunkAt(ft, g, n === TEXT_LENGTH ? 'text' : n));
+    const bytes = await this.fetchChunks(file, at.filter((c): c is ChunkAt => c !== null));
+    const out = new Map<string, Column>();
+    for (let i = 0; i < names.length; i++) {
+      const c = at[i]!;
+      let col: Column | null = null;
+      if (c !== null) {
+        try {
+          col = decodeFlatChunk(bytes.get(c.name)!, getPath(ft.tree, c.name), c.codec, this.compressors, rows, mode);
+        } catch (err) {
+          throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'lake column chunk cannot be decoded', { key: file.key, rowGroup: g, column: c.name, reason: String(err).slice(0, 200) });
+        }
+      }
+      out.set(names[i]!, col ?? (await this.decodeGeneric(file, ft, g, names[i]!)));
+    }
+    return out;
+  }
+
+  /** The bytes of each chunk, fetched as few ranges as the gaps between them allow. */
+  private async fetchChunks(file: LakeFileEntry, chunks: ChunkAt[]): Promise<Map<string, Uint8Array>> {
+    const sorted = [...chunks].sort((a, b) => a.start - b.start);
+    const runs: ChunkAt[][] = [];
+    for (const c of sorted) {
+      const run = runs[runs.length - 1];
+      const end = run === undefined ? -Infinity : Math.max(...run.map((x) => x.start + x.size));
+      if (run !== undefined && c.start - end <= GAP) run.push(c);
+      else runs.push([c]);
+    }
+    const out = new Map<string, Uint8Array>();
+    await Promise.all(
+      runs.map(async (run) => {
+        const start = run[0]!.start;
+        const end = Math.max(...run.map((x) => x.start + x.size));
+        const b = await this.store.getRange(file.key, start, end - start);
+        for (const c of run) out.set(c.name, b.subarray(c.start - start, c.start - start + c.size));
+      }),
+    );
+    return out;
+  }
+
+  /** hyparquet's own row assembly for one column of row group g, packed (columns the flat decoder does not take). */
+  private async decodeGeneric(file: LakeFileEntry, ft: Footer, g: number, name: string): Promise<Column> {
+    const rows = ft.starts[g + 1]! - ft.starts[g]!;
+    const column = name === TEXT_LENGTH ? 'text' : name;
     // with a locator, a one-row-group metadata (rows [0, rows)); with a footer, the file's own (rows of group g)
     const start = ft.locator === null ? ft.starts[g]! : 0;
-    const parts = new Map<string, { at: number; data: Column }[]>(physical.map((c) => [c, []]));
+    const parts: { at: number; data: ArrayLike<unknown> }[] = [];
     await parquetRead({
       file: this.asyncBuffer(file),
-      metadata: ft.locator === null ? ft.meta! : locatorMetadata(ft.locator, g, physical),
-      columns: physical,
+      metadata: ft.locator === null ? ft.meta! : locatorMetadata(ft.locator, g, [column]),
+      columns: [column],
       rowStart: start,
       rowEnd: start + rows,
       compressors: this.compressors,
-      parsers: names.includes(TEXT_LENGTH) ? { ...TS_PARSERS, stringFromBytes: codePoints } : TS_PARSERS,
-      onChunk: (c) => parts.get(c.columnName)?.push({ at: c.rowStart - start, data: c.columnData as Column }),
+      parsers: { ...TS_PARSERS, stringFromBytes: name === TEXT_LENGTH ? codePoints : rawBytes },
+      onChunk: (c) => {
+        if (c.columnName === column) parts.push({ at: c.rowStart - start, data: c.columnData as ArrayLike<unknown> });
+      },
     });
-    return new Map(names.map((n, i) => [n, joinParts(parts.get(physical[i]!)!, rows)]));
+    return pack(parts, rows);
   }
 
   private asyncBuffer(file: LakeFileEntry): AsyncBuffer {
@@ -226,6 +309,29 @@ export class ParquetLakeReader implements LakeReads {
       },
     };
   }
+}
+
+/** Where column `name` of row group g sits, from the locator or the footer (null: the file has no such column). */
+function chunkAt(ft: Footer, g: number, name: string): ChunkAt | null {
+  if (ft.locator !== null) {
+    const loc = ft.locator;
+    const k = loc.columns.findIndex((c) => c.name === name);
+    if (k < 0) return null;
+    const width = 1 + 4 * loc.columns.length;
+    const o = g * width + 1 + k * 4;
+    const dict = loc.table[o]!;
+    return { name, start: dict > 0 ? dict : loc.table[o + 1]!, size: loc.table[o + 2]!, codec: loc.columns[k]!.codec };
+  }
+  const m = ft.meta!.row_groups[g]?.columns.find((c) => c.meta_data?.path_in_schema.length === 1 && c.meta_data.path_in_schema[0] === name)?.meta_data;
+  if (m === undefined) return null;
+  return { name, start: Number(m.dictionary_page_offset || m.data_page_offset), size: Number(m.total_compressed_size), codec: m.codec };
+}
+
+/** The schema path [root, …, leaf] of a top-level column. */
+function getPath(tree: SchemaTree, name: string): SchemaTree[] {
+  const leaf = tree.children.find((c) => c.element.name === name);
+  if (leaf === undefined) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'lake schema lacks a column', { column: name });
+  return [tree, leaf];
 }
 
 function need(ft: Footer, file: LakeFileEntry, names: readonly string[]): void {
@@ -249,46 +355,60 @@ export function groupsOf(ft: { starts: readonly number[] }, from: number, to: nu
 }
 
 function urlRow(c: Map<string, Column>, i: number): LakeUrlRow {
-  const title = c.get('title')?.[i];
   return {
     urlId: null,
-    url: c.get('url')![i] as string,
-    ts: isoSeconds(c.get('ts')![i]),
-    status: Number(c.get('status')![i]),
-    title: typeof title === 'string' ? title : null,
+    url: str(c.get('url'), i) ?? '',
+    ts: isoSeconds(num(c.get('ts'), i) ?? 0),
+    status: num(c.get('status'), i) ?? 0,
+    title: str(c.get('title'), i),
   };
 }
 
-function isoSeconds(v: unknown): string {
-  const d = v instanceof Date ? v : new Date(Number(v));
-  return d.toISOString().replace('.000Z', 'Z');
+function isoSeconds(ms: number): string {
+  return new Date(ms).toISOString().replace('.000Z', 'Z');
 }
 
-function joinParts(parts: { at: number; data: Column }[], rows: number): Column {
-  if (parts.length === 1 && parts[0]!.at === 0 && parts[0]!.data.length === rows) return parts[0]!.data;
-  const out: unknown[] = new Array(rows).fill(null);
-  for (const p of parts) for (let i = 0; i < p.data.length; i++) out[p.at + i] = p.data[i];
+/** Rows in [lo, hi) of a string column whose bytes equal `want`. */
+function matches(c: PackedStrings, lo: number, hi: number, want: Buffer): number[] {
+  const hits: number[] = [];
+  for (let i = lo; i < hi; i++) {
+    const s = c.starts[i]!;
+    const e = c.ends[i]!;
+    if (e - s === want.length && c.nulls?.[i] !== 1 && want.compare(c.bytes, s, e) === 0) hits.push(i);
+  }
+  return hits;
+}
+
+const rawBytes = (b: Uint8Array): Uint8Array => b;
+
+/**
+ * The pages of one column chunk packed into one {@link Column} of `rows` rows: byte strings into one buffer,
+ * anything numeric (bigint, number, Date) into a Float64Array. Rows no page covered read as null.
+ */
+function pack(parts: { at: number; data: ArrayLike<unknown> }[], rows: number): Column {
+  let sample: unknown;
+  for (const p of parts) {
+    for (let i = 0; i < p.data.length && (sample === null || sample === undefined); i++) sample = p.data[i];
+  }
+  if (sample instanceof Uint8Array) {
+    const vals: (Uint8Array | null)[] = new Array(rows).fill(null);
+    for (const p of parts) for (let i = 0; i < p.data.length; i++) vals[p.at + i] = (p.data[i] as Uint8Array | null | undefined) ?? null;
+    return packStrings(vals);
+  }
+  const out = new Float64Array(rows).fill(NaN);
+  for (const p of parts) {
+    for (let i = 0; i < p.data.length; i++) {
+      const v = p.data[i];
+      if (v === null || v === undefined) continue;
+      out[p.at + i] = v instanceof Date ? v.getTime() : Number(v);
+    }
+  }
   return out;
 }
 
-/** Estimated heap bytes of a decoded column chunk (V8: one-byte strings ≈ 24 B + length; slots 8 B). */
+/** Estimated heap bytes of a packed column chunk. */
 function sizeOf(c: Column): number {
-  if (ArrayBuffer.isView(c)) return 64 + c.byteLength;
-  let n = 64 + 8 * c.length;
-  for (let i = 0; i < c.length; i++) {
-    const v = c[i];
-    if (typeof v === 'string') n += 24 + v.length;
-    else if (typeof v === 'bigint') n += 24;
-    else if (v instanceof Date) n += 48;
-  }
-  return n;
-}
-
-/** Unicode code points of UTF-8 bytes (what DuckDB's `length(text)` counts), without building the string. */
-function codePoints(b: Uint8Array): number {
-  let n = 0;
-  for (let i = 0; i < b.length; i++) if ((b[i]! & 0xc0) !== 0x80) n++;
-  return n;
+  return isStrings(c) ? 128 + c.bytes.length + 2 * c.ends.byteLength + (c.nulls?.byteLength ?? 0) : 64 + c.byteLength;
 }
 
 function isStoreError(err: unknown): boolean {
