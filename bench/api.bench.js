@@ -12,7 +12,7 @@
 //  - parquet-js: the parquet reader with fzstd (pure JS) instead of libzstd-wasm for ZSTD pages — cold pages are
 //    dominated by decompression, so this is the ratio that chose the decoder.
 // The lake: 1M domains (8 TLDs), each with one URL in dataset 1; every 10,000th domain holds 5,000 URLs; merged
-// with rowGroupSize BENCH_ROW_GROUP_SIZE (default 32,768 rows) and partitionBits 8 (256 files). Built once, served by each reader.
+// with rowGroupSize BENCH_ROW_GROUP_SIZE (default 8,192 rows) and partitionBits 8 (256 files). Built once, served by each reader.
 //
 // Each server runs in a child process (its own event loop and heap); this process is the client: a bounded
 // keep-alive loop over an undici Pool, each of C workers sending one request at a time. Latency is measured at the
@@ -20,7 +20,7 @@
 // one-URL domains at concurrency 1 (footer + row-group reads on first touch). 2 shared cores and other jobs
 // running: read the ratios, and p99 is noisy.
 //   node bench/api.bench.js [memory|lake|all=all] [domains=1000000] [requests=20000]
-// Env: BENCH_ROW_GROUP_SIZE=4096,8192,16384,32768 (the lake's rowGroupSize, default 32768; one lake per size, and a
+// Env: BENCH_ROW_GROUP_SIZE=4096,8192,16384,32768 (the lake's rowGroupSize, default 8192 as `ccpipe merge`; one lake per size, and a
 // cold/warm comparison across sizes measured in the same run), BENCH_READERS=parquet,parquet-footer,duckdb,parquet-js (default all),
 // BENCH_COLD (cold requests, default 300), BENCH_PARTITION_BITS (default 8; below 8 the files hold many row groups each, as at Common Crawl scale, where a
 // 256-file lake has millions of rows per file — at 300k domains and 8 bits a file is smaller than one row group).
@@ -38,7 +38,7 @@ const TLDS = ['com', 'org', 'net', 'de', 'co.uk', 'fr', 'io', 'com.au'];
 const domainName = (i) => `site${i}.${TLDS[i % TLDS.length]}`;
 const bigPath = (k) => `articles/${String(k).padStart(5, '0')}/a-fairly-typical-slug-of-an-article`;
 const PART_DOMAINS = 50_000;
-const ROW_GROUPS = (process.env.BENCH_ROW_GROUP_SIZE || '32768').split(',').map(Number);
+const ROW_GROUPS = (process.env.BENCH_ROW_GROUP_SIZE || '8192').split(',').map(Number);
 const COLD = Number(process.env.BENCH_COLD || 300);
 const PARTITION_BITS = Number(process.env.BENCH_PARTITION_BITS || 8);
 const READERS = (process.env.BENCH_READERS || 'parquet,parquet-footer,duckdb,parquet-js').split(',');

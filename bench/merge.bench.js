@@ -5,7 +5,7 @@
 // peak RSS is the merger's own. Usage: node bench/merge.bench.js [rows...]   (default 1000000)
 // Env: BENCH_BITS=8,4 (partitionBits; default 8,4 up to 2M rows, 8 above), BENCH_COLUMNS=all,api (lakeColumns),
 // BENCH_PARQUET=V2 (parquetVersion), BENCH_PASS_ROWS (passRows), BENCH_MEMORY (DuckDB memoryLimit),
-// BENCH_ROW_GROUP_SIZE=32768 (the lake's rowGroupSize; a comma list runs each size on the same parts and prints a summary).
+// BENCH_ROW_GROUP_SIZE=8192 (the lake's rowGroupSize, default as `ccpipe merge`; a comma list runs each size on the same parts and prints a summary).
 const { spawnSync } = require('node:child_process');
 const { mkdtempSync, rmSync, readdirSync, statSync } = require('node:fs');
 const { tmpdir } = require('node:os');
@@ -101,7 +101,7 @@ async function mainParent() {
   const sizes = process.argv.slice(2).map(Number).filter((n) => n > 0);
   const list = (v, d) => (v ? v.split(',') : d);
   const summary = [];
-  for (const rows of sizes.length ? sizes : [1_000_000]) for (const bits of list(process.env.BENCH_BITS, rows > 2_000_000 ? ['8'] : ['8', '4']).map(Number)) for (const columns of list(process.env.BENCH_COLUMNS, ['all', 'api'])) for (const rg of list(process.env.BENCH_ROW_GROUP_SIZE, ['32768']).map(Number)) {
+  for (const rows of sizes.length ? sizes : [1_000_000]) for (const bits of list(process.env.BENCH_BITS, rows > 2_000_000 ? ['8'] : ['8', '4']).map(Number)) for (const columns of list(process.env.BENCH_COLUMNS, ['all', 'api'])) for (const rg of list(process.env.BENCH_ROW_GROUP_SIZE, ['8192']).map(Number)) {
     const dir = mkdtempSync(join(tmpdir(), 'ccpipe-merge-bench-'));
     try {
       let t = Date.now();

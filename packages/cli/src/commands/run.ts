@@ -8,7 +8,7 @@ import { STORE_KEYS, addConfigFlags, configFlagsOf } from './config-flags';
 const RUN: ConfigKey[] = [...STORE_KEYS,
   'logLevel', 'baseUrl', 'connections', 'clusterIdxDir', 'batchSize', 'maxBlocks', 'domainsFile', 'filterStatus', 'filterLanguages',
   'filterLanguageMode', 'filterMimes', 'filterUrlRegex', 'prefetch', 'concurrency', 'extractThreads', 'extractTimeoutMs', 'dom', 'includeText',
-  'parquetEngine', 'rowGroupSize',
+  'parquetEngine', 'rowGroupSize', 'lakeRowGroupSize',
 ];
 
 const CRAWL = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;

@@ -75,7 +75,7 @@ export async function runEmbedded(opts: EmbeddedOptions, io: EmbeddedIo): Promis
 
     const registry = new Registry();
     const served = await mergeAndServe({
-      store, ...(dataDir === undefined ? {} : { dataDir }), rowGroupSize: config.rowGroupSize, port: opts.port, host: opts.host, registry, log,
+      store, ...(dataDir === undefined ? {} : { dataDir }), rowGroupSize: config.lakeRowGroupSize, port: opts.port, host: opts.host, registry, log,
       status: async () => ({ crawls: ingested.map((c) => ({ crawl: c.crawl, dataset_id: c.datasetId, blocks: c.planned })), ...counters }),
     });
     closers.push(() => served.close());
