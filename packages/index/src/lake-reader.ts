@@ -108,11 +108,12 @@ const TS_PARSERS = {
 };
 
 /**
- * Lake rows through any ObjectStore (local directory or S3) with hyparquet: each file's footer is fetched once (a
- * 64 KiB tail `getRange`, more only for a longer footer) and kept, keyed by file key — lake files are immutable,
- * so footers and decoded chunks are shared across index versions. A read touches only the row groups overlapping
- * its row range and only the columns it needs (one `getRange` per column chunk); decoded column chunks stay in a
- * bytes-bounded LRU, so a hot domain's pages are answered from memory. `url_id` is never read: it is
+ * Lake rows through any ObjectStore (local directory or S3): each file's layout comes from its row-group locator (one
+ * `getRange`, written by the merger) or, for files without one, its Parquet footer (a 64 KiB tail `getRange`, more
+ * only for a longer footer), and is kept, keyed by file key — lake files are immutable, so layouts and decoded
+ * chunks are shared across index versions. A read touches only the row groups overlapping its row range and only
+ * the columns it needs (adjacent chunks as one `getRange`), decoded flat into packed columns (lake-decode.ts) that
+ * stay in a bytes-bounded LRU, so a hot domain's pages are answered from memory. `url_id` is never read: it is
  * `collisions[url] ?? urlId(url)` by construction (docs/index-format.md), computed by the view for the rows it
  * returns — cheaper than decoding the lake's least compressible column. Safe to share between views.
  */
@@ -206,8 +207,8 @@ export class ParquetLakeReader implements LakeReads {
   }
 
   /**
-   * The named columns of row group g (absent ones left out), each from the cache or decoded: the missing ones in one
-   * read (hyparquet fetches adjacent chunks as one range), the text lengths on their own (another string parser).
+   * The named columns of row group g (absent ones left out), each from the cache or decoded: the missing ones
+   * together (adjacent chunks fetched as one range), the text lengths on their own (another string mode).
    */
   private async columns(file: LakeFileEntry, ft: Footer, g: number, names: readonly string[]): Promise<Map<string, Column>> {
     const present = names.filter((n) => ft.columns.has(n === TEXT_LENGTH ? 'text' : n));
