@@ -20,6 +20,8 @@
 // one-URL domains at concurrency 1 (footer + row-group reads on first touch). 2 shared cores and other jobs
 // running: read the ratios, and p99 is noisy.
 //   node bench/api.bench.js [memory|lake|all=all] [domains=1000000] [requests=20000]
+//   node bench/api.bench.js reads [domains=1000000]   (in-process first touches of row groups; BENCH_READ_VARIANTS=
+//     locator+flat,footer+flat,locator+hyparquet by default: layout source + decoder, see docs/index-format.md)
 // Env: BENCH_ROW_GROUP_SIZE=4096,8192,16384,32768 (the lake's rowGroupSize, default 8192 as `ccpipe merge`; one lake per size, and a
 // cold/warm comparison across sizes measured in the same run), BENCH_READERS=parquet,parquet-footer,duckdb,parquet-js (default all),
 // BENCH_COLD (cold requests, default 300), BENCH_PARTITION_BITS (default 8; below 8 the files hold many row groups each, as at Common Crawl scale, where a
@@ -49,6 +51,11 @@ if (process.argv[2] === '--server') {
     console.error(err);
     process.exit(1);
   });
+} else if (process.argv[2] === '--reads') {
+  coldReads(process.argv[3], process.argv[4]).catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });
 } else if (process.argv[2] === '--build') {
   buildLake(process.argv[3], Number(process.argv[4]), Number(process.argv[5])).catch((err) => {
     console.error(err);
@@ -63,6 +70,7 @@ if (process.argv[2] === '--server') {
 
 async function main() {
   console.log(`# api.bench: ${DOMAINS.toLocaleString('en')} domains, ${REQUESTS} requests per route and concurrency`);
+  if (MODE === 'reads') return readsMain();
   const results = {};
   if (MODE !== 'lake') results.memory = await client('memory', String(DOMAINS));
   if (MODE !== 'memory') {
@@ -145,6 +153,77 @@ function runChild(args) {
     const child = fork(__filename, args, { stdio: 'inherit' });
     child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${args[0]} exited ${code}`))));
   });
+}
+
+/**
+ * `reads`: the lake reader in process, no HTTP — the cost of a row group's first touch once the code is warm, which
+ * the HTTP "cold" rows (taken right after the server starts) mix with JIT warm-up. Per lake rowGroupSize and per
+ * reader variant, each in its own child process: every file is touched once (its layout: locator or footer), then
+ * every other row group is read once (one row from its middle) in a fixed shuffled order.
+ */
+async function readsMain() {
+  const variants = (process.env.BENCH_READ_VARIANTS || 'locator+flat,footer+flat,locator+hyparquet').split(',');
+  const rows = [];
+  for (const rg of ROW_GROUPS) {
+    const dir = mkdtempSync(join(tmpdir(), 'ccpipe-api-bench-'));
+    try {
+      await runChild(['--build', dir, String(DOMAINS), String(rg)]);
+      const lakeMiB = bytesUnder(join(dir, 'urls')) / 2 ** 20;
+      for (const v of variants) {
+        const r = await new Promise((resolve, reject) => {
+          const child = fork(__filename, ['--reads', dir, v], { stdio: ['inherit', 'inherit', 'inherit', 'ipc'] });
+          child.once('message', resolve);
+          child.once('exit', (code) => code !== 0 && reject(new Error(`--reads exited ${code}`)));
+        });
+        rows.push({ rg, v, lakeMiB, ...r });
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  console.log(`\n## first touch of a row group, in process (partitionBits ${PARTITION_BITS}); ms per read of one row`);
+  console.log('rowGroup  variant               lake MiB  files  file+layout ms   groups     p50     p95     p99     max   cache MiB');
+  for (const r of rows) {
+    console.log(
+      `${String(r.rg).padStart(8)}  ${r.v.padEnd(20)}${r.lakeMiB.toFixed(1).padStart(10)}${String(r.files).padStart(7)}${r.firstMs.toFixed(1).padStart(16)}` +
+        `${String(r.n).padStart(9)}${r.p50.toFixed(2).padStart(8)}${r.p95.toFixed(2).padStart(8)}${r.p99.toFixed(2).padStart(8)}${r.max.toFixed(1).padStart(8)}${(r.cacheBytes / 2 ** 20).toFixed(1).padStart(12)}`,
+    );
+  }
+  for (const rg of ROW_GROUPS) {
+    const base = rows.find((r) => r.rg === rg && r.v === 'locator+flat');
+    for (const r of rows.filter((x) => x.rg === rg && x !== base)) {
+      if (!base) continue;
+      console.log(`rowGroup ${rg}: ${r.v} / locator+flat = p50 ${(r.p50 / base.p50).toFixed(2)}×, p95 ${(r.p95 / base.p95).toFixed(2)}×, p99 ${(r.p99 / base.p99).toFixed(2)}×, file+layout ${(r.firstMs / base.firstMs).toFixed(2)}× (> 1 = locator+flat faster)`);
+    }
+  }
+}
+
+async function coldReads(dir, variant) {
+  const { FsObjectStore } = require('@ccpipe/adapters');
+  const { ParquetLakeReader, initZstd } = require('@ccpipe/index');
+  await initZstd();
+  const [layout, decoder] = variant.split('+');
+  const reader = new ParquetLakeReader({ store: new FsObjectStore({ root: dir }), locators: layout === 'locator', decoder });
+  const files = JSON.parse(require('node:fs').readFileSync(join(dir, 'index/v000001/files.json'), 'utf8'));
+  let t = process.hrtime.bigint();
+  for (const f of files) await reader.rows(f, 0, 1);
+  const firstMs = Number(process.hrtime.bigint() - t) / 1e6 / files.length;
+  let seed = 42;
+  const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const groups = files.flatMap((f) => f.rowGroups.filter(([s]) => s > 0).map(([s, n]) => [f, s + (n >> 1)]));
+  for (let i = groups.length - 1; i > 0; i--) {
+    const j = Math.floor(rand() * (i + 1));
+    [groups[i], groups[j]] = [groups[j], groups[i]];
+  }
+  const ms = [];
+  for (const [f, row] of groups) {
+    t = process.hrtime.bigint();
+    await reader.rows(f, row, row + 1);
+    ms.push(Number(process.hrtime.bigint() - t) / 1e6);
+  }
+  ms.sort((a, b) => a - b);
+  const q = (p) => ms[Math.min(ms.length - 1, Math.floor(p * ms.length))] ?? 0;
+  process.send({ files: files.length, firstMs, n: ms.length, p50: q(0.5), p95: q(0.95), p99: q(0.99), max: ms[ms.length - 1] ?? 0, cacheBytes: reader.stats().bytes }, () => process.exit(0));
 }
 
 /** Synthetic worker parts (schema and sort order of docs/parquet.md) written by DuckDB, then one real merge. */

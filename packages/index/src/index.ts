@@ -10,3 +10,6 @@ export {
   IndexFormatError, indexLayout, INDEX_FILES, DomainDictionary, crcOf,
   type IndexManifest, type VersionToc, type LakeFileEntry, type VersionStatus, type Posting, type IndexFileName,
 } from './format';
+export { ParquetLakeReader, type ParquetLakeReaderOptions, type LakeReads, type LakeUrlRow, type LakeCaptureRow } from './lake-reader';
+export { buildLocator, decodeLocator, type LakeLocator } from './lake-locator';
+export { initZstd, type ZstdDecoder } from './zstd';

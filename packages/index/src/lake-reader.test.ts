@@ -149,11 +149,12 @@ const expectedItem = (r: Record<string, unknown>, id: bigint) => ({
 });
 
 describe.each([
-  ['V1', 'footer'],
-  ['V2', 'footer'],
-  ['V1', 'locator'],
-  ['V2', 'locator'],
-] as const)('ParquetLakeReader over a MemoryObjectStore (Parquet %s pages, layout from the %s)', (pv, layout) => {
+  ['V1', 'footer', 'flat'],
+  ['V2', 'footer', 'flat'],
+  ['V1', 'locator', 'flat'],
+  ['V2', 'locator', 'flat'],
+  ['V2', 'locator', 'hyparquet'],
+] as const)('ParquetLakeReader over a MemoryObjectStore (Parquet %s pages, layout from the %s, %s decoder)', (pv, layout, decoder) => {
   const name = `lake-${pv}.parquet`;
   // the first read of a file: its footer, or its row-group locator (never the footer then)
   const first = layout === 'footer' ? 'footer' : 'locator';
@@ -172,7 +173,7 @@ describe.each([
       locator = { key: indexLayout.locatorOf(KEY), bytes: loc.length, crc32: crcOf(loc) };
       await store.put(locator.key, loc);
     }
-    const reader = new ParquetLakeReader({ store, ...(cacheBytes !== undefined && { cacheBytes }) });
+    const reader = new ParquetLakeReader({ store, decoder, ...(cacheBytes !== undefined && { cacheBytes }) });
     return { store, reader, view: new LakeIndexView(version(bytes, meta, {}, locator), reader, new Map()) };
   };
 

@@ -51,6 +51,11 @@ export interface ParquetLakeReaderOptions {
    * the Parquet footer, as before locators existed (kept for comparison in bench/api.bench.js).
    */
   locators?: boolean;
+  /**
+   * How column chunks are decoded: `flat` (default: lake-decode.ts, straight into packed columns) or `hyparquet`
+   * (its full `parquetRead` row assembly, then packed — the path before flat decoding, kept for comparison).
+   */
+  decoder?: 'flat' | 'hyparquet';
 }
 
 /** What a reader knows of a lake file's layout: its row-group locator (written by the merger), else its parsed footer. */
@@ -123,6 +128,7 @@ export class ParquetLakeReader implements LakeReads {
   private readonly footers: RowGroupCache<Footer>;
   private readonly compressors: { ZSTD: (input: Uint8Array, outputLength: number) => Uint8Array };
   private readonly locators: boolean;
+  private readonly flat: boolean;
 
   constructor(opts: ParquetLakeReaderOptions) {
     this.store = opts.store;
@@ -131,6 +137,7 @@ export class ParquetLakeReader implements LakeReads {
     this.chunks = new RowGroupCache(opts.cacheBytes ?? 256 * 1024 * 1024);
     this.footers = new RowGroupCache(opts.footerCacheBytes ?? 32 * 1024 * 1024);
     this.locators = opts.locators ?? true;
+    this.flat = (opts.decoder ?? 'flat') === 'flat';
   }
 
   async rows(file: LakeFileEntry, from: number, to: number): Promise<LakeUrlRow[]> {
@@ -237,6 +244,7 @@ export class ParquetLakeReader implements LakeReads {
    * does not handle goes through hyparquet's `parquetRead`.
    */
   private async decode(file: LakeFileEntry, ft: Footer, g: number, names: readonly string[]): Promise<Map<string, Column>> {
+    if (!this.flat) return new Map(await Promise.all(names.map(async (n) => [n, await this.decodeGeneric(file, ft, g, n)] as const)));
     const rows = ft.starts[g + 1]! - ft.starts[g]!;
     const mode = names.includes(TEXT_LENGTH) ? 'codePoints' : 'bytes';
     const at = names.map((n) => chunkAt(ft, g, n === TEXT_LENGTH ? 'text' : n));
