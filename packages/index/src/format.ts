@@ -166,6 +166,11 @@ export class DomainDictionary {
     return Number(this.buf.readBigUInt64LE(this.offAt + 8 * i));
   }
 
+  /** UTF-8 bytes of entry i's name (a view into the buffer). */
+  nameBytes(i: number): Buffer {
+    return this.buf.subarray(this.strAt + this.offset(i), this.strAt + this.offset(i + 1));
+  }
+
   /** Name of entry i. */
   name(i: number): string {
     return this.buf.toString('utf8', this.strAt + this.offset(i), this.strAt + this.offset(i + 1));
@@ -267,4 +272,146 @@ export function postingsOf(buf: Buffer, i: number): Posting[] {
 /** Number of dictionary entries a postings.bin covers. */
 export function postingsCount(buf: Buffer): number {
   return checkHeader(buf, MAGIC.postings, 'postings.bin');
+}
+
+/** Bytes appended in chunks of 1 MiB (no reallocation of what is written), joined once at the end. */
+class ByteSink {
+  private readonly done: Buffer[] = [];
+  private cur = Buffer.allocUnsafe(1 << 20);
+  private at = 0;
+  length = 0;
+
+  private room(n: number): void {
+    if (this.at + n <= this.cur.length) return;
+    this.done.push(this.cur.subarray(0, this.at));
+    this.cur = Buffer.allocUnsafe(Math.max(1 << 20, n));
+    this.at = 0;
+  }
+
+  bytes(b: Uint8Array): void {
+    this.room(b.length);
+    this.cur.set(b, this.at);
+    this.at += b.length;
+    this.length += b.length;
+  }
+
+  u32(v: number): void {
+    this.room(4);
+    this.cur.writeUInt32LE(v, this.at);
+    this.at += 4;
+    this.length += 4;
+  }
+
+  u64(v: number | bigint): void {
+    this.room(8);
+    this.cur.writeBigUInt64LE(BigInt(v), this.at);
+    this.at += 8;
+    this.length += 8;
+  }
+
+  /** The parts written, in order (the sink is spent). */
+  parts(): Buffer[] {
+    return [...this.done, this.cur.subarray(0, this.at)];
+  }
+}
+
+/**
+ * Writes domains.bin, domain-datasets.bin and postings.bin one domain at a time, in dictionary (UTF-8 byte) order —
+ * the same bytes as {@link encodeDomains}, {@link encodeBitmaps} and {@link encodePostings} over the whole list, but
+ * holding only the growing files (≈ 100 B per domain, outside the JS heap) and no object per domain: the merger's
+ * index step at Common Crawl's ≈ 40M registered domains. Each distinct dataset set's bitmap is serialized once.
+ */
+export class IndexWriter {
+  private n = 0;
+  private readonly d64 = new ByteSink();
+  private readonly nameOffs = new ByteSink();
+  private readonly names = new ByteSink();
+  private readonly bitmapOffs = new ByteSink();
+  private readonly bitmaps = new ByteSink();
+  private readonly recOffs = new ByteSink();
+  private readonly recs = new ByteSink();
+  private recCount = 0;
+  private last: Buffer | null = null;
+  private readonly setBitmap = new Map<string, Uint8Array>();
+
+  constructor(private readonly serializeSet: (datasetIds: number[]) => Uint8Array) {}
+
+  get size(): number {
+    return this.n;
+  }
+
+  /**
+   * Appends a domain: its name's UTF-8 bytes (strictly after the previous one), its key, its postings (sorted by
+   * dataset, at least one). @throws IndexFormatError when names come out of order
+   */
+  add(name: Uint8Array, d64: bigint, postings: readonly Posting[]): void {
+    const b = Buffer.from(name.buffer, name.byteOffset, name.byteLength);
+    if (this.last !== null && Buffer.compare(this.last, b) >= 0) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'index domains out of order', { domain: b.toString('utf8') });
+    this.last = Buffer.from(b);
+    this.d64.u64(d64);
+    this.nameOffs.u64(this.names.length);
+    this.names.bytes(b);
+    const ids = postings.map((p) => p.datasetId);
+    const k = ids.join(',');
+    let bm = this.setBitmap.get(k);
+    if (bm === undefined) {
+      bm = this.serializeSet(ids);
+      this.setBitmap.set(k, bm);
+    }
+    this.bitmapOffs.u64(this.bitmaps.length);
+    this.bitmaps.bytes(bm);
+    this.recOffs.u64(this.recCount);
+    for (const p of postings) {
+      this.recs.u32(p.datasetId);
+      this.recs.u32(p.file);
+      this.recs.u64(p.first);
+      this.recs.u32(p.rows);
+      this.recs.u32(0);
+      this.recCount++;
+    }
+    this.n++;
+  }
+
+  /** The three files. The writer is spent. */
+  finish(): { domains: Buffer; bitmaps: Buffer; postings: Buffer } {
+    const n = this.n;
+    this.nameOffs.u64(this.names.length);
+    this.bitmapOffs.u64(this.bitmaps.length);
+    this.recOffs.u64(this.recCount);
+    const d64 = Buffer.concat(this.d64.parts());
+    return {
+      domains: Buffer.concat([header(MAGIC.domains, n), d64, byIdOrder(d64, n), ...this.nameOffs.parts(), ...this.names.parts()]),
+      bitmaps: Buffer.concat([header(MAGIC.bitmaps, n), ...this.bitmapOffs.parts(), ...this.bitmaps.parts()]),
+      postings: Buffer.concat([header(MAGIC.postings, n), ...this.recOffs.parts(), ...this.recs.parts()]),
+    };
+  }
+}
+
+/**
+ * domains.bin's `byId`: entry indices in domain64 order, as u32 LE. Domain blocks have zero low 32 bits (sub and
+ * path levels), so key | index packs into one u64 and a native typed-array sort orders n entries without a
+ * comparator; other keys take a comparator sort.
+ */
+function byIdOrder(d64: Buffer, n: number): Buffer {
+  const keys = new BigUint64Array(n);
+  let packable = n < 2 ** 32;
+  for (let i = 0; i < n; i++) {
+    const k = d64.readBigUInt64LE(8 * i);
+    if ((k & 0xffffffffn) !== 0n) packable = false;
+    keys[i] = k | BigInt(i);
+  }
+  const out = Buffer.alloc(4 * n);
+  if (packable) {
+    keys.sort();
+    for (let i = 0; i < n; i++) out.writeUInt32LE(Number(keys[i]! & 0xffffffffn), 4 * i);
+    return out;
+  }
+  const order = Array.from({ length: n }, (_, i) => i);
+  order.sort((a, b) => {
+    const x = d64.readBigUInt64LE(8 * a);
+    const y = d64.readBigUInt64LE(8 * b);
+    return x < y ? -1 : x > y ? 1 : 0;
+  });
+  order.forEach((idx, i) => out.writeUInt32LE(idx, 4 * i));
+  return out;
 }

@@ -36,14 +36,11 @@ export function lakeColumnsOf(set: LakeColumnSet): readonly string[] {
   return set === 'api' ? LAKE_API_COLUMNS : set === 'lean' ? LAKE_LEAN_COLUMNS : LAKE_COLUMNS;
 }
 
-/** Rows of one domain in one freshly written lake file. */
-export interface FilePosting {
-  fileKey: string;
-  datasetId: number;
-  domain: string;
-  first: number;
-  rows: number;
-}
+/**
+ * The table {@link writeLake} fills with one row per (domain, freshly written lake file): the domain's run in that
+ * file (`first` row, `rows`). Create it once per merge, before the first writeLake.
+ */
+export const NEW_POSTINGS = 'CREATE TEMP TABLE new_postings (file_key VARCHAR, dataset_id INTEGER, domain VARCHAR, domain64 BIGINT, first BIGINT, rows BIGINT)';
 
 /** A previous lake file of a partition being rewritten: its rows are merged with the partition's new ones. */
 export interface OldLakeFile {
@@ -143,12 +140,13 @@ let passSeq = 0;
  * Rewrites a group of partitions (dataset_id, domain_prefix) after {@link stageNewRows} and {@link dropSuperseded}:
  * each new file is one COPY of the partition's staged rows plus its previous file's surviving rows, sorted by
  * (domain64, url), ZSTD, fixed row groups (each sort holds one partition, whatever the lake's size). Files go through
- * the store; returns their registry entries and each domain's row run, read back from the files written (domain64
- * and domain only), and checked: row groups in domain64 order, row counts as staged.
+ * the store; returns their registry entries, and adds each domain's row run, read back from the files written
+ * (domain64 and domain only), to table new_postings ({@link NEW_POSTINGS}); checked: row groups in domain64 order,
+ * row counts as staged.
  * Deterministic for the same inputs. @throws IndexFormatError when a written file is not grouped by domain or holds
  * another number of rows than its inputs.
  */
-export async function writeLake(conn: DuckDBConnection, store: ObjectStore, w: LakeWrite): Promise<{ entries: LakeFileEntry[]; postings: FilePosting[] }> {
+export async function writeLake(conn: DuckDBConnection, store: ObjectStore, w: LakeWrite): Promise<{ entries: LakeFileEntry[] }> {
   const cols = w.columns.join(', ');
   // One COPY per partition (~3 ms each beyond the bytes it writes). A single `COPY … PARTITION_BY` was tried: at 1M
   // rows it did not keep the input order within a partition (domains came out split) and cost more, so it is not used.
@@ -185,24 +183,38 @@ export async function writeLake(conn: DuckDBConnection, store: ObjectStore, w: L
     const id = `${o.datasetId}/${o.prefix}`;
     expected.set(id, (expected.get(id) ?? 0) + o.rows - (lost.get(o.fileId) ?? 0));
   }
-  // Postings read back from the files written, in their order: each domain is one run, its first row the count of
-  // rows before it. The files' own order is checked below on the row groups' domain64 statistics.
-  const byPath = new Map(w.targets.map((t) => [tmpOf(t), t]));
-  const postings: FilePosting[] = [];
-  const counts = new Map<string, number>();
-  const runs = await queryRows(
-    conn,
-    `SELECT filename AS f, domain64, any_value(domain) AS d, count(*) AS n FROM read_parquet(${sqlList(w.targets.map(tmpOf))}, hive_partitioning = false, filename = true)
-     GROUP BY ALL ORDER BY f, domain64`,
-  );
-  for (const r of runs) {
-    const t = byPath.get(r['f'] as string)!;
-    const id = `${t.datasetId}/${t.prefix}`;
-    const first = counts.get(id) ?? 0;
-    const rows = Number(r['n']);
-    counts.set(id, first + rows);
-    postings.push({ fileKey: t.key, datasetId: t.datasetId, domain: r['d'] as string, first, rows });
+  // Postings read back from the files written, in their order, into table new_postings (see NEW_POSTINGS): each
+  // domain is one run, its first row the count of rows before it. No per-domain JS objects: at Common Crawl's ≈ 40M
+  // domains those alone outgrew V8's heap. The files' own order is checked below on the row groups' domain64 statistics.
+  await conn.run('CREATE OR REPLACE TEMP TABLE pass_files (f VARCHAR, file_key VARCHAR, dataset_id INTEGER)');
+  const pf = await conn.createAppender('pass_files');
+  try {
+    for (const t of w.targets) {
+      pf.appendVarchar(tmpOf(t));
+      pf.appendVarchar(t.key);
+      pf.appendInteger(t.datasetId);
+      pf.endRow();
+    }
+    pf.flushSync();
+  } finally {
+    pf.closeSync();
   }
+  await conn.run(
+    `CREATE OR REPLACE TEMP TABLE pass_runs AS SELECT filename AS f, domain64, any_value(domain) AS domain, count(*) AS n
+     FROM read_parquet(${sqlList(w.targets.map(tmpOf))}, hive_partitioning = false, filename = true) GROUP BY ALL`,
+  );
+  await conn.run(
+    `INSERT INTO new_postings SELECT p.file_key, p.dataset_id, r.domain, r.domain64,
+       coalesce(sum(r.n) OVER (PARTITION BY r.f ORDER BY r.domain64 ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS first, r.n
+     FROM pass_runs r JOIN pass_files p USING (f)`,
+  );
+  const counts = new Map<string, number>();
+  const byPath = new Map(w.targets.map((t) => [tmpOf(t), t]));
+  for (const r of await queryRows(conn, 'SELECT f, sum(n) AS n FROM pass_runs GROUP BY f')) {
+    const t = byPath.get(r['f'] as string)!;
+    counts.set(`${t.datasetId}/${t.prefix}`, Number(r['n']));
+  }
+  await conn.run('DROP TABLE pass_runs');
   const groups = new Map<string, [number, number][]>();
   const meta = await queryRows(
     conn,
@@ -241,7 +253,7 @@ export async function writeLake(conn: DuckDBConnection, store: ObjectStore, w: L
     entries[i] = { key: t.key, datasetId: t.datasetId, prefix: t.prefix, rows: rowGroups.reduce((s, [, n]) => s + n, 0), bytes: bytes.length, crc32: crcOf(bytes), rowGroups, locator };
   });
   await rm(out, { recursive: true, force: true });
-  return { entries, postings };
+  return { entries };
 }
 
 /** A static predicate on (dataset_id, prefix), so a scan of rows stored in that order skips other stretches. */

@@ -2,17 +2,17 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RoaringBitmap32 } from 'roaring';
-import { CcpError, domain64ToInt64, layout, type ObjectStore } from '@ccpipe/core';
+import { CcpError, domain64FromInt64, domain64ToInt64, layout, type ObjectStore } from '@ccpipe/core';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { resolveCollisions } from './collisions';
 import { DomainIds, partitionOf } from './domain-ids';
 import { openDuck, queryRows, sqlList } from './duck';
 import {
-  IndexFormatError, DomainDictionary, encodeBitmaps, encodeDomains, encodePostings, indexLayout, jsonBytes, parseJson, postingsOf,
+  IndexFormatError, IndexWriter, DomainDictionary, indexLayout, jsonBytes, parseJson, postingsOf,
   type IndexManifest, type LakeFileEntry, type Posting, type VersionStatus,
 } from './format';
 import { collectGarbage, versionSeq } from './gc';
-import { dropSuperseded, lakeColumnsOf, stageNewRows, writeLake, type LakeColumnSet, type OldLakeFile } from './lake-write';
+import { NEW_POSTINGS, dropSuperseded, lakeColumnsOf, stageNewRows, writeLake, type LakeColumnSet, type OldLakeFile } from './lake-write';
 import { openLocalInputs } from './local-inputs';
 import { loadVersion, loadVersionSummary, readManifest, writeVersionFiles, type LoadedVersion } from './version-files';
 
@@ -201,6 +201,7 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
     }
     const conn = await db.connect();
     opened = conn;
+    await conn.run(NEW_POSTINGS);
     const inputs = openLocalInputs(store, opts.dataDir, join(tmp, 'in'));
     const partKeys = markers.flatMap(([, m]) => (m.part !== null ? [m.part] : []));
     const parts = await inputs.fetch(partKeys);
@@ -210,7 +211,6 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
     let newCollisions = 0;
     const replaced = new Set<string>();
     const newFiles: LakeFileEntry[] = [];
-    const newPostings: { fileKey: string; datasetId: number; domain: string; first: number; rows: number }[] = [];
     if (parts.length > 0) {
       const partsSql = `read_parquet(${sqlList(parts)}, filename = true, file_row_number = true, hive_partitioning = false)`;
       const domains = (await (await conn.runAndReadAll(`SELECT DISTINCT domain FROM ${partsSql} ORDER BY domain`)).getRowsJS()).map((r) => r[0] as string);
@@ -278,7 +278,6 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
         // a loop, not push(...): one pass can hold hundreds of thousands of postings (one-URL domains), beyond the
         // engine's argument limit
         for (const e of lake.entries) newFiles.push(e);
-        for (const p of lake.postings) newPostings.push(p);
         group = [];
         groupRows = 0;
       };
@@ -292,16 +291,16 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
       await flush();
       phase('lake');
     }
-    const built = buildIndex(prev, replaced, newFiles, newPostings);
+    const built = await buildIndex(conn, prev, replaced, newFiles);
     const status: VersionStatus = {
       version, parent: prev?.toc.version ?? null, createdAt, batchesMerged: markers.length, batchesTotal: merged.size + markers.length, rowsIn,
-      urls: built.urls, domains: built.names.length, lakeFiles: built.files.length, lakeBytes: built.files.reduce((s, f) => s + f.bytes, 0),
+      urls: built.urls, domains: built.domains, lakeFiles: built.files.length, lakeBytes: built.files.reduce((s, f) => s + f.bytes, 0),
       rewrittenFiles: newFiles.length, collisions: Object.keys(collisions).length, partitionBits: bits, lakeColumns: columnSet, datasets: built.datasets, mergeMs: Date.now() - t0,
     };
     const tocCrc32 = await writeVersionFiles(store, version, prev?.toc.version ?? null, createdAt, {
-      'domains.bin': encodeDomains(built.names.map((d) => ({ domain: d, d64: ids.get(d)! }))),
-      'domain-datasets.bin': built.bitmaps,
-      'postings.bin': built.postings,
+      'domains.bin': built.bin.domains,
+      'domain-datasets.bin': built.bin.bitmaps,
+      'postings.bin': built.bin.postings,
       'files.json': jsonBytes(built.files),
       'domain-ids.json': jsonBytes(ids.snapshot()),
       'collisions.json': jsonBytes(collisions),
@@ -315,7 +314,7 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
     const collected = await collectGarbage(store, next, now(), opts.graceMs);
     phase('publish');
     return {
-      version, published: true, batches: markers.length, rowsIn, urls: built.urls, domains: built.names.length, rewrittenFiles: newFiles.length,
+      version, published: true, batches: markers.length, rowsIn, urls: built.urls, domains: built.domains, rewrittenFiles: newFiles.length,
       newCollisions, collectedVersions: collected, ms: Date.now() - t0,
     };
   } finally {
@@ -325,37 +324,23 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
   }
 }
 
-/** Postings, bitmaps, files registry and per-dataset counts of the new version: kept entries of `prev` plus new ones. */
-function buildIndex(
-  prev: LoadedVersion | null,
-  replaced: ReadonlySet<string>,
-  newFiles: readonly LakeFileEntry[],
-  newPostings: readonly { fileKey: string; datasetId: number; domain: string; first: number; rows: number }[],
-) {
+/**
+ * Dictionary, bitmaps, postings, files registry and per-dataset counts of the new version: the entries of `prev`
+ * whose lake files are kept, merged in dictionary order with the runs of the files just written (table
+ * new_postings, read in pages sorted by domain). Streams: the previous dictionary is walked in place and the new
+ * runs come 50k rows at a time, so memory is the files being written (IndexWriter), not an object per domain.
+ * @throws IndexFormatError when a domain's key differs between the previous version and the new runs
+ */
+async function buildIndex(conn: DuckDBConnection, prev: LoadedVersion | null, replaced: ReadonlySet<string>, newFiles: readonly LakeFileEntry[]) {
   const files = [...(prev?.files ?? []).filter((f) => !replaced.has(f.key)), ...newFiles].sort((a, b) => (a.key < b.key ? -1 : 1));
   const fileIdx = new Map(files.map((f, i) => [f.key, i]));
-  const byDomain = new Map<string, Posting[]>();
-  const add = (domain: string, p: Posting) => {
-    const l = byDomain.get(domain);
-    if (l) l.push(p);
-    else byDomain.set(domain, [p]);
-  };
-  if (prev) {
-    const dict = new DomainDictionary(prev.domains);
-    for (let i = 0; i < dict.size; i++) {
-      const name = dict.name(i);
-      for (const p of postingsOf(prev.postings, i)) {
-        const key = prev.files[p.file]!.key;
-        if (!replaced.has(key)) add(name, { ...p, file: fileIdx.get(key)! });
-      }
-    }
-  }
-  for (const p of newPostings) add(p.domain, { datasetId: p.datasetId, file: fileIdx.get(p.fileKey)!, first: p.first, rows: p.rows });
-  const names = sortUtf8([...byDomain.keys()]);
-  const perDomain = names.map((n) => byDomain.get(n)!.sort((a, b) => a.datasetId - b.datasetId));
+  const w = new IndexWriter((ids) => new RoaringBitmap32(ids).serialize('portable'));
   const ds = new Map<number, { urlCount: number; domainCount: number }>();
   let urls = 0;
-  for (const list of perDomain) {
+  const emit = (name: Uint8Array, d64: bigint, list: Posting[]): void => {
+    if (list.length === 0) return; // every row of the domain was in replaced files and none came back (cannot happen: rows are only superseded)
+    list.sort((a, b) => a.datasetId - b.datasetId);
+    w.add(name, d64, list);
     for (const p of list) {
       const d = ds.get(p.datasetId) ?? { urlCount: 0, domainCount: 0 };
       d.urlCount += p.rows;
@@ -363,23 +348,51 @@ function buildIndex(
       ds.set(p.datasetId, d);
       urls += p.rows;
     }
+  };
+  const dict = prev === null ? null : new DomainDictionary(prev.domains);
+  const kept = (i: number): Posting[] =>
+    postingsOf(prev!.postings, i).flatMap((p) => {
+      const key = prev!.files[p.file]!.key;
+      return replaced.has(key) ? [] : [{ ...p, file: fileIdx.get(key)! }];
+    });
+  let i = 0;
+  const upTo = (name: Buffer | null): void => {
+    for (; dict !== null && i < dict.size && (name === null || Buffer.compare(dict.nameBytes(i), name) < 0); i++) emit(dict.nameBytes(i), dict.d64(i), kept(i));
+  };
+  const flush = (name: Buffer, d64: bigint, list: Posting[]): void => {
+    upTo(name);
+    if (dict !== null && i < dict.size && Buffer.compare(dict.nameBytes(i), name) === 0) {
+      if (dict.d64(i) !== d64) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'a domain changed its key between versions', { domain: name.toString('utf8') });
+      list.push(...kept(i));
+      i++;
+    }
+    emit(name, d64, list);
+  };
+  await conn.run('CREATE OR REPLACE TEMP TABLE np AS SELECT domain, domain64, dataset_id, file_key, first, rows FROM new_postings ORDER BY domain, dataset_id');
+  const total = Number((await queryRows(conn, 'SELECT count(*) AS n FROM np'))[0]!['n']);
+  let group: { domain: string; d64: bigint; list: Posting[] } | null = null;
+  for (let at = 0; at < total; at += INDEX_PAGE) {
+    const rows = await queryRows(conn, `SELECT domain, domain64, dataset_id, file_key, first, rows FROM np WHERE rowid >= ${at} AND rowid < ${at + INDEX_PAGE} ORDER BY rowid`);
+    for (const r of rows) {
+      const domain = r['domain'] as string;
+      if (group === null || group.domain !== domain) {
+        if (group !== null) flush(Buffer.from(group.domain, 'utf8'), group.d64, group.list);
+        group = { domain, d64: domain64FromInt64(BigInt(r['domain64'] as bigint)), list: [] };
+      }
+      group.list.push({ datasetId: Number(r['dataset_id']), file: fileIdx.get(r['file_key'] as string)!, first: Number(r['first']), rows: Number(r['rows']) });
+    }
   }
-  // Most domains share a dataset set ({1}, {1, 2}, …): serialize each distinct set once.
-  const bitmapOf = new Map<string, Uint8Array>();
-  const bitmaps = encodeBitmaps(perDomain.map((list): Uint8Array => {
-    const ids = list.map((p) => p.datasetId);
-    const k = ids.join(',');
-    const known = bitmapOf.get(k);
-    if (known !== undefined) return known;
-    const b: Uint8Array = new RoaringBitmap32(ids).serialize('portable');
-    bitmapOf.set(k, b);
-    return b;
-  }));
+  if (group !== null) flush(Buffer.from(group.domain, 'utf8'), group.d64, group.list);
+  upTo(null);
+  await conn.run('DROP TABLE np');
   return {
-    files, names, urls, bitmaps, postings: encodePostings(perDomain),
+    files, urls, domains: w.size, bin: w.finish(),
     datasets: [...ds].sort((a, b) => a[0] - b[0]).map(([datasetId, c]) => ({ datasetId, ...c })),
   };
 }
+
+/** Rows of new postings read per query while the index is built. */
+const INDEX_PAGE = 50_000;
 
 /**
  * Sorts strings in UTF-8 byte order (the dictionary's). UTF-16 code-unit order is the same unless a string holds a

@@ -1,0 +1,41 @@
+import { RoaringBitmap32 } from 'roaring';
+import { DomainDictionary, IndexWriter, encodeBitmaps, encodeDomains, encodePostings, postingsOf, type Posting } from './format';
+
+const serialize = (ids: number[]): Uint8Array => new RoaringBitmap32(ids).serialize('portable');
+
+/** n domains in UTF-8 byte order (ASCII, Latin-1 and astral names mixed), each with 1–3 postings. */
+function entries(n: number, blockKeys: boolean): { domain: string; d64: bigint; postings: Posting[] }[] {
+  const names = Array.from({ length: n }, (_, i) => [`d${i}.example`, `é${i}.fr`, `😀${i}.io`][i % 3]!);
+  names.sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+  return names.map((domain, i) => ({
+    domain,
+    // shuffled keys, so byId is a real permutation; block keys have zero low 32 bits
+    d64: (BigInt((i * 7919) % n + 1) << 32n) | (blockKeys ? 0n : BigInt(i % 5)),
+    postings: Array.from({ length: 1 + (i % 3) }, (_, k) => ({ datasetId: k * 2 + 1, file: i % 4, first: i * 10, rows: 1 + k })),
+  }));
+}
+
+describe('IndexWriter', () => {
+  it.each([true, false])('writes the same bytes as the whole-list encoders (domain block keys: %s)', (blockKeys) => {
+    const list = entries(5000, blockKeys);
+    const w = new IndexWriter(serialize);
+    for (const e of list) w.add(Buffer.from(e.domain), e.d64, e.postings);
+    expect(w.size).toBe(5000);
+    const got = w.finish();
+    expect(got.domains.equals(encodeDomains(list))).toBe(true);
+    expect(got.postings.equals(encodePostings(list.map((e) => e.postings)))).toBe(true);
+    expect(got.bitmaps.equals(encodeBitmaps(list.map((e) => serialize(e.postings.map((p) => p.datasetId)))))).toBe(true);
+    // and the dictionary reads it back both ways
+    const dict = new DomainDictionary(got.domains);
+    expect(dict.indexOf(list[1234]!.domain)).toBe(1234);
+    expect(dict.indexOfD64(list[4321]!.d64)).toBe(4321);
+    expect(postingsOf(got.postings, 77)).toEqual(list[77]!.postings);
+  });
+
+  it('refuses names out of dictionary order', () => {
+    const w = new IndexWriter(serialize);
+    w.add(Buffer.from('b.example'), 1n << 32n, [{ datasetId: 1, file: 0, first: 0, rows: 1 }]);
+    expect(() => w.add(Buffer.from('a.example'), 2n << 32n, [{ datasetId: 1, file: 0, first: 0, rows: 1 }])).toThrow(expect.objectContaining({ code: 'CCP_ERR_INDEX_FORMAT' }));
+    expect(() => w.add(Buffer.from('b.example'), 2n << 32n, [{ datasetId: 1, file: 0, first: 0, rows: 1 }])).toThrow(expect.objectContaining({ code: 'CCP_ERR_INDEX_FORMAT' }));
+  });
+});
