@@ -53,4 +53,21 @@ describe('DomainIds snapshots', () => {
     expect(() => DomainIds.fromSnapshot(snap, bad)).toThrow(expect.objectContaining({ code: 'CCP_ERR_INDEX_FORMAT' }));
     expect(() => DomainIds.fromSnapshot({ ...snap, v: 3 } as unknown as DomainIdsSnapshot, bad)).toThrow(expect.objectContaining({ code: 'CCP_ERR_INDEX_FORMAT' }));
   });
+
+  it('assignSorted walks the dictionary alongside: known domains keep their ids, new ones get what assign would give', () => {
+    const ids = DomainIds.empty();
+    for (const n of NAMES) ids.assign(n);
+    const dict = dictionaryOf(ids, NAMES);
+    const snap = ids.snapshot();
+    // a merge's distinct domains in byte order: some known, some new, interleaved
+    const walk = [...NAMES.slice(0, 5), 'aaa.com', 'new-two.org', 'mmm.de', 'zzz.io'].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+    const walker = DomainIds.fromSnapshot(snap, dict);
+    const reference = DomainIds.fromSnapshot(snap, dict);
+    expect(walk.map((d) => walker.assignSorted(d))).toEqual(walk.map((d) => reference.assign(d)));
+    // the allocator moved on exactly as assign's did
+    expect(walker.snapshot()).toEqual(reference.snapshot());
+    // a walk needs ascending distinct names, and then serves only its snapshot
+    expect(() => walker.assignSorted('aaa.com')).toThrow(expect.objectContaining({ code: 'CCP_ERR_INDEX_FORMAT' }));
+    expect(() => walker.assign('later.com')).toThrow(expect.objectContaining({ code: 'CCP_ERR_INDEX_FORMAT' }));
+  });
 });

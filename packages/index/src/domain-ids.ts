@@ -11,12 +11,17 @@ export type DomainIdsSnapshot =
   | { v: 2; layout: Domain64Layout; tlds: SlotSpaceSnapshot }
   | { v: 1; layout: Domain64Layout; tlds: SlotSpaceSnapshot; domains: [string, number, number][] };
 
-/** The domains and their keys of an index version (its domains.bin dictionary). */
+/** The domains and their keys of an index version (its domains.bin dictionary: entries in UTF-8 byte order). */
 export interface AssignedDomains {
   readonly size: number;
   name(i: number): string;
+  nameBytes(i: number): Uint8Array;
   d64(i: number): bigint;
+  /** Entry index of a name, or -1. */
+  indexOf(domain: string): number;
 }
+
+const NO_DOMAINS: AssignedDomains = { size: 0, name: () => '', nameBytes: () => new Uint8Array(0), d64: () => 0n, indexOf: () => -1 };
 
 /**
  * The merger's domain registry: gives each registered domain one domain64 block `tld:domain:00:000000` (docs/keys.md
@@ -26,11 +31,16 @@ export interface AssignedDomains {
  * ids are stable across versions. Pure, single writer.
  */
 export class DomainIds {
+  /** Domains assigned by {@link assign} (and those a version 1 snapshot listed); the rest are looked up in `known`. */
   private readonly byDomain = new Map<string, bigint>();
+  private cursor = 0;
+  private lastSorted: Buffer | null = null;
+  private walked = false;
 
   private constructor(
     readonly layout: Domain64Layout,
     private readonly tlds: SlotSpace,
+    private readonly known: AssignedDomains = NO_DOMAINS,
   ) {}
 
   static empty(layout: Domain64Layout = DEFAULT_DOMAIN64_LAYOUT): DomainIds {
@@ -39,49 +49,78 @@ export class DomainIds {
 
   /**
    * The registry of an index version: its allocator snapshot and, for a version 2 snapshot, the domains of its
-   * dictionary `assigned`. @throws IndexFormatError CCP_ERR_INDEX_FORMAT for an unknown snapshot version, or a
-   * dictionary key the allocator never handed out (another layout, an unopened slot, an id not yet allocated).
+   * dictionary `assigned` — looked up in place, not copied (O(1) memory for a dictionary of any size). @throws
+   * IndexFormatError CCP_ERR_INDEX_FORMAT for an unknown snapshot version, or a dictionary key the allocator never
+   * handed out (another layout, an unopened slot, an id not yet allocated).
    */
   static fromSnapshot(s: DomainIdsSnapshot, assigned: AssignedDomains): DomainIds {
     if (s.v !== 1 && s.v !== 2) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'unknown domain-ids snapshot version', { v: (s as { v: unknown }).v });
-    const r = new DomainIds({ ...s.layout }, SlotSpace.fromSnapshot(s.tlds));
+    const tlds = SlotSpace.fromSnapshot(s.tlds);
     if (s.v === 1) {
+      const r = new DomainIds({ ...s.layout }, tlds);
       for (const [d, tld, id] of s.domains) r.byDomain.set(d, packDomain64({ tld, domain: id, sub: 0, path: 0 }, r.layout));
       return r;
     }
+    const r = new DomainIds({ ...s.layout }, tlds, assigned);
     for (let i = 0; i < assigned.size; i++) {
-      const key = assigned.d64(i);
-      const f = unpackDomain64(key, r.layout);
+      const f = unpackDomain64(assigned.d64(i), r.layout);
       if (f.sub !== 0 || f.path !== 0 || f.tld >= s.tlds.next.length || f.domain >= s.tlds.next[f.tld]!) {
         throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'domains.bin holds a key the domain allocator never assigned', { domain: assigned.name(i) });
       }
-      r.byDomain.set(assigned.name(i), key);
     }
     return r;
   }
 
+  /** Domains known: the dictionary's plus those assigned since (a domain walked by {@link assignSorted} not counted). */
   get size(): number {
-    return this.byDomain.size;
+    return this.known.size + this.byDomain.size;
   }
 
   get(domain: string): bigint | undefined {
-    return this.byDomain.get(domain);
+    const own = this.byDomain.get(domain);
+    if (own !== undefined) return own;
+    const i = this.known.indexOf(domain);
+    return i < 0 ? undefined : this.known.d64(i);
   }
 
   /**
    * The block key of a registered domain, assigning the next id of its public suffix's slot on first sight.
-   * Idempotent per domain. @throws Domain64Error-like IndexFormatError when the tld level is full.
+   * Idempotent per domain. @throws IndexFormatError when the tld level is full, or after {@link assignSorted}
    */
   assign(domain: string): bigint {
-    const known = this.byDomain.get(domain);
+    if (this.walked) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'a registry walked by assignSorted cannot assign more');
+    const known = this.get(domain);
     if (known !== undefined) return known;
+    const key = this.allocate(domain);
+    this.byDomain.set(domain, key);
+    return key;
+  }
+
+  /**
+   * {@link assign} for a merge's distinct domains in ascending UTF-8 byte order, in O(1) memory: known domains are
+   * found by a cursor walking the dictionary alongside, new ones are allocated and not remembered — so each name
+   * must come once, and the registry then only serves {@link snapshot} (a later {@link assign} could not know what
+   * the walk handed out, and throws). @throws IndexFormatError on a name not after the previous one, or a full level
+   */
+  assignSorted(domain: string): bigint {
+    const b = Buffer.from(domain, 'utf8');
+    if (this.lastSorted !== null && Buffer.compare(this.lastSorted, b) >= 0) {
+      throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'assignSorted needs distinct names in ascending byte order', { domain });
+    }
+    this.lastSorted = b;
+    this.walked = true;
+    const k = this.known;
+    while (this.cursor < k.size && Buffer.compare(k.nameBytes(this.cursor), b) < 0) this.cursor++;
+    if (this.cursor < k.size && Buffer.compare(k.nameBytes(this.cursor), b) === 0) return k.d64(this.cursor);
+    return this.byDomain.get(domain) ?? this.allocate(domain);
+  }
+
+  private allocate(domain: string): bigint {
     const dot = domain.indexOf('.');
     const suffix = isIpHost(domain) || dot < 0 ? domain : domain.slice(dot + 1);
     const r = this.tlds.alloc(suffix);
     if (r === null) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'domain64 tld/domain level is full', { suffix });
-    const key = packDomain64({ tld: r.slot, domain: r.id, sub: 0, path: 0 }, this.layout);
-    this.byDomain.set(domain, key);
-    return key;
+    return packDomain64({ tld: r.slot, domain: r.id, sub: 0, path: 0 }, this.layout);
   }
 
   /** The allocator (version 2): write it with a dictionary that holds every domain this registry has assigned. */

@@ -213,19 +213,30 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
     const newFiles: LakeFileEntry[] = [];
     if (parts.length > 0) {
       const partsSql = `read_parquet(${sqlList(parts)}, filename = true, file_row_number = true, hive_partitioning = false)`;
-      const domains = (await (await conn.runAndReadAll(`SELECT DISTINCT domain FROM ${partsSql} ORDER BY domain`)).getRowsJS()).map((r) => r[0] as string);
+      // The parts' distinct domains, sorted, read back a page at a time: ids are assigned walking the previous
+      // dictionary alongside (DomainIds.assignSorted), so no list or map of the domains is held in JS.
+      await conn.run(`CREATE TEMP TABLE newdoms AS SELECT DISTINCT domain FROM ${partsSql} ORDER BY domain`);
+      const nDomains = Number((await queryRows(conn, 'SELECT count(*) AS n FROM newdoms'))[0]!['n']);
       phase('read');
       await conn.run('CREATE TEMP TABLE dom (domain VARCHAR, domain64 BIGINT, prefix VARCHAR)');
-      const app = await conn.createAppender('dom');
-      for (const d of domains) {
-        const key = ids.assign(d);
-        app.appendVarchar(d);
-        app.appendBigInt(domain64ToInt64(key));
-        app.appendVarchar(partitionOf(key, ids.layout, bits));
-        app.endRow();
+      for (let at = 0; at < nDomains; at += INDEX_PAGE) {
+        const page = await queryRows(conn, `SELECT domain FROM newdoms WHERE rowid >= ${at} AND rowid < ${at + INDEX_PAGE} ORDER BY rowid`);
+        const app = await conn.createAppender('dom');
+        try {
+          for (const r of page) {
+            const d = r['domain'] as string;
+            const key = ids.assignSorted(d);
+            app.appendVarchar(d);
+            app.appendBigInt(domain64ToInt64(key));
+            app.appendVarchar(partitionOf(key, ids.layout, bits));
+            app.endRow();
+          }
+          app.flushSync();
+        } finally {
+          app.closeSync();
+        }
       }
-      app.flushSync();
-      app.closeSync();
+      await conn.run('DROP TABLE newdoms');
       // Parts are told apart by their rank in path order (an integer per row is cheaper than the path string).
       await conn.run('CREATE TEMP TABLE part_files (filename VARCHAR, _f INTEGER)');
       const pf = await conn.createAppender('part_files');
@@ -391,7 +402,7 @@ async function buildIndex(conn: DuckDBConnection, prev: LoadedVersion | null, re
   };
 }
 
-/** Rows of new postings read per query while the index is built. */
+/** Rows read per query from the merge's domain tables (new domains, new postings): bounds what JS holds at once. */
 const INDEX_PAGE = 50_000;
 
 /**
