@@ -31,6 +31,12 @@ export async function queryRows(conn: DuckDBConnection, sql: string, params?: Du
   return r.getRowObjectsJS() as Record<string, unknown>[];
 }
 
+/** A query's columns as arrays of JS values, by name (no object per row: for pages of many rows). */
+export async function queryColumns(conn: DuckDBConnection, sql: string): Promise<Record<string, unknown[]>> {
+  const r = await conn.runAndReadAll(sql);
+  return r.getColumnsObjectJS() as Record<string, unknown[]>;
+}
+
 /** A SQL string literal (paths we build ourselves; quotes doubled anyway). */
 export function sqlString(s: string): string {
   return `'${s.replace(/'/g, "''")}'`;

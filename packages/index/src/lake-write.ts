@@ -244,11 +244,10 @@ export async function writeLake(conn: DuckDBConnection, store: ObjectStore, w: L
   await runLanes(w.targets.length, w.putConcurrency ?? 8, async (i) => {
     const t = w.targets[i]!;
     const bytes = await readFile(tmpOf(t));
-    // the locator first: a lake file is never listed without one (both are invisible until the manifest flips)
+    // its row-group locator alongside (both stay invisible until the manifest flips; GC sweeps either if we crash)
     const loc = buildLocator(bytes);
     const locator = { key: indexLayout.locatorOf(t.key), bytes: loc.length, crc32: crcOf(loc) };
-    await store.put(locator.key, loc);
-    await store.put(t.key, bytes);
+    await Promise.all([store.put(locator.key, loc), store.put(t.key, bytes)]);
     const rowGroups = groups.get(tmpOf(t)) ?? [];
     entries[i] = { key: t.key, datasetId: t.datasetId, prefix: t.prefix, rows: rowGroups.reduce((s, [, n]) => s + n, 0), bytes: bytes.length, crc32: crcOf(bytes), rowGroups, locator };
   });

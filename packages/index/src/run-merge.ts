@@ -6,7 +6,7 @@ import { CcpError, domain64FromInt64, domain64ToInt64, layout, type ObjectStore 
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { resolveCollisions } from './collisions';
 import { DomainIds, partitionOf } from './domain-ids';
-import { openDuck, queryRows, sqlList } from './duck';
+import { openDuck, queryColumns, queryRows, sqlList } from './duck';
 import {
   IndexFormatError, IndexWriter, DomainDictionary, indexLayout, jsonBytes, parseJson, postingsOf,
   type IndexManifest, type LakeFileEntry, type Posting, type VersionStatus,
@@ -220,11 +220,10 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
       phase('read');
       await conn.run('CREATE TEMP TABLE dom (domain VARCHAR, domain64 BIGINT, prefix VARCHAR)');
       for (let at = 0; at < nDomains; at += INDEX_PAGE) {
-        const page = await queryRows(conn, `SELECT domain FROM newdoms WHERE rowid >= ${at} AND rowid < ${at + INDEX_PAGE} ORDER BY rowid`);
+        const page = (await queryColumns(conn, `SELECT domain FROM newdoms WHERE rowid >= ${at} AND rowid < ${at + INDEX_PAGE} ORDER BY rowid`))['domain'] as string[];
         const app = await conn.createAppender('dom');
         try {
-          for (const r of page) {
-            const d = r['domain'] as string;
+          for (const d of page) {
             const key = ids.assignSorted(d);
             app.appendVarchar(d);
             app.appendBigInt(domain64ToInt64(key));
@@ -383,14 +382,15 @@ async function buildIndex(conn: DuckDBConnection, prev: LoadedVersion | null, re
   const total = Number((await queryRows(conn, 'SELECT count(*) AS n FROM np'))[0]!['n']);
   let group: { domain: string; d64: bigint; list: Posting[] } | null = null;
   for (let at = 0; at < total; at += INDEX_PAGE) {
-    const rows = await queryRows(conn, `SELECT domain, domain64, dataset_id, file_key, first, rows FROM np WHERE rowid >= ${at} AND rowid < ${at + INDEX_PAGE} ORDER BY rowid`);
-    for (const r of rows) {
-      const domain = r['domain'] as string;
+    const c = await queryColumns(conn, `SELECT domain, domain64, dataset_id, file_key, first, rows FROM np WHERE rowid >= ${at} AND rowid < ${at + INDEX_PAGE} ORDER BY rowid`);
+    const domains = c['domain'] as string[];
+    for (let k = 0; k < domains.length; k++) {
+      const domain = domains[k]!;
       if (group === null || group.domain !== domain) {
         if (group !== null) flush(Buffer.from(group.domain, 'utf8'), group.d64, group.list);
-        group = { domain, d64: domain64FromInt64(BigInt(r['domain64'] as bigint)), list: [] };
+        group = { domain, d64: domain64FromInt64(c['domain64']![k] as bigint), list: [] };
       }
-      group.list.push({ datasetId: Number(r['dataset_id']), file: fileIdx.get(r['file_key'] as string)!, first: Number(r['first']), rows: Number(r['rows']) });
+      group.list.push({ datasetId: Number(c['dataset_id']![k]), file: fileIdx.get(c['file_key']![k] as string)!, first: Number(c['first']![k]), rows: Number(c['rows']![k]) });
     }
   }
   if (group !== null) flush(Buffer.from(group.domain, 'utf8'), group.d64, group.list);
