@@ -39,8 +39,10 @@ export function decodeFlatChunk(chunk: Uint8Array, schemaPath: SchemaTree[], cod
   if (schemaPath.length !== 2 || leaf.children.length > 0 || el.repetition_type === 'REPEATED') return null;
   const type = el.type;
   if (type !== 'BYTE_ARRAY' && type !== 'INT32' && type !== 'INT64') return null;
+  if (!plainAnnotation(el)) return null; // DECIMAL, DATE, TIME, UINT_*, …: hyparquet converts those
   const toMs = type === 'INT64' ? msScale(el) : 1;
   if (toMs === 0) return null;
+  const per = BigInt(toMs);
   const maxDef = el.repetition_type === 'REQUIRED' ? 0 : 1;
   const decoder = { type, element: el, schemaPath, codec, compressors } as unknown as ColumnDecoder;
 
@@ -88,12 +90,25 @@ export function decodeFlatChunk(chunk: Uint8Array, schemaPath: SchemaTree[], cod
     for (let r = 0; r < take; r++, row++) {
       if (maxDef > 0 && defs.length > 0 && defs[r] !== maxDef) continue; // null (defs are empty when no row is)
       const v = dict === null ? data[k++] : dict[data[k++] as number];
+      if (v === undefined) throw new Error('parquet page holds fewer values than its levels, or a dictionary index out of range');
       if (vals !== null) vals[row] = v as Uint8Array;
       else if (type === 'BYTE_ARRAY') nums![row] = codePoints(v as Uint8Array);
-      else nums![row] = toMs === 1 ? Number(v) : Math.floor(Number(v) / toMs);
+      // exact, and truncating like hyparquet's own timestamp parsers (a float division would round ns, floor negatives)
+      else nums![row] = toMs === 1 ? Number(v) : Number(BigInt(v as bigint) / per);
     }
   }
   return vals !== null ? packStrings(vals) : nums!;
+}
+
+/** Whether a column's annotation leaves its physical values as they are: none, signed INT, STRING-like, TIMESTAMP. */
+function plainAnnotation(el: SchemaTree['element']): boolean {
+  const lt = el.logical_type;
+  const ct = el.converted_type;
+  if (el.type === 'BYTE_ARRAY') {
+    return (lt === undefined || lt.type === 'STRING' || lt.type === 'ENUM' || lt.type === 'JSON') && (ct === undefined || ct === 'UTF8' || ct === 'ENUM' || ct === 'JSON');
+  }
+  if (lt !== undefined && !(lt.type === 'TIMESTAMP' || (lt.type === 'INTEGER' && lt.isSigned))) return false;
+  return ct === undefined || ct === 'INT_8' || ct === 'INT_16' || ct === 'INT_32' || ct === 'INT_64' || ct === 'TIMESTAMP_MILLIS' || ct === 'TIMESTAMP_MICROS';
 }
 
 /** 1 for plain integers and millisecond timestamps, the divisor to ms for micro/nanosecond ones, 0 if unknown. */

@@ -68,24 +68,49 @@ describe('row-group locator', () => {
     expect(() => decodeLocator(Buffer.concat([good, Buffer.alloc(8)]), 'k')).toThrow(expect.objectContaining({ code: 'CCP_ERR_INDEX_FORMAT' }));
   });
 
-  it('a reader refuses a locator that does not match its checksum, and never falls back to a wrong layout', async () => {
+  it('a missing or damaged locator is counted and the file is read by its own footer; a good one never touches the footer', async () => {
     const key = 'urls/dataset_id=1/domain_prefix=00/part-v000001.parquet';
     const loc = buildLocator(bytes);
-    const store = new MemoryObjectStore();
+    const store = new RecordingStore();
     await store.put(key, bytes);
-    const damaged = Buffer.from(loc);
-    damaged[damaged.length - 3]! ^= 0xff; // a byte of the offsets table
-    await store.put(indexLayout.locatorOf(key), damaged);
     const file: LakeFileEntry = {
       key, datasetId: 1, prefix: '00', rows: 5000, bytes: bytes.length, crc32: crcOf(bytes), rowGroups: [[0, 2048], [2048, 2048], [4096, 904]],
       locator: { key: indexLayout.locatorOf(key), bytes: loc.length, crc32: crcOf(loc) },
     };
-    await expect(new ParquetLakeReader({ store }).rows(file, 0, 10)).rejects.toMatchObject({ code: 'CCP_ERR_INDEX_CRC' });
+    const want = ['https://x.example/002047', 'https://x.example/002048', 'https://x.example/002049'];
+    const footerReads = () => store.ranges.filter((r) => r.key === key && r.offset + r.length === bytes.length).length;
+    // missing
+    let reader = new ParquetLakeReader({ store });
+    expect((await reader.rows(file, 2047, 2050)).map((r) => r.url)).toEqual(want);
+    expect(reader.stats().locatorFallbacks).toBe(1);
+    expect(footerReads()).toBe(1);
+    // damaged: a byte of the offsets table flipped, caught by the CRC
+    const damaged = Buffer.from(loc);
+    damaged[damaged.length - 3]! ^= 0xff;
+    await store.put(indexLayout.locatorOf(key), damaged);
+    store.ranges = [];
+    reader = new ParquetLakeReader({ store });
+    expect((await reader.rows(file, 2047, 2050)).map((r) => r.url)).toEqual(want);
+    expect(reader.stats().locatorFallbacks).toBe(1);
+    expect(footerReads()).toBe(1);
+    // good
     await store.put(indexLayout.locatorOf(key), loc);
-    const rows = await new ParquetLakeReader({ store }).rows(file, 2047, 2050);
-    expect(rows.map((r) => r.url)).toEqual(['https://x.example/002047', 'https://x.example/002048', 'https://x.example/002049']);
+    store.ranges = [];
+    reader = new ParquetLakeReader({ store });
+    expect((await reader.rows(file, 2047, 2050)).map((r) => r.url)).toEqual(want);
+    expect(reader.stats().locatorFallbacks).toBe(0);
+    expect(footerReads()).toBe(0);
   });
 });
+
+/** A store that records every range read. */
+class RecordingStore extends MemoryObjectStore {
+  ranges: { key: string; offset: number; length: number }[] = [];
+  override async getRange(key: string, offset: number, length: number): Promise<Uint8Array> {
+    this.ranges.push({ key, offset, length });
+    return super.getRange(key, offset, length);
+  }
+}
 
 describe('a lake column the flat decoder does not take', () => {
   it('is read through hyparquet’s own path, with the locator and with the footer', async () => {

@@ -129,6 +129,7 @@ export class ParquetLakeReader implements LakeReads {
   private readonly compressors: { ZSTD: (input: Uint8Array, outputLength: number) => Uint8Array };
   private readonly locators: boolean;
   private readonly flat: boolean;
+  private fallbacks = 0;
 
   constructor(opts: ParquetLakeReaderOptions) {
     this.store = opts.store;
@@ -179,9 +180,9 @@ export class ParquetLakeReader implements LakeReads {
     return out;
   }
 
-  /** Cache counters (decoded column chunks). */
-  stats(): RowGroupCacheStats {
-    return this.chunks.stats();
+  /** Cache counters (decoded column chunks), and files read by their footer because their locator was missing or damaged. */
+  stats(): RowGroupCacheStats & { locatorFallbacks: number } {
+    return { ...this.chunks.stats(), locatorFallbacks: this.fallbacks };
   }
 
   async close(): Promise<void> {
@@ -192,12 +193,19 @@ export class ParquetLakeReader implements LakeReads {
     return this.footers.getOrLoad(identityOf(file), async () => {
       if (file.locator !== undefined && this.locators) {
         const { key, bytes, crc32 } = file.locator;
-        const b = await this.store.getRange(key, 0, bytes);
-        if (b.length !== bytes || crcOf(b) !== crc32) throw new IndexFormatError('CCP_ERR_INDEX_CRC', 'lake locator does not match its checksum', { key });
-        const locator = decodeLocator(b, key);
-        const columns = new Set(locator.schema.slice(1).map((e) => e.name));
-        const tree = parquetSchema({ schema: locator.schema } as FileMetaData);
-        return { value: { meta: null, locator, starts: locator.starts, columns, tree }, bytes: 1024 + b.length * 2 };
+        try {
+          const b = await this.store.getRange(key, 0, bytes);
+          if (b.length !== bytes || crcOf(b) !== crc32) throw new IndexFormatError('CCP_ERR_INDEX_CRC', 'lake locator does not match its checksum', { key });
+          const locator = decodeLocator(b, key);
+          const columns = new Set(locator.schema.slice(1).map((e) => e.name));
+          const tree = parquetSchema({ schema: locator.schema } as FileMetaData);
+          return { value: { meta: null, locator, starts: locator.starts, columns, tree }, bytes: 1024 + b.length * 2 };
+        } catch (err) {
+          // A missing or damaged locator costs speed, not the file: its own footer says the same. Counted; other
+          // store errors (transient ones) propagate like any read's.
+          if (!(err instanceof IndexFormatError) && codeOf(err) !== 'CCP_ERR_STORE_NOT_FOUND') throw err;
+          this.fallbacks++;
+        }
       }
       let meta: FileMetaData;
       try {
@@ -254,8 +262,9 @@ export class ParquetLakeReader implements LakeReads {
       const c = at[i]!;
       let col: Column | null = null;
       if (c !== null) {
+        const path = getPath(ft.tree, c.name);
         try {
-          col = decodeFlatChunk(bytes.get(c.name)!, getPath(ft.tree, c.name), c.codec, this.compressors, rows, mode);
+          col = decodeFlatChunk(bytes.get(c.name)!, path, c.codec, this.compressors, rows, mode);
         } catch (err) {
           throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'lake column chunk cannot be decoded', { key: file.key, rowGroup: g, column: c.name, reason: String(err).slice(0, 200) });
         }
@@ -418,6 +427,10 @@ function pack(parts: { at: number; data: ArrayLike<unknown> }[], rows: number): 
 /** Estimated heap bytes of a packed column chunk. */
 function sizeOf(c: Column): number {
   return isStrings(c) ? 128 + c.bytes.length + 2 * c.ends.byteLength + (c.nulls?.byteLength ?? 0) : 64 + c.byteLength;
+}
+
+function codeOf(err: unknown): string | undefined {
+  return typeof err === 'object' && err !== null && 'code' in err && typeof (err as { code: unknown }).code === 'string' ? (err as { code: string }).code : undefined;
 }
 
 function isStoreError(err: unknown): boolean {

@@ -215,6 +215,7 @@ export async function writeLake(conn: DuckDBConnection, store: ObjectStore, w: L
     counts.set(`${t.datasetId}/${t.prefix}`, Number(r['n']));
   }
   await conn.run('DROP TABLE pass_runs');
+  await conn.run('DROP TABLE pass_files');
   const groups = new Map<string, [number, number][]>();
   const meta = await queryRows(
     conn,

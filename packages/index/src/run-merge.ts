@@ -404,13 +404,3 @@ async function buildIndex(conn: DuckDBConnection, prev: LoadedVersion | null, re
 
 /** Rows read per query from the merge's domain tables (new domains, new postings): bounds what JS holds at once. */
 const INDEX_PAGE = 50_000;
-
-/**
- * Sorts strings in UTF-8 byte order (the dictionary's). UTF-16 code-unit order is the same unless a string holds a
- * code unit ≥ U+D800 (surrogates sort below U+E000–U+FFFF there, above them in UTF-8), so plain comparison is used
- * when none does — a Buffer per comparison cost seconds at 455k domains.
- */
-function sortUtf8(names: string[]): string[] {
-  if (!names.some((n) => /[\uD800-\uFFFF]/.test(n))) return names.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  return names.map((n) => ({ n, b: Buffer.from(n, 'utf8') })).sort((a, b) => Buffer.compare(a.b, b.b)).map((k) => k.n);
-}
