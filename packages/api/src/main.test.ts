@@ -31,6 +31,27 @@ describe('apiMain', () => {
     await expect(fetch(`${base}/healthz`)).rejects.toThrow();
   });
 
+  it("exposes the lake reader's counters on /metrics, read at each scrape", async () => {
+    const stats = { bytes: 4096, entries: 2, hits: 5, misses: 3, evictions: 1, locatorFallbacks: 0 };
+    const source = Object.assign(new MemoryIndexSource(viewOld), { cacheStats: () => stats });
+    let stop: () => void = () => undefined;
+    let listening: (url: string) => void = () => undefined;
+    const url = new Promise<string>((r) => (listening = r));
+    const exit = apiMain({ logLevel: 'silent', data: dir }, {}, { openSource: async () => source, port: 0, host: '127.0.0.1', stop: new Promise<void>((r) => (stop = r)), onListening: listening });
+    const base = await url;
+    let text = await (await fetch(`${base}/metrics`)).text();
+    for (const line of ['ccpipe_api_lake_cache_bytes 4096', 'ccpipe_api_lake_cache_hits_total 5', 'ccpipe_api_lake_cache_misses_total 3', 'ccpipe_api_lake_cache_evictions_total 1', 'ccpipe_api_lake_locator_fallbacks_total 0']) {
+      expect(text).toContain(`\n${line}\n`);
+    }
+    stats.hits = 9;
+    stats.locatorFallbacks = 2;
+    text = await (await fetch(`${base}/metrics`)).text();
+    expect(text).toContain('\nccpipe_api_lake_cache_hits_total 9\n');
+    expect(text).toContain('\nccpipe_api_lake_locator_fallbacks_total 2\n');
+    stop();
+    expect(await exit).toBe(0);
+  });
+
   it('resolves 1 when the ACL file is bad or the source cannot be opened', async () => {
     const bad = join(dir, 'bad.json');
     await writeFile(bad, '{"v":1,"tokens":[]}');

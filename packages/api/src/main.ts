@@ -4,6 +4,7 @@ import { localStoreDir, openObjectStore, runService } from '@ccpipe/adapters';
 import { openIndexSource } from '@ccpipe/index';
 import { Acl } from './acl';
 import { startApi, type StaticHandler } from './server';
+import { lakeReaderMetrics } from './metrics';
 
 /** What `apiMain` takes besides the config table's flags (until the table has api options of its own). */
 export interface ApiMainOptions {
@@ -36,6 +37,7 @@ export async function apiMain(flags: Partial<Record<ConfigKey, unknown>>, env: N
     const acl = aclFile !== undefined ? Acl.parse(readFileSync(aclFile)) : undefined;
     const source = await (opts.openSource ?? openLakeSource)(config);
     defer(() => source.close());
+    lakeReaderMetrics(registry, () => source.cacheStats?.());
     const first = await source.current();
     log.info({ version: first?.version ?? null, acl: acl ? acl.size : 'open' }, 'index opened');
     const server = await startApi({

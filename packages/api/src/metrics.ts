@@ -1,4 +1,5 @@
-import { Histogram, type Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { LakeReaderStats } from '@ccpipe/core';
 
 /** Route labels: the closed set of route templates (never a raw path, domain or URL). */
 export const API_ROUTES = [
@@ -46,4 +47,42 @@ export function apiMetrics(registry: Registry): ApiMetrics {
       c.observe(seconds);
     },
   };
+}
+
+const LAKE_SOURCE = new WeakMap<Registry, () => LakeReaderStats | undefined>();
+
+/**
+ * The lake reader's counters on `registry`, read from `stats` at each scrape: `ccpipe_api_lake_cache_bytes` (decoded
+ * chunks held), `ccpipe_api_lake_cache_{hits,misses,evictions}_total` and `ccpipe_api_lake_locator_fallbacks_total`
+ * (lake files read by their footer because their row-group locator was missing or damaged: slower, not lost).
+ * Registered once per registry; a later call (a restart inside one process) points them at its own source. No labels.
+ */
+export function lakeReaderMetrics(registry: Registry, stats: () => LakeReaderStats | undefined): void {
+  LAKE_SOURCE.set(registry, stats);
+  if (registry.getSingleMetric('ccpipe_api_lake_cache_bytes') !== undefined) return;
+  const now = (): LakeReaderStats | undefined => LAKE_SOURCE.get(registry)?.();
+  new Gauge({
+    name: 'ccpipe_api_lake_cache_bytes',
+    help: 'Estimated bytes of decoded lake column chunks held by the API',
+    registers: [registry],
+    collect() {
+      this.set(now()?.bytes ?? 0);
+    },
+  });
+  const counter = (name: string, help: string, pick: (s: LakeReaderStats) => number): void => {
+    new Counter({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        const s = now();
+        this.reset();
+        if (s !== undefined) this.inc(pick(s));
+      },
+    });
+  };
+  counter('ccpipe_api_lake_cache_hits_total', 'Lake column chunks answered from the decoded-chunk cache', (s) => s.hits);
+  counter('ccpipe_api_lake_cache_misses_total', 'Lake column chunks fetched and decoded', (s) => s.misses);
+  counter('ccpipe_api_lake_cache_evictions_total', 'Decoded lake column chunks evicted from the cache', (s) => s.evictions);
+  counter('ccpipe_api_lake_locator_fallbacks_total', 'Lake files read by their Parquet footer because their row-group locator was missing or damaged', (s) => s.locatorFallbacks);
 }

@@ -70,5 +70,20 @@ export interface IndexSource {
    * Lets a client page through one version across manifest flips. Optional: sources without history omit it.
    */
   at?(version: string): Promise<IndexView | null>;
+  /** Counters of the lake reader behind the source, when it reads a lake (undefined otherwise). Optional. */
+  cacheStats?(): LakeReaderStats | undefined;
   close(): Promise<void>;
+}
+
+/**
+ * A lake reader's counters: its decoded-chunk cache (estimated bytes held, entries, hits, misses, evictions) and the
+ * lake files it read by their footer because their row-group locator was missing or damaged.
+ */
+export interface LakeReaderStats {
+  bytes: number;
+  entries: number;
+  hits: number;
+  misses: number;
+  evictions: number;
+  locatorFallbacks: number;
 }
