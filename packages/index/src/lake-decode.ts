@@ -61,28 +61,13 @@ export function decodeFlatChunk(chunk: Uint8Array, schemaPath: SchemaTree[], cod
       dictionary = readPlain({ view: new DataView(page.buffer, page.byteOffset, page.byteLength), offset: 0 }, type, header.dictionary_page_header!.num_values, el.type_length);
       continue;
     }
-    let n: number;
-    let defs: number[];
-    let data: DecodedArray;
-    let encoding: string;
-    if (header.type === 'DATA_PAGE') {
-      const page = decompressPage(body, header.uncompressed_page_size, codec, compressors);
-      const daph = header.data_page_header!;
-      const v1 = readDataPage(page, daph, decoder);
-      defs = v1.definitionLevels ?? [];
-      data = v1.dataPage;
-      n = daph.num_values;
-      encoding = daph.encoding;
-    } else if (header.type === 'DATA_PAGE_V2') {
-      const daph2 = header.data_page_header_v2!;
-      const v2 = readDataPageV2(body, header, decoder);
-      defs = v2.definitionLevels ?? [];
-      data = v2.dataPage;
-      n = daph2.num_values;
-      encoding = daph2.encoding;
-    } else {
-      continue; // index pages: nothing to decode
-    }
+    if (header.type !== 'DATA_PAGE' && header.type !== 'DATA_PAGE_V2') continue; // index pages: nothing to decode
+    const { num_values: n, encoding } = header.type === 'DATA_PAGE' ? header.data_page_header! : header.data_page_header_v2!;
+    const page = header.type === 'DATA_PAGE'
+      ? readDataPage(decompressPage(body, header.uncompressed_page_size, codec, compressors), header.data_page_header!, decoder)
+      : readDataPageV2(body, header, decoder);
+    const defs = page.definitionLevels ?? [];
+    const data = page.dataPage;
     const dict = encoding.endsWith('_DICTIONARY') ? dictionary : null;
     if (encoding.endsWith('_DICTIONARY') && dict === null) throw new Error('parquet dictionary page missing');
     let k = 0;

@@ -98,17 +98,34 @@ export function decodeLocator(b: Uint8Array, key: string): LakeLocator {
   return { schema: head.schema, columns: head.columns, starts, table };
 }
 
+/** Where column k of row group g sits, as the locator's table records it. */
+export interface LocatorChunk {
+  /** Dictionary page offset, 0 when the chunk has none. */
+  dictOffset: number;
+  dataOffset: number;
+  /** Compressed bytes of the whole chunk, from its first page on. */
+  size: number;
+  values: number;
+}
+
+/** Column k (index into `loc.columns`) of row group g. */
+export function locatorChunk(loc: LakeLocator, g: number, k: number): LocatorChunk {
+  const o = g * (1 + FIELDS * loc.columns.length) + 1 + k * FIELDS;
+  return { dictOffset: loc.table[o]!, dataOffset: loc.table[o + 1]!, size: loc.table[o + 2]!, values: loc.table[o + 3]! };
+}
+
+/** Rows of row group g. */
+const groupRows = (loc: LakeLocator, g: number): number => loc.starts[g + 1]! - loc.starts[g]!;
+
 /**
  * A one-row-group `FileMetaData` for hyparquet's `parquetRead` (rows [0, rows of g)): the schema and the chunks of
  * `names` in row group `g`. Columns the file lacks are left out.
  */
 export function locatorMetadata(loc: LakeLocator, g: number, names: readonly string[]): FileMetaData {
-  const width = 1 + FIELDS * loc.columns.length;
   const columns: ColumnChunk[] = [];
   loc.columns.forEach((c, k) => {
     if (!names.includes(c.name)) return;
-    const o = g * width + 1 + k * FIELDS;
-    const dict = loc.table[o]!;
+    const at = locatorChunk(loc, g, k);
     columns.push({
       file_offset: 0n,
       meta_data: {
@@ -116,15 +133,15 @@ export function locatorMetadata(loc: LakeLocator, g: number, names: readonly str
         encodings: [],
         path_in_schema: c.path,
         codec: c.codec,
-        num_values: BigInt(loc.table[o + 3]!),
+        num_values: BigInt(at.values),
         total_uncompressed_size: 0n,
-        total_compressed_size: BigInt(loc.table[o + 2]!),
-        data_page_offset: BigInt(loc.table[o + 1]!),
-        ...(dict > 0 && { dictionary_page_offset: BigInt(dict) }),
+        total_compressed_size: BigInt(at.size),
+        data_page_offset: BigInt(at.dataOffset),
+        ...(at.dictOffset > 0 && { dictionary_page_offset: BigInt(at.dictOffset) }),
       },
     });
   });
-  const rows = BigInt(loc.table[g * width]!);
+  const rows = BigInt(groupRows(loc, g));
   return {
     version: 2,
     schema: loc.schema,

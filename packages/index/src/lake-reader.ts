@@ -1,10 +1,10 @@
 import { zstdDecompress, type ZstdDecoder } from './zstd';
 import { parquetMetadataAsync, parquetRead, parquetSchema, type AsyncBuffer, type FileMetaData, type SchemaTree } from 'hyparquet';
 import type { CompressionCodec } from 'hyparquet/src/types.js';
-import type { ObjectStore } from '@ccpipe/core';
+import { hasCode, type ObjectStore } from '@ccpipe/core';
 import { IndexFormatError, crcOf, type LakeFileEntry } from './format';
 import { codePoints, decodeFlatChunk, isStrings, packStrings, type Column, type PackedStrings } from './lake-decode';
-import { decodeLocator, locatorMetadata, type LakeLocator } from './lake-locator';
+import { decodeLocator, locatorChunk, locatorMetadata, type LakeLocator } from './lake-locator';
 import { RowGroupCache, type RowGroupCacheStats } from './row-group-cache';
 
 /** One lake row as a URL page shows it. `urlId` null = not read: the view computes `collisions[url] ?? urlId(url)`. */
@@ -203,7 +203,7 @@ export class ParquetLakeReader implements LakeReads {
         } catch (err) {
           // A missing or damaged locator costs speed, not the file: its own footer says the same. Counted; other
           // store errors (transient ones) propagate like any read's.
-          if (!(err instanceof IndexFormatError) && codeOf(err) !== 'CCP_ERR_STORE_NOT_FOUND') throw err;
+          if (!(err instanceof IndexFormatError) && !hasCode(err, 'CCP_ERR_STORE_NOT_FOUND')) throw err;
           this.fallbacks++;
         }
       }
@@ -276,21 +276,19 @@ export class ParquetLakeReader implements LakeReads {
 
   /** The bytes of each chunk, fetched as few ranges as the gaps between them allow. */
   private async fetchChunks(file: LakeFileEntry, chunks: ChunkAt[]): Promise<Map<string, Uint8Array>> {
-    const sorted = [...chunks].sort((a, b) => a.start - b.start);
-    const runs: ChunkAt[][] = [];
-    for (const c of sorted) {
+    const runs: { start: number; end: number; chunks: ChunkAt[] }[] = [];
+    for (const c of [...chunks].sort((a, b) => a.start - b.start)) {
       const run = runs[runs.length - 1];
-      const end = run === undefined ? -Infinity : Math.max(...run.map((x) => x.start + x.size));
-      if (run !== undefined && c.start - end <= GAP) run.push(c);
-      else runs.push([c]);
+      if (run !== undefined && c.start - run.end <= GAP) {
+        run.chunks.push(c);
+        run.end = Math.max(run.end, c.start + c.size);
+      } else runs.push({ start: c.start, end: c.start + c.size, chunks: [c] });
     }
     const out = new Map<string, Uint8Array>();
     await Promise.all(
-      runs.map(async (run) => {
-        const start = run[0]!.start;
-        const end = Math.max(...run.map((x) => x.start + x.size));
+      runs.map(async ({ start, end, chunks: inRun }) => {
         const b = await this.store.getRange(file.key, start, end - start);
-        for (const c of run) out.set(c.name, b.subarray(c.start - start, c.start - start + c.size));
+        for (const c of inRun) out.set(c.name, b.subarray(c.start - start, c.start - start + c.size));
       }),
     );
     return out;
@@ -332,13 +330,10 @@ export class ParquetLakeReader implements LakeReads {
 /** Where column `name` of row group g sits, from the locator or the footer (null: the file has no such column). */
 function chunkAt(ft: Footer, g: number, name: string): ChunkAt | null {
   if (ft.locator !== null) {
-    const loc = ft.locator;
-    const k = loc.columns.findIndex((c) => c.name === name);
+    const k = ft.locator.columns.findIndex((c) => c.name === name);
     if (k < 0) return null;
-    const width = 1 + 4 * loc.columns.length;
-    const o = g * width + 1 + k * 4;
-    const dict = loc.table[o]!;
-    return { name, start: dict > 0 ? dict : loc.table[o + 1]!, size: loc.table[o + 2]!, codec: loc.columns[k]!.codec };
+    const at = locatorChunk(ft.locator, g, k);
+    return { name, start: at.dictOffset > 0 ? at.dictOffset : at.dataOffset, size: at.size, codec: ft.locator.columns[k]!.codec };
   }
   const m = ft.meta!.row_groups[g]?.columns.find((c) => c.meta_data?.path_in_schema.length === 1 && c.meta_data.path_in_schema[0] === name)?.meta_data;
   if (m === undefined) return null;
@@ -427,10 +422,6 @@ function pack(parts: { at: number; data: ArrayLike<unknown> }[], rows: number): 
 /** Estimated heap bytes of a packed column chunk. */
 function sizeOf(c: Column): number {
   return isStrings(c) ? 128 + c.bytes.length + 2 * c.ends.byteLength + (c.nulls?.byteLength ?? 0) : 64 + c.byteLength;
-}
-
-function codeOf(err: unknown): string | undefined {
-  return typeof err === 'object' && err !== null && 'code' in err && typeof (err as { code: unknown }).code === 'string' ? (err as { code: string }).code : undefined;
 }
 
 function isStoreError(err: unknown): boolean {
