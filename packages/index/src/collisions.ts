@@ -1,6 +1,6 @@
 import { xxh3 } from '@node-rs/xxhash';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { queryRows, sqlList } from './duck';
+import { appendTo, queryRows, sqlList, streamColumns } from './duck';
 
 /**
  * Keeps url_id collisions apart (docs/keys.md) among the new rows of temp table `staged` (url_id, url): every URL
@@ -66,17 +66,13 @@ export async function resolveCollisions(
 async function applyMap(conn: DuckDBConnection, entries: readonly [string, string][]): Promise<void> {
   if (entries.length === 0) return;
   await conn.run('DELETE FROM cmap');
-  const app = await conn.createAppender('cmap');
-  try {
+  await appendTo(conn, 'cmap', (app) => {
     for (const [url, id] of entries) {
       app.appendVarchar(url);
       app.appendBigInt(BigInt(id));
       app.endRow();
     }
-    app.flushSync();
-  } finally {
-    app.closeSync();
-  }
+  });
   await conn.run('UPDATE staged SET url_id = cmap.id FROM cmap WHERE staged.url = cmap.url');
 }
 
@@ -87,8 +83,7 @@ async function applyMap(conn: DuckDBConnection, entries: readonly [string, strin
  */
 async function hashLakeIds(conn: DuckDBConnection, lakePaths: readonly string[], map: Record<string, string>): Promise<void> {
   const ids: bigint[] = [];
-  const res = await conn.stream('SELECT DISTINCT url_id FROM staged');
-  for (let c = await res.fetchChunk(); c !== null && c.rowCount > 0; c = await res.fetchChunk()) for (const v of c.getColumnValues(0)) ids.push(v as bigint);
+  for await (const [col] of streamColumns(conn, 'SELECT DISTINCT url_id FROM staged')) for (const v of col!) ids.push(v as bigint);
   const sorted = BigInt64Array.from(ids).sort();
   const has = (id: bigint): boolean => {
     let lo = 0;
@@ -103,11 +98,9 @@ async function hashLakeIds(conn: DuckDBConnection, lakePaths: readonly string[],
     return false;
   };
   await conn.run('CREATE OR REPLACE TEMP TABLE lake_ids (url_id BIGINT, url VARCHAR)');
-  const app = await conn.createAppender('lake_ids');
-  try {
-    const urls = await conn.stream(`SELECT url FROM read_parquet(${sqlList(lakePaths)}, hive_partitioning = false)`);
-    for (let c = await urls.fetchChunk(); c !== null && c.rowCount > 0; c = await urls.fetchChunk()) {
-      for (const v of c.getColumnValues(0)) {
+  await appendTo(conn, 'lake_ids', async (app) => {
+    for await (const [col] of streamColumns(conn, `SELECT url FROM read_parquet(${sqlList(lakePaths)}, hive_partitioning = false)`)) {
+      for (const v of col!) {
         const url = v as string;
         const m = map[url];
         const id = m !== undefined ? BigInt(m) : BigInt.asIntN(64, xxh3.xxh64(url));
@@ -117,8 +110,5 @@ async function hashLakeIds(conn: DuckDBConnection, lakePaths: readonly string[],
         app.endRow();
       }
     }
-    app.flushSync();
-  } finally {
-    app.closeSync();
-  }
+  });
 }

@@ -1,4 +1,4 @@
-import { DuckDBInstance, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
+import { DuckDBInstance, type DuckDBAppender, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
 
 /** Options of an embedded DuckDB database. */
 export interface DuckOptions {
@@ -31,10 +31,24 @@ export async function queryRows(conn: DuckDBConnection, sql: string, params?: Du
   return r.getRowObjectsJS() as Record<string, unknown>[];
 }
 
-/** A query's columns as arrays of JS values, by name (no object per row: for pages of many rows). */
-export async function queryColumns(conn: DuckDBConnection, sql: string): Promise<Record<string, unknown[]>> {
-  const r = await conn.runAndReadAll(sql);
-  return r.getColumnsObjectJS() as Record<string, unknown[]>;
+/**
+ * A query's result streamed one DuckDB chunk (2,048 rows) at a time, as column arrays (BIGINT → bigint, VARCHAR →
+ * string): memory is one chunk whatever the result's size. The connection may append to other tables meanwhile.
+ */
+export async function* streamColumns(conn: DuckDBConnection, sql: string): AsyncGenerator<unknown[][]> {
+  const res = await conn.stream(sql);
+  for (let c = await res.fetchChunk(); c !== null && c.rowCount > 0; c = await res.fetchChunk()) yield c.getColumns();
+}
+
+/** Appends rows to `table` through one appender (flushed, then closed whatever happens). */
+export async function appendTo(conn: DuckDBConnection, table: string, fill: (app: DuckDBAppender) => void | Promise<void>): Promise<void> {
+  const app = await conn.createAppender(table);
+  try {
+    await fill(app);
+    app.flushSync();
+  } finally {
+    app.closeSync();
+  }
 }
 
 /** A SQL string literal (paths we build ourselves; quotes doubled anyway). */

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { PART_COLUMNS, DUCKDB_VECTOR_SIZE } from '@ccpipe/adapters';
 import { runLanes, type ObjectStore } from '@ccpipe/core';
-import { queryRows, sqlList, sqlString } from './duck';
+import { appendTo, queryRows, sqlList, sqlString } from './duck';
 import { IndexFormatError, crcOf, indexLayout, type LakeFileEntry } from './format';
 import { buildLocator } from './lake-locator';
 
@@ -86,20 +86,14 @@ function lakeColumnExpr(c: string, dropText: boolean): string {
  */
 export async function dropSuperseded(conn: DuckDBConnection, old: readonly OldLakeFile[], key: 'url_id' | 'url'): Promise<void> {
   await conn.run('CREATE OR REPLACE TEMP TABLE old_files (filename VARCHAR, dataset_id BIGINT, _f INTEGER)');
-  if (old.length > 0) {
-    const app = await conn.createAppender('old_files');
-    try {
-      for (const o of old) {
-        app.appendVarchar(o.path);
-        app.appendBigInt(BigInt(o.datasetId));
-        app.appendInteger(o.fileId);
-        app.endRow();
-      }
-      app.flushSync();
-    } finally {
-      app.closeSync();
+  await appendTo(conn, 'old_files', (app) => {
+    for (const o of old) {
+      app.appendVarchar(o.path);
+      app.appendBigInt(BigInt(o.datasetId));
+      app.appendInteger(o.fileId);
+      app.endRow();
     }
-  }
+  });
   const oldRows = old.length === 0
     ? ''
     : `UNION ALL SELECT f.dataset_id, o.${key}, o.ts, f._f, o.file_row_number AS _r, o.warc_filename, o.warc_offset
@@ -187,18 +181,14 @@ export async function writeLake(conn: DuckDBConnection, store: ObjectStore, w: L
   // domain is one run, its first row the count of rows before it. No per-domain JS objects: at Common Crawl's ≈ 40M
   // domains those alone outgrew V8's heap. The files' own order is checked below on the row groups' domain64 statistics.
   await conn.run('CREATE OR REPLACE TEMP TABLE pass_files (f VARCHAR, file_key VARCHAR, dataset_id INTEGER)');
-  const pf = await conn.createAppender('pass_files');
-  try {
+  await appendTo(conn, 'pass_files', (app) => {
     for (const t of w.targets) {
-      pf.appendVarchar(tmpOf(t));
-      pf.appendVarchar(t.key);
-      pf.appendInteger(t.datasetId);
-      pf.endRow();
+      app.appendVarchar(tmpOf(t));
+      app.appendVarchar(t.key);
+      app.appendInteger(t.datasetId);
+      app.endRow();
     }
-    pf.flushSync();
-  } finally {
-    pf.closeSync();
-  }
+  });
   await conn.run(
     `CREATE OR REPLACE TEMP TABLE pass_runs AS SELECT filename AS f, domain64, any_value(domain) AS domain, count(*) AS n
      FROM read_parquet(${sqlList(w.targets.map(tmpOf))}, hive_partitioning = false, filename = true) GROUP BY ALL`,

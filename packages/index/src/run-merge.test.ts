@@ -203,6 +203,24 @@ describe('runMerge (synthetic batches)', () => {
     await expect(pendingMerge(store)).rejects.toMatchObject({ code: 'CCP_ERR_INDEX_CRC' });
   });
 
+  it("a domain whose runs straddle the index build's streamed chunks keeps every dataset and count", async () => {
+    // 1,000 domains × 3 datasets = 3,000 runs, read sorted by (domain, dataset) in DuckDB chunks of 2,048: the runs
+    // of domain 682 fall on both sides of the first chunk boundary
+    const domains = Array.from({ length: 1000 }, (_, i) => `d${String(i).padStart(4, '0')}.example`);
+    for (const ds of [1, 2, 3]) {
+      await putBatch(store, ds, `b${ds}`, domains.flatMap((d) => Array.from({ length: ds }, (_, k) => row(ds, `https://${d}/${k}`, '20300101000000'))));
+    }
+    const r = await runMerge(opts());
+    expect([r.domains, r.urls]).toEqual([1000, 6000]);
+    const src = await openIndexSource({ store, dataDir: dir, pollMs: 0 });
+    try {
+      const v = (await src.current())!;
+      for (const d of domains) expect(v.domain(d)!.datasets).toEqual([1, 2, 3].map((ds) => ({ datasetId: ds, urlCount: ds })));
+    } finally {
+      await src.close();
+    }
+  });
+
   it('an incremental merge rewrites only the partitions with new rows', async () => {
     const domains = Array.from({ length: 40 }, (_, i) => `site${i}.example`);
     await putBatch(store, 1, 'b1', domains.map((d) => row(1, `https://${d}/`, '20300101000000')));

@@ -6,7 +6,7 @@ import { CcpError, domain64FromInt64, domain64ToInt64, layout, type ObjectStore 
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { resolveCollisions } from './collisions';
 import { DomainIds, partitionOf } from './domain-ids';
-import { openDuck, queryColumns, queryRows, sqlList } from './duck';
+import { appendTo, openDuck, queryRows, sqlList, streamColumns } from './duck';
 import {
   IndexFormatError, IndexWriter, DomainDictionary, indexLayout, jsonBytes, parseJson, postingsOf,
   type IndexManifest, type LakeFileEntry, type Posting, type VersionStatus,
@@ -213,39 +213,31 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
     const newFiles: LakeFileEntry[] = [];
     if (parts.length > 0) {
       const partsSql = `read_parquet(${sqlList(parts)}, filename = true, file_row_number = true, hive_partitioning = false)`;
-      // The parts' distinct domains, sorted, read back a page at a time: ids are assigned walking the previous
-      // dictionary alongside (DomainIds.assignSorted), so no list or map of the domains is held in JS.
-      await conn.run(`CREATE TEMP TABLE newdoms AS SELECT DISTINCT domain FROM ${partsSql} ORDER BY domain`);
-      const nDomains = Number((await queryRows(conn, 'SELECT count(*) AS n FROM newdoms'))[0]!['n']);
-      phase('read');
+      // The parts' distinct domains, streamed sorted: ids are assigned walking the previous dictionary alongside
+      // (DomainIds.assignSorted), so no list or map of the domains is held in JS.
       await conn.run('CREATE TEMP TABLE dom (domain VARCHAR, domain64 BIGINT, prefix VARCHAR)');
-      for (let at = 0; at < nDomains; at += INDEX_PAGE) {
-        const page = (await queryColumns(conn, `SELECT domain FROM newdoms WHERE rowid >= ${at} AND rowid < ${at + INDEX_PAGE} ORDER BY rowid`))['domain'] as string[];
-        const app = await conn.createAppender('dom');
-        try {
-          for (const d of page) {
+      await appendTo(conn, 'dom', async (app) => {
+        for await (const [col] of streamColumns(conn, `SELECT DISTINCT domain FROM ${partsSql} ORDER BY domain`)) {
+          for (const v of col!) {
+            const d = v as string;
             const key = ids.assignSorted(d);
             app.appendVarchar(d);
             app.appendBigInt(domain64ToInt64(key));
             app.appendVarchar(partitionOf(key, ids.layout, bits));
             app.endRow();
           }
-          app.flushSync();
-        } finally {
-          app.closeSync();
         }
-      }
-      await conn.run('DROP TABLE newdoms');
+      });
+      phase('read');
       // Parts are told apart by their rank in path order (an integer per row is cheaper than the path string).
       await conn.run('CREATE TEMP TABLE part_files (filename VARCHAR, _f INTEGER)');
-      const pf = await conn.createAppender('part_files');
-      [...parts].sort().forEach((p, i) => {
-        pf.appendVarchar(p);
-        pf.appendInteger(i + 1);
-        pf.endRow();
+      await appendTo(conn, 'part_files', (app) => {
+        [...parts].sort().forEach((p, i) => {
+          app.appendVarchar(p);
+          app.appendInteger(i + 1);
+          app.endRow();
+        });
       });
-      pf.flushSync();
-      pf.closeSync();
       // The new rows are read from their parts once, into `staged` in partition order.
       await stageNewRows(
         conn,
@@ -337,8 +329,8 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
 /**
  * Dictionary, bitmaps, postings, files registry and per-dataset counts of the new version: the entries of `prev`
  * whose lake files are kept, merged in dictionary order with the runs of the files just written (table
- * new_postings, read in pages sorted by domain). Streams: the previous dictionary is walked in place and the new
- * runs come 50k rows at a time, so memory is the files being written (IndexWriter), not an object per domain.
+ * new_postings, streamed sorted by domain). The previous dictionary is walked in place and the new runs come one
+ * DuckDB chunk at a time, so memory is the files being written (IndexWriter), not an object per domain.
  * @throws IndexFormatError when a domain's key differs between the previous version and the new runs
  */
 async function buildIndex(conn: DuckDBConnection, prev: LoadedVersion | null, replaced: ReadonlySet<string>, newFiles: readonly LakeFileEntry[]) {
@@ -378,29 +370,23 @@ async function buildIndex(conn: DuckDBConnection, prev: LoadedVersion | null, re
     }
     emit(name, d64, list);
   };
-  await conn.run('CREATE OR REPLACE TEMP TABLE np AS SELECT domain, domain64, dataset_id, file_key, first, rows FROM new_postings ORDER BY domain, dataset_id');
-  const total = Number((await queryRows(conn, 'SELECT count(*) AS n FROM np'))[0]!['n']);
   let group: { domain: string; d64: bigint; list: Posting[] } | null = null;
-  for (let at = 0; at < total; at += INDEX_PAGE) {
-    const c = await queryColumns(conn, `SELECT domain, domain64, dataset_id, file_key, first, rows FROM np WHERE rowid >= ${at} AND rowid < ${at + INDEX_PAGE} ORDER BY rowid`);
-    const domains = c['domain'] as string[];
-    for (let k = 0; k < domains.length; k++) {
-      const domain = domains[k]!;
+  const runs = 'SELECT domain, domain64, dataset_id, file_key, first, rows FROM new_postings ORDER BY domain, dataset_id';
+  for await (const [domains, d64s, datasets, keys, firsts, rows] of streamColumns(conn, runs)) {
+    for (let k = 0; k < domains!.length; k++) {
+      const domain = domains![k] as string;
       if (group === null || group.domain !== domain) {
         if (group !== null) flush(Buffer.from(group.domain, 'utf8'), group.d64, group.list);
-        group = { domain, d64: domain64FromInt64(c['domain64']![k] as bigint), list: [] };
+        group = { domain, d64: domain64FromInt64(d64s![k] as bigint), list: [] };
       }
-      group.list.push({ datasetId: Number(c['dataset_id']![k]), file: fileIdx.get(c['file_key']![k] as string)!, first: Number(c['first']![k]), rows: Number(c['rows']![k]) });
+      group.list.push({ datasetId: Number(datasets![k]), file: fileIdx.get(keys![k] as string)!, first: Number(firsts![k]), rows: Number(rows![k]) });
     }
   }
   if (group !== null) flush(Buffer.from(group.domain, 'utf8'), group.d64, group.list);
   upTo(null);
-  await conn.run('DROP TABLE np');
   return {
     files, urls, domains: w.size, bin: w.finish(),
     datasets: [...ds].sort((a, b) => a[0] - b[0]).map(([datasetId, c]) => ({ datasetId, ...c })),
   };
 }
 
-/** Rows read per query from the merge's domain tables (new domains, new postings): bounds what JS holds at once. */
-const INDEX_PAGE = 50_000;
