@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { parquetMetadata, type FileMetaData } from 'hyparquet';
 import { urlId, urlIdHex, type ObjectStore } from '@ccpipe/core';
 import { MemoryObjectStore } from '@ccpipe/adapters';
+import { RecordingStore } from '../../../tests/support/recording-store';
 import type { DuckDBInstance } from '@duckdb/node-api';
 import { openDuck, queryRows, sqlString } from './duck';
 import { crcOf, encodeBitmaps, encodeDomains, encodePostings, indexLayout, type LakeFileEntry, type Posting } from './format';
@@ -66,15 +67,6 @@ async function oracle(name: string, from: number, to: number): Promise<Record<st
     );
   } finally {
     conn.closeSync();
-  }
-}
-
-/** A store that records every range read. */
-class CountingStore extends MemoryObjectStore {
-  ranges: { key: string; offset: number; length: number }[] = [];
-  override async getRange(key: string, offset: number, length: number): Promise<Uint8Array> {
-    this.ranges.push({ key, offset, length });
-    return super.getRange(key, offset, length);
   }
 }
 
@@ -165,7 +157,7 @@ describe.each([
     meta = parquetMetadata(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length) as ArrayBuffer);
   });
   const open = async (cacheBytes?: number) => {
-    const store = new CountingStore();
+    const store = new RecordingStore();
     await store.put(KEY, bytes);
     let locator: LakeFileEntry['locator'];
     if (layout === 'locator') {

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { canonicalizeUrl, layout, urlId, urlIdHex, type ObjectStore } from '@ccpipe/core';
 import { FsObjectStore, MemoryObjectStore, closeDuckDbParquetEngine, writeParquetPart, type PartRow } from '@ccpipe/adapters';
 import { readParquetRows } from '../../../tests/support/parquet';
+import { RecordingStore } from '../../../tests/support/recording-store';
 import { indexLayout, type LakeFileEntry } from './format';
 import { openIndexSource } from './index-source';
 import { LAKE_API_COLUMNS, LAKE_LEAN_COLUMNS } from './lake-write';
@@ -29,13 +30,6 @@ async function putBatch(s: ObjectStore, datasetId: number, id: string, rows: Par
 }
 
 /** A MemoryObjectStore that records which keys were read by range (the staging path). */
-class CountingStore extends MemoryObjectStore {
-  readonly ranged = new Set<string>();
-  override async getRange(key: string, offset: number, length: number): Promise<Uint8Array> {
-    this.ranged.add(key);
-    return super.getRange(key, offset, length);
-  }
-}
 
 const batch1 = [
   ...Array.from({ length: 300 }, (_, i) => row(1, `https://www.example.com/a/${String(i).padStart(3, '0')}`, '20300101000000')),
@@ -64,17 +58,17 @@ describe('runMerge through an ObjectStore without a local directory', () => {
   });
 
   it('stages parts and rewritten lake files by ranged reads and writes the same lake as an in-place merge', async () => {
-    const mem = new CountingStore();
+    const mem = new RecordingStore();
     const fs = new FsObjectStore({ root: dir });
     const base = { rowGroupSize: 2048, keepVersions: 2, graceMs: 0, now: () => new Date('2030-01-03T00:00:00Z'), lakeColumns: 'api' } satisfies Partial<MergeOptions>;
     for (const s of [mem, fs]) await putBatch(s, 1, 'b1', batch1);
     const r1 = await runMerge({ ...base, store: mem });
     await runMerge({ ...base, store: fs, dataDir: dir });
     expect(r1).toMatchObject({ version: 'v000001', rowsIn: 303, urls: 303 });
-    expect(mem.ranged).toContain(layout.batchPart(1, 'b1'));
+    expect(new Set(mem.ranges.map((r) => r.key))).toContain(layout.batchPart(1, 'b1'));
     const v1Files = Object.keys(await lakeRows(mem, 'v000001'));
 
-    mem.ranged.clear();
+    mem.ranges = [];
     for (const s of [mem, fs]) await putBatch(s, 1, 'b2', batch2);
     const r2 = await runMerge({ ...base, store: mem });
     await runMerge({ ...base, store: fs, dataDir: dir });
@@ -82,7 +76,7 @@ describe('runMerge through an ObjectStore without a local directory', () => {
     // Staged: the new part, and every lake file of v1 — the collision check reads the whole lake's url_id/url (the
     // one merge input that grows with the lake, docs/s3.md); v1 has files b2 does not touch, so this is not vacuous.
     expect(v1Files.length).toBeGreaterThanOrEqual(2);
-    expect([...mem.ranged].sort()).toEqual([layout.batchPart(1, 'b2'), ...v1Files].sort());
+    expect([...new Set(mem.ranges.map((r) => r.key))].sort()).toEqual([layout.batchPart(1, 'b2'), ...v1Files].sort());
     expect(r2.rewrittenFiles).toBeLessThan(v1Files.length);
 
     const memLake = await lakeRows(mem, 'v000002');
