@@ -64,6 +64,13 @@ describe('batcher → RabbitMQ → 2 workers → merge → api, as separate proc
     const base = `http://127.0.0.1:${String(listening['port'])}`;
 
     await expectApiMatchesOracle(base);
+    // the lake reader behind the real API: chunks were decoded and kept, every file's locator was found
+    const metrics = await (await fetch(`${base}/metrics`)).text();
+    const value = (name: string): number => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(metrics)?.[1] ?? NaN);
+    expect(value('ccpipe_api_lake_cache_misses_total')).toBeGreaterThan(0);
+    expect(value('ccpipe_api_lake_cache_hits_total')).toBeGreaterThan(0);
+    expect(value('ccpipe_api_lake_cache_bytes')).toBeGreaterThan(0);
+    expect(value('ccpipe_api_lake_locator_fallbacks_total')).toBe(0);
     api.child.kill('SIGTERM');
     expect((await api.exited).code).toBe(0);
   }, 1_200_000);
