@@ -1,12 +1,13 @@
 import { unpackDomain64 } from '@ccpipe/core';
 import { DomainIds, type DomainIdsSnapshot } from './domain-ids';
-import { DomainDictionary, encodeDomains } from './format';
+import { DomainDictionary } from './format';
+import { indexFiles } from '../../../tests/support/index-files';
 
 const NAMES = ['example.com', 'example.org', 'b\u00fccher.de', 'xn--bcher-kva.de', 'github.io', 'example.co.uk', '192.0.2.1', 'zeta.com'];
 
 /** domains.bin of a registry, as runMerge writes it (names sorted, each with its key). */
 function dictionaryOf(ids: DomainIds, names: readonly string[]): DomainDictionary {
-  return new DomainDictionary(encodeDomains([...names].sort().map((domain) => ({ domain, d64: ids.get(domain)! }))));
+  return new DomainDictionary(indexFiles(names.map((domain) => ({ domain, d64: ids.get(domain)! }))).domains);
 }
 
 describe('DomainIds snapshots', () => {
@@ -37,7 +38,7 @@ describe('DomainIds snapshots', () => {
         return [n, f.tld, f.domain];
       }),
     };
-    const back = DomainIds.fromSnapshot(JSON.parse(JSON.stringify(v1)) as DomainIdsSnapshot, new DomainDictionary(encodeDomains([])));
+    const back = DomainIds.fromSnapshot(JSON.parse(JSON.stringify(v1)) as DomainIdsSnapshot, new DomainDictionary(indexFiles([]).domains));
     for (const n of NAMES) expect(back.get(n)).toBe(ids.get(n));
     expect(back.assign('later.com')).toBe(ids.assign('later.com'));
   });
@@ -49,7 +50,7 @@ describe('DomainIds snapshots', () => {
     const other = DomainIds.empty();
     for (const n of [...NAMES, 'one.com', 'two.com', 'three.com']) other.assign(n);
     // three.com's id is beyond what `snap` allocated for .com
-    const bad = new DomainDictionary(encodeDomains([{ domain: 'three.com', d64: other.get('three.com')! }]));
+    const bad = new DomainDictionary(indexFiles([{ domain: 'three.com', d64: other.get('three.com')! }]).domains);
     expect(() => DomainIds.fromSnapshot(snap, bad)).toThrow(expect.objectContaining({ code: 'CCP_ERR_INDEX_FORMAT' }));
     expect(() => DomainIds.fromSnapshot({ ...snap, v: 3 } as unknown as DomainIdsSnapshot, bad)).toThrow(expect.objectContaining({ code: 'CCP_ERR_INDEX_FORMAT' }));
   });

@@ -123,28 +123,6 @@ function checkHeader(b: Buffer, magic: number, what: string): number {
   return b.readUInt32LE(8);
 }
 
-/**
- * domains.bin: `header(n) · u64 domain64[n] · u32 byId[n] · u64 strOffset[n+1] · utf8 names`, entries sorted by
- * name (byte order), `byId` = entry indices sorted by domain64. Both directions are binary searches over the buffer.
- */
-export function encodeDomains(entries: readonly { domain: string; d64: bigint }[]): Buffer {
-  const n = entries.length;
-  const d64 = Buffer.alloc(8 * n);
-  const names = entries.map((e) => Buffer.from(e.domain, 'utf8'));
-  const offs = Buffer.alloc(8 * (n + 1));
-  let o = 0;
-  entries.forEach((e, i) => {
-    d64.writeBigUInt64LE(e.d64, 8 * i);
-    offs.writeBigUInt64LE(BigInt(o), 8 * i);
-    o += names[i]!.length;
-  });
-  offs.writeBigUInt64LE(BigInt(o), 8 * n);
-  const order = entries.map((_, i) => i).sort((a, b) => (entries[a]!.d64 < entries[b]!.d64 ? -1 : entries[a]!.d64 > entries[b]!.d64 ? 1 : 0));
-  const byId = Buffer.alloc(4 * n);
-  order.forEach((idx, i) => byId.writeUInt32LE(idx, 4 * i));
-  return Buffer.concat([header(MAGIC.domains, n), d64, byId, offs, ...names]);
-}
-
 /** The resident domain dictionary over domains.bin (no copies: reads the buffer). */
 export class DomainDictionary {
   readonly size: number;
@@ -211,18 +189,6 @@ export class DomainDictionary {
   }
 }
 
-/** domain-datasets.bin: `header(n) · u64 offset[n+1] · portable Roaring bitmaps`, in dictionary order. */
-export function encodeBitmaps(serialized: readonly Uint8Array[]): Buffer {
-  const offs = Buffer.alloc(8 * (serialized.length + 1));
-  let o = 0;
-  serialized.forEach((s, i) => {
-    offs.writeBigUInt64LE(BigInt(o), 8 * i);
-    o += s.length;
-  });
-  offs.writeBigUInt64LE(BigInt(o), 8 * serialized.length);
-  return Buffer.concat([header(MAGIC.bitmaps, serialized.length), offs, ...serialized]);
-}
-
 /** The serialized bitmap of entry i (a view into the buffer). */
 export function bitmapBytes(buf: Buffer, i: number): Buffer {
   const n = checkHeader(buf, MAGIC.bitmaps, 'domain-datasets.bin');
@@ -232,27 +198,6 @@ export function bitmapBytes(buf: Buffer, i: number): Buffer {
 }
 
 const REC = 24;
-
-/** postings.bin: `header(n) · u64 recOffset[n+1] · records(datasetId u32, file u32, first u64, rows u32, 0 u32)`. */
-export function encodePostings(perDomain: readonly (readonly Posting[])[]): Buffer {
-  const n = perDomain.length;
-  const offs = Buffer.alloc(8 * (n + 1));
-  const total = perDomain.reduce((s, p) => s + p.length, 0);
-  const recs = Buffer.alloc(REC * total);
-  let r = 0;
-  perDomain.forEach((list, i) => {
-    offs.writeBigUInt64LE(BigInt(r), 8 * i);
-    for (const p of list) {
-      const at = REC * r++;
-      recs.writeUInt32LE(p.datasetId, at);
-      recs.writeUInt32LE(p.file, at + 4);
-      recs.writeBigUInt64LE(BigInt(p.first), at + 8);
-      recs.writeUInt32LE(p.rows, at + 16);
-    }
-  });
-  offs.writeBigUInt64LE(BigInt(r), 8 * n);
-  return Buffer.concat([header(MAGIC.postings, n), offs, recs]);
-}
 
 /** Postings of dictionary entry i, sorted by datasetId. */
 export function postingsOf(buf: Buffer, i: number): Posting[] {
@@ -316,10 +261,13 @@ class ByteSink {
 }
 
 /**
- * Writes domains.bin, domain-datasets.bin and postings.bin one domain at a time, in dictionary (UTF-8 byte) order —
- * the same bytes as {@link encodeDomains}, {@link encodeBitmaps} and {@link encodePostings} over the whole list, but
- * holding only the growing files (≈ 100 B per domain, outside the JS heap) and no object per domain: the merger's
- * index step at Common Crawl's ≈ 40M registered domains. Each distinct dataset set's bitmap is serialized once.
+ * Writes the three binary index files one domain at a time, entries in dictionary (UTF-8 byte) order, each file a
+ * 12-byte header (magic, version 1, n) then:
+ * - domains.bin: `u64 domain64[n] · u32 byId[n] (entry indices in domain64 order) · u64 nameOffset[n+1] · UTF-8 names`;
+ * - domain-datasets.bin: `u64 offset[n+1] · portable Roaring bitmaps` (each distinct dataset set serialized once);
+ * - postings.bin: `u64 recordOffset[n+1] · records (u32 datasetId, u32 file, u64 first, u32 rows, u32 0)`.
+ * Holds only the growing files (≈ 100 B per domain, outside the JS heap), no object per domain: the merger's index
+ * step at Common Crawl's ≈ 40M registered domains.
  */
 export class IndexWriter {
   private n = 0;

@@ -7,12 +7,12 @@ import { MemoryObjectStore } from '@ccpipe/adapters';
 import { RecordingStore } from '../../../tests/support/recording-store';
 import type { DuckDBInstance } from '@duckdb/node-api';
 import { openDuck, queryRows, sqlString } from './duck';
-import { crcOf, encodeBitmaps, encodeDomains, encodePostings, indexLayout, type LakeFileEntry, type Posting } from './format';
+import { crcOf, indexLayout, type LakeFileEntry } from './format';
+import { indexFiles } from '../../../tests/support/index-files';
 import { buildLocator } from './lake-locator';
 import { LakeIndexView } from './lake-index-view';
 import { ParquetLakeReader, groupsOf } from './lake-reader';
 import type { LoadedVersion } from './version-files';
-import { RoaringBitmap32 } from 'roaring';
 
 // A lake file as the merger writes it (domain64-sorted runs, ZSTD, 2048-row groups), made by DuckDB in SQL so the
 // run of big.example spans several row groups; DuckDB also reads it back as the independent oracle.
@@ -73,21 +73,17 @@ async function oracle(name: string, from: number, to: number): Promise<Record<st
 /** A version over one lake file: the three domains' runs, back to back, all in dataset 1. */
 function version(bytes: Buffer, meta: FileMetaData, collisions: Record<string, string> = {}, locator?: LakeFileEntry['locator']): LoadedVersion {
   let first = 0;
-  const postings: Posting[][] = [];
-  for (const d of DOMAINS) {
-    postings.push([{ datasetId: 1, file: 0, first, rows: d.rows }]);
+  const entries = DOMAINS.map((d) => {
+    const e = { domain: d.domain, d64: d.d64, postings: [{ datasetId: 1, file: 0, first, rows: d.rows }] };
     first += d.rows;
-  }
-  const sorted = DOMAINS.map((d, i) => ({ ...d, i })).sort((a, b) => (a.domain < b.domain ? -1 : 1));
+    return e;
+  });
   const rowGroups: [number, number][] = [];
   for (const g of meta.row_groups) rowGroups.push([rowGroups.reduce((n, [, r]) => n + r, 0), Number(g.num_rows)]);
   const file: LakeFileEntry = { key: KEY, datasetId: 1, prefix: '00', rows: first, bytes: bytes.length, crc32: crcOf(bytes), rowGroups, ...(locator && { locator }) };
-  const bitmap = Buffer.from(new RoaringBitmap32([1]).serialize('portable'));
   return {
     toc: { v: 1, version: 'v000001', parent: null, createdAt: '2030-01-01T00:00:00Z', files: {} },
-    domains: encodeDomains(sorted.map((d) => ({ domain: d.domain, d64: d.d64 }))),
-    bitmaps: encodeBitmaps(sorted.map(() => bitmap)),
-    postings: encodePostings(sorted.map((d) => postings[d.i]!)),
+    ...indexFiles(entries),
     files: [file],
     domainIds: {} as LoadedVersion['domainIds'],
     collisions,
