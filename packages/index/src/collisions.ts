@@ -12,7 +12,7 @@ import { appendTo, queryRows, sqlList, streamColumns } from './duck';
  * semi-join), so its cost grows with the lake.
  */
 export async function resolveCollisions(
-  conn: DuckDBConnection, lakePaths: readonly string[], map: Record<string, string>, lakeHasIds = true,
+  conn: DuckDBConnection, lakePaths: readonly string[], map: Record<string, string>, lakeHasIds = true, side?: DuckDBConnection,
 ): Promise<number> {
   await conn.run('CREATE OR REPLACE TEMP TABLE cmap (url VARCHAR PRIMARY KEY, id BIGINT)');
   await applyMap(conn, Object.entries(map));
@@ -21,7 +21,8 @@ export async function resolveCollisions(
   if (lakePaths.length === 0) lake = 'SELECT NULL::BIGINT AS url_id, NULL::VARCHAR AS url WHERE false';
   else if (lakeHasIds) lake = `SELECT DISTINCT url_id, url FROM read_parquet(${sqlList(lakePaths)}, hive_partitioning = false) WHERE url_id IN (SELECT url_id FROM n)`;
   else {
-    await hashLakeIds(conn, lakePaths, map);
+    if (side === undefined) throw new Error('resolveCollisions needs a second connection to hash a lake without url_id');
+    await hashLakeIds(conn, side, lakePaths, map);
     lake = 'SELECT url_id, url FROM lake_ids';
   }
   const rows = await queryRows(
@@ -79,9 +80,10 @@ async function applyMap(conn: DuckDBConnection, entries: readonly [string, strin
 /**
  * Table `lake_ids (url_id, url)`: the lake URLs whose id (`map[url] ?? xxh3(url)`) is also the id of a new row
  * (table `staged`). The lake's url column is streamed chunk by chunk and hashed; the new ids are held as one sorted
- * BigInt64Array (8 B each), so memory is O(new rows), not O(lake).
+ * BigInt64Array (8 B each), so memory is O(new rows), not O(lake). The lake is streamed on `side`, a second
+ * connection of the same database, because `conn` appends meanwhile.
  */
-async function hashLakeIds(conn: DuckDBConnection, lakePaths: readonly string[], map: Record<string, string>): Promise<void> {
+async function hashLakeIds(conn: DuckDBConnection, side: DuckDBConnection, lakePaths: readonly string[], map: Record<string, string>): Promise<void> {
   const ids: bigint[] = [];
   for await (const [col] of streamColumns(conn, 'SELECT DISTINCT url_id FROM staged')) for (const v of col!) ids.push(v as bigint);
   const sorted = BigInt64Array.from(ids).sort();
@@ -99,7 +101,8 @@ async function hashLakeIds(conn: DuckDBConnection, lakePaths: readonly string[],
   };
   await conn.run('CREATE OR REPLACE TEMP TABLE lake_ids (url_id BIGINT, url VARCHAR)');
   await appendTo(conn, 'lake_ids', async (app) => {
-    for await (const [col] of streamColumns(conn, `SELECT url FROM read_parquet(${sqlList(lakePaths)}, hive_partitioning = false)`)) {
+    // streamed on `side`: the appender flushes on `conn` as it goes, which would end a stream there
+    for await (const [col] of streamColumns(side, `SELECT url FROM read_parquet(${sqlList(lakePaths)}, hive_partitioning = false)`)) {
       for (const v of col!) {
         const url = v as string;
         const m = map[url];

@@ -33,7 +33,9 @@ export async function queryRows(conn: DuckDBConnection, sql: string, params?: Du
 
 /**
  * A query's result streamed one DuckDB chunk (2,048 rows) at a time, as column arrays (BIGINT → bigint, VARCHAR →
- * string): memory is one chunk whatever the result's size. The connection may append to other tables meanwhile.
+ * string): memory is one chunk whatever the result's size. Run nothing else on `conn` until the loop ends — not even
+ * an appender: DuckDB's appender flushes on its own every 204,800 rows, and a statement on the streaming connection
+ * silently ends the stream there (tested). To append while streaming, stream on a connection of its own.
  */
 export async function* streamColumns(conn: DuckDBConnection, sql: string): AsyncGenerator<unknown[][]> {
   const res = await conn.stream(sql);

@@ -203,6 +203,37 @@ describe('runMerge (synthetic batches)', () => {
     await expect(pendingMerge(store)).rejects.toMatchObject({ code: 'CCP_ERR_INDEX_CRC' });
   });
 
+  it('a merge of more domains than a DuckDB appender holds before it flushes (204,800) assigns and indexes them all', async () => {
+    // a statement on a streaming connection ends the stream; the domain walk appends while it streams
+    const n = 210_000;
+    await putBatch(store, 1, 'many', Array.from({ length: n }, (_, i) => row(1, `https://s${i}.example/`, '20300101000000')));
+    const r = await runMerge(opts());
+    expect([r.domains, r.urls]).toEqual([n, n]);
+    const src = await openIndexSource({ store, dataDir: dir, pollMs: 0 });
+    try {
+      const v = (await src.current())!;
+      for (const i of [0, 204_799, 204_800, n - 1]) expect(v.domain(`s${i}.example`)?.datasets).toEqual([{ datasetId: 1, urlCount: 1 }]);
+    } finally {
+      await src.close();
+    }
+  }, 120_000);
+
+  it("a 'lean' lake is hashed whole for collisions even when more than 204,800 of its URLs match new ids", async () => {
+    // every lake URL but the last is re-captured (so each matches and is appended while the lake streams), and one
+    // new URL takes the id of the lake's last URL in file order: the clash is only in the lake, found only if the
+    // stream reaches the end
+    const n = 210_000;
+    const url = (i: number) => `https://one.example/p/${String(i).padStart(6, '0')}`;
+    await putBatch(store, 1, 'b1', Array.from({ length: n }, (_, i) => row(1, url(i), '20300101000000')));
+    await runMerge(opts({ lakeColumns: 'lean' }));
+    await putBatch(store, 1, 'b2', [
+      ...Array.from({ length: n - 1 }, (_, i) => row(1, url(i), '20300102000000')),
+      row(1, 'https://collider.example/', '20300102000000', { urlId: urlId(url(n - 1)) }),
+    ]);
+    const r = await runMerge(opts({ lakeColumns: 'lean' }));
+    expect(r.newCollisions).toBe(1);
+  }, 180_000);
+
   it("a domain whose runs straddle the index build's streamed chunks keeps every dataset and count", async () => {
     // 1,000 domains × 3 datasets = 3,000 runs, read sorted by (domain, dataset) in DuckDB chunks of 2,048: the runs
     // of domain 682 fall on both sides of the first chunk boundary

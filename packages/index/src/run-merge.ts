@@ -193,6 +193,7 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
   const tmp = await mkdtemp(join(opts.tmpDir ?? tmpdir(), 'ccpipe-merge-'));
   let db: DuckDBInstance | null = null;
   let opened: DuckDBConnection | null = null;
+  let side: DuckDBConnection | null = null;
   try {
     try {
       db = await openDuck({ memoryLimit: opts.memoryLimit ?? '256MB', tempDir: join(tmp, 'spill') });
@@ -201,6 +202,9 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
     }
     const conn = await db.connect();
     opened = conn;
+    // streams read here while `conn` appends (a statement on a streaming connection ends its stream)
+    const reader = await db.connect();
+    side = reader;
     await conn.run(NEW_POSTINGS);
     const inputs = openLocalInputs(store, opts.dataDir, join(tmp, 'in'));
     const partKeys = markers.flatMap(([, m]) => (m.part !== null ? [m.part] : []));
@@ -217,7 +221,7 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
       // (DomainIds.assignSorted), so no list or map of the domains is held in JS.
       await conn.run('CREATE TEMP TABLE dom (domain VARCHAR, domain64 BIGINT, prefix VARCHAR)');
       await appendTo(conn, 'dom', async (app) => {
-        for await (const [col] of streamColumns(conn, `SELECT DISTINCT domain FROM ${partsSql} ORDER BY domain`)) {
+        for await (const [col] of streamColumns(reader, `SELECT DISTINCT domain FROM ${partsSql} ORDER BY domain`)) {
           for (const v of col!) {
             const d = v as string;
             const key = ids.assignSorted(d);
@@ -249,7 +253,7 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
       await inputs.release(partKeys);
       phase('domains');
       const lakeKeys = (prev?.files ?? []).map((f) => f.key);
-      newCollisions = await resolveCollisions(conn, await inputs.fetch(lakeKeys), collisions, lakeColumnsOf(columnSet).includes('url_id'));
+      newCollisions = await resolveCollisions(conn, await inputs.fetch(lakeKeys), collisions, lakeColumnsOf(columnSet).includes('url_id'), reader);
       phase('collisions');
       const affected = (await queryRows(conn, 'SELECT dataset_id AS d, prefix AS p, count(*) AS n FROM staged GROUP BY 1, 2 ORDER BY 1, 2')).map((r) => ({
         datasetId: Number(r['d']), prefix: r['p'] as string, rows: Number(r['n']),
@@ -320,6 +324,7 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
       newCollisions, collectedVersions: collected, ms: Date.now() - t0,
     };
   } finally {
+    side?.closeSync();
     opened?.closeSync();
     db?.closeSync();
     await rm(tmp, { recursive: true, force: true });
