@@ -199,7 +199,7 @@ export function bitmapBytes(buf: Buffer, i: number): Buffer {
 
 const REC = 24;
 
-/** Postings of dictionary entry i, sorted by datasetId. */
+/** Postings of dictionary entry i, sorted by datasetId (a dataset's runs in paging order). */
 export function postingsOf(buf: Buffer, i: number): Posting[] {
   const n = checkHeader(buf, MAGIC.postings, 'postings.bin');
   if (i < 0 || i >= n) return [];
@@ -290,7 +290,8 @@ export class IndexWriter {
 
   /**
    * Appends a domain: its name's UTF-8 bytes (strictly after the previous one), its key, its postings (sorted by
-   * dataset, at least one). @throws IndexFormatError when names come out of order
+   * dataset, at least one; a dataset whose rows sit in several runs has one posting per run, in paging order).
+   * @throws IndexFormatError when names come out of order
    */
   add(name: Uint8Array, d64: bigint, postings: readonly Posting[]): void {
     const b = Buffer.from(name.buffer, name.byteOffset, name.byteLength);
@@ -299,7 +300,7 @@ export class IndexWriter {
     this.d64.u64(d64);
     this.nameOffs.u64(this.names.length);
     this.names.bytes(b);
-    const ids = postings.map((p) => p.datasetId);
+    const ids = postings.flatMap((p, k) => (k > 0 && postings[k - 1]!.datasetId === p.datasetId ? [] : [p.datasetId]));
     const k = ids.join(',');
     let bm = this.setBitmap.get(k);
     if (bm === undefined) {

@@ -8,10 +8,10 @@ import type { LoadedVersion } from './version-files';
 
 /**
  * One index version, read side: `domain()` and `datasets()` answer from resident structures (dictionary, Roaring
- * bitmaps, postings with exact counts); `urls()` reads only the rows [first + offset, first + offset + limit) of the
- * one lake file holding the (domain, dataset) run — through `reads`, which touches only the row groups covering
- * them (and serves hot ones from memory); `captures()` reads the domain's run in each dataset and keeps the rows of
- * that URL. A row read without its `url_id` (the Parquet reader never reads it; a lake may not hold it) gets
+ * bitmaps, postings with exact counts); `urls()` reads only the rows [offset, offset + limit) of the (domain, dataset)
+ * rows — its runs in the lake files one after another, usually one — through `reads`, which touches only the row
+ * groups covering them (and serves hot ones from memory); `captures()` reads the domain's runs in each dataset and
+ * keeps the rows of that URL. A row read without its `url_id` (the Parquet reader never reads it; a lake may not hold it) gets
  * `collisions[url] ?? urlId(url)` from this version's collisions map — what the merger stores in `url_id`.
  * Immutable; safe to share. The view does not own `reads` (its source closes it).
  */
@@ -34,18 +34,30 @@ export class LakeIndexView implements IndexView {
     const i = this.dict.indexOf(domain);
     if (i < 0) return null;
     const ids = RoaringBitmap32.deserialize(bitmapBytes(this.loaded.bitmaps, i), 'portable').toArray();
-    const counts = new Map(postingsOf(this.loaded.postings, i).map((p) => [p.datasetId, p.rows]));
+    const counts = new Map<number, number>();
+    for (const p of postingsOf(this.loaded.postings, i)) counts.set(p.datasetId, (counts.get(p.datasetId) ?? 0) + p.rows);
     return { domain, domain64: formatDomain64(this.dict.d64(i)), datasets: ids.map((datasetId) => ({ datasetId, urlCount: counts.get(datasetId) ?? 0 })) };
   }
 
   async urls(domain: string, datasetId: number, offset: number, limit: number): Promise<{ total: number; items: UrlItem[] }> {
-    const p = this.posting(domain, datasetId);
-    if (p === null) return { total: 0, items: [] };
-    const from = p.first + Math.max(0, offset);
-    const to = p.first + Math.min(p.rows, Math.max(0, offset) + Math.max(0, limit));
-    if (from >= to) return { total: p.rows, items: [] };
-    const rows = await this.reads.rows(this.files[p.file]!, from, to);
-    return { total: p.rows, items: rows.map((r) => this.item(r)) };
+    const runs = this.postings(domain, datasetId);
+    const total = runs.reduce((s, p) => s + p.rows, 0);
+    // The dataset's rows are its runs one after another (each sorted by URL); a page may span two.
+    let from = Math.max(0, offset);
+    let left = Math.min(total - from, Math.max(0, limit));
+    const items: UrlItem[] = [];
+    for (const p of runs) {
+      if (left <= 0) break;
+      if (from >= p.rows) {
+        from -= p.rows;
+        continue;
+      }
+      const n = Math.min(left, p.rows - from);
+      for (const r of await this.reads.rows(this.files[p.file]!, p.first + from, p.first + from + n)) items.push(this.item(r));
+      left -= n;
+      from = 0;
+    }
+    return { total, items };
   }
 
   async captures(canonicalUrl: string): Promise<CaptureItem[]> {
@@ -79,10 +91,11 @@ export class LakeIndexView implements IndexView {
     return this.loaded.status;
   }
 
-  private posting(domain: string, datasetId: number): Posting | null {
+  /** The runs of (domain, dataset) in paging order (none when the domain is not in that dataset). */
+  private postings(domain: string, datasetId: number): Posting[] {
     const i = this.dict.indexOf(domain);
-    if (i < 0) return null;
-    return postingsOf(this.loaded.postings, i).find((p) => p.datasetId === datasetId) ?? null;
+    if (i < 0) return [];
+    return postingsOf(this.loaded.postings, i).filter((p) => p.datasetId === datasetId);
   }
 
   private item(r: LakeUrlRow): UrlItem {

@@ -112,10 +112,33 @@ export async function dropSuperseded(conn: DuckDBConnection, old: readonly OldLa
   await conn.run('DROP TABLE lose');
 }
 
+/**
+ * Which runs of a partition its next file folds in (indices into `runs`, the runs' row counts oldest first), given
+ * the partition's `newRows` and the runs that must be rewritten (`losing`: they hold rows the new ones supersede).
+ * Size-tiered from the newest: a run no bigger than what the new file holds so far is folded in (so run sizes
+ * roughly double going back, like a binary counter: ≈ log₂(merges) runs, each row rewritten ≈ log₂(merges) times);
+ * then, while the partition would hold more than `maxRuns` files, the newest runs left. Pure.
+ */
+export function runsToFold(runs: readonly number[], newRows: number, losing: readonly number[], maxRuns: number): Set<number> {
+  const fold = new Set(losing);
+  let held = newRows + losing.reduce((s, i) => s + runs[i]!, 0);
+  for (let i = runs.length - 1; i >= 0; i--) {
+    if (fold.has(i)) continue;
+    if (runs[i]! > held) break;
+    fold.add(i);
+    held += runs[i]!;
+  }
+  for (let i = runs.length - 1; i >= 0 && runs.length - fold.size + 1 > maxRuns; i--) fold.add(i);
+  return fold;
+}
+
 /** Options of {@link writeLake}. */
 export interface LakeWrite {
-  /** Partitions to rewrite (non-empty): their new file's object key and their previous file, if any. */
-  targets: { datasetId: number; prefix: string; key: string; old: OldLakeFile | null }[];
+  /**
+   * Partitions to write (non-empty): their new file's object key and the previous runs of the partition it folds in
+   * (none: the new rows become a run of their own).
+   */
+  targets: { datasetId: number; prefix: string; key: string; old: OldLakeFile[] }[];
   /** Lake columns in file order ({@link lakeColumnsOf}); the old files hold at least these. */
   columns: readonly string[];
   rowGroupSize: number;
@@ -131,8 +154,8 @@ export interface LakeWrite {
 let passSeq = 0;
 
 /**
- * Rewrites a group of partitions (dataset_id, domain_prefix) after {@link stageNewRows} and {@link dropSuperseded}:
- * each new file is one COPY of the partition's staged rows plus its previous file's surviving rows, sorted by
+ * Writes a group of partitions (dataset_id, domain_prefix) after {@link stageNewRows} and {@link dropSuperseded}:
+ * each new file is one COPY of the partition's staged rows plus the surviving rows of the runs it folds in, sorted by
  * (domain64, url), ZSTD, fixed row groups (each sort holds one partition, whatever the lake's size). Files go through
  * the store; returns their registry entries, and adds each domain's row run, read back from the files written
  * (domain64 and domain only), to table new_postings ({@link NEW_POSTINGS}); checked: row groups in domain64 order,
@@ -156,17 +179,16 @@ export async function writeLake(conn: DuckDBConnection, store: ObjectStore, w: L
   for (const r of staged) expected.set(`${Number(r['d'])}/${r['p'] as string}`, Number(r['n']));
   for (const t of w.targets) {
     const fresh = `SELECT ${cols} FROM staged WHERE dataset_id = ${t.datasetId} AND prefix = ${sqlString(t.prefix)}`;
-    const kept = t.old === null
-      ? ''
-      : `UNION ALL SELECT ${w.columns.map((c) => lakeColumnExpr(c, w.dropText)).join(', ')} FROM read_parquet(${sqlString(t.old.path)}, hive_partitioning = false, file_row_number = true) o
-         WHERE NOT EXISTS (SELECT 1 FROM lose_old l WHERE l._f = ${t.old.fileId} AND l._r = o.file_row_number)`;
+    const kept = t.old.map((o) =>
+      `UNION ALL SELECT ${w.columns.map((c) => lakeColumnExpr(c, w.dropText)).join(', ')} FROM read_parquet(${sqlString(o.path)}, hive_partitioning = false, file_row_number = true) o
+       WHERE NOT EXISTS (SELECT 1 FROM lose_old l WHERE l._f = ${o.fileId} AND l._r = o.file_row_number)`).join(' ');
     await conn.run(
       `COPY (SELECT * FROM (${fresh} ${kept}) ORDER BY domain64, url)
        TO ${sqlString(tmpOf(t))} (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL ${w.compressionLevel}, ROW_GROUP_SIZE ${rg}, PARQUET_VERSION ${w.parquetVersion})`,
     );
   }
   // An old file keeps its registry row count less its superseded rows.
-  const olds = w.targets.flatMap((t) => (t.old === null ? [] : [t.old]));
+  const olds = w.targets.flatMap((t) => t.old);
   const lost = new Map<number, number>();
   if (olds.length > 0) {
     for (const r of await queryRows(conn, `SELECT _f, count(*) AS n FROM lose_old WHERE _f IN (${olds.map((o) => o.fileId).join(', ')}) GROUP BY _f`)) {

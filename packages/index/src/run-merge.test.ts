@@ -283,6 +283,93 @@ describe('runMerge (synthetic batches)', () => {
     expect(third).toMatchObject({ published: false, version: 'v000002', batches: 0 });
   });
 
+  describe('lake runs: a merge writes the new rows of a partition as a new file, folding in only small or superseded runs', () => {
+    const page = (i: number): string => `https://www.runs.example/p/${String(i).padStart(5, '0')}`;
+    const lakeKeys = async (v: string): Promise<LakeFileEntry[]> =>
+      JSON.parse(await readFile(join(dir, indexLayout.versionFile(v, 'files.json')), 'utf8')) as LakeFileEntry[];
+    /** Every row of the files a version lists, read back with hyparquet: what an external reader of that version sees. */
+    const lakeRows = async (v: string) => (await Promise.all((await lakeKeys(v)).map(async (f) => readParquetRows((await store.get(f.key))!)))).flat();
+    const walk = async (v: string, limit: number): Promise<string[]> => {
+      const src = await openIndexSource({ store, dataDir: dir, pollMs: 0 });
+      try {
+        const view = (await src.at(v))!;
+        const seen: string[] = [];
+        for (let off = 0; ; off += limit) {
+          const p = await view.urls('runs.example', 1, off, limit);
+          if (p.items.length === 0) return seen;
+          seen.push(...p.items.map((i) => i.url));
+        }
+      } finally {
+        await src.close();
+      }
+    };
+
+    it('a small incremental merge leaves the big file alone and pages its rows first, then the new run', async () => {
+      const old = Array.from({ length: 3000 }, (_, i) => page(2 * i));
+      const added = Array.from({ length: 200 }, (_, i) => page(2 * i + 1));
+      await putBatch(store, 1, 'b1', old.map((u) => row(1, u, '20300101000000')));
+      await runMerge(opts({ partitionBits: 1 }));
+      const v1 = await lakeKeys('v000001');
+      await putBatch(store, 1, 'b2', added.map((u) => row(1, u, '20300102000000')));
+      const r = await runMerge(opts());
+      expect(r).toMatchObject({ version: 'v000002', rowsIn: 200, urls: 3200, rewrittenFiles: 1 });
+      const v2 = await lakeKeys('v000002');
+      expect(v2.map((f) => f.key)).toEqual([v1[0]!.key, v1[0]!.key.replace('part-v000001', 'part-v000002')]);
+      expect(v2.map((f) => f.rows)).toEqual([3000, 200]);
+      // external readers of v2's files see each URL once; the new file holds only the new rows
+      expect((await readParquetRows((await store.get(v2[1]!.key))!)).map((x) => x['url']).sort()).toEqual(added);
+      expect((await lakeRows('v000002')).map((x) => x['url']).sort()).toEqual([...old, ...added].sort());
+      // pages: v1's run (sorted by URL), then the new run; a page of 700 straddles the boundary at 3,000
+      expect(await walk('v000002', 700)).toEqual([...old, ...added]);
+      const src = await openIndexSource({ store, dataDir: dir, pollMs: 0 });
+      try {
+        const v = (await src.current())!;
+        expect(v.domain('runs.example')!.datasets).toEqual([{ datasetId: 1, urlCount: 3200 }]);
+        expect(v.datasets()).toEqual([{ datasetId: 1, name: 'dataset-1', crawl: null, urlCount: 3200, domainCount: 1 }]);
+        expect((await v.urls('runs.example', 1, 2990, 20)).items.map((i) => i.url)).toEqual([...old.slice(2990), ...added.slice(0, 10)]);
+        expect((await v.captures(added[5]!)).map((c) => c.ts)).toEqual(['2030-01-02T00:00:00Z']);
+      } finally {
+        await src.close();
+      }
+    });
+
+    it('a run holding a row the new batch supersedes is rewritten without it: one row per URL, the latest capture', async () => {
+      const old = Array.from({ length: 3000 }, (_, i) => page(i));
+      await putBatch(store, 1, 'b1', old.map((u) => row(1, u, '20300101000000')));
+      await runMerge(opts({ partitionBits: 1 }));
+      await putBatch(store, 1, 'b2', [row(1, old[1234]!, '20300105000000', { status: 404 }), row(1, page(90_000), '20300105000000')]);
+      const r = await runMerge(opts());
+      expect(r).toMatchObject({ urls: 3001, rewrittenFiles: 1 });
+      const v2 = await lakeKeys('v000002');
+      expect(v2.map((f) => [f.key.replace(/.*\//, ''), f.rows])).toEqual([['part-v000002.parquet', 3001]]);
+      const rows = await lakeRows('v000002');
+      expect(rows).toHaveLength(3001);
+      expect(rows.filter((x) => x['url'] === old[1234]).map((x) => x['status'])).toEqual([404]);
+      expect(await walk('v000002', 1000)).toEqual([...old, page(90_000)].sort());
+    });
+
+    it('many small merges keep at most lakeMaxRuns files per partition (the cap binds at m = 4); lakeMaxRuns 1 rewrites it whole each time', async () => {
+      await putBatch(store, 1, 'b0', Array.from({ length: 4000 }, (_, i) => row(1, page(i), '20300101000000')));
+      await runMerge(opts({ partitionBits: 1, keepVersions: 1 }));
+      const all = Array.from({ length: 4000 }, (_, i) => page(i));
+      for (let m = 1; m <= 6; m++) {
+        const batch = Array.from({ length: 50 * m }, (_, i) => page(10_000 * m + i));
+        all.push(...batch);
+        await putBatch(store, 1, `b${m}`, batch.map((u) => row(1, u, '20300102000000')));
+        const r = await runMerge(opts({ lakeMaxRuns: 2, keepVersions: 1 }));
+        const files = await lakeKeys(r.version!);
+        expect(files.length).toBeLessThanOrEqual(2);
+        expect(files.reduce((s, f) => s + f.rows, 0)).toBe(all.length);
+      }
+      expect((await walk('v000007', 997)).sort()).toEqual([...all].sort());
+      await putBatch(store, 1, 'b7', [row(1, page(99_999), '20300103000000')]);
+      const r = await runMerge(opts({ lakeMaxRuns: 1, keepVersions: 1 }));
+      expect((await lakeKeys(r.version!)).map((f) => f.rows)).toEqual([all.length + 1]);
+      expect(await walk(r.version!, 2000)).toEqual([...all, page(99_999)].sort());
+      await expect(runMerge(opts({ lakeMaxRuns: 0 }))).rejects.toMatchObject({ code: 'CCP_ERR_CONFIG' });
+    });
+  });
+
   it('GC deletes a retired version only after the grace period, and never a file a kept version uses', async () => {
     for (let i = 1; i <= 3; i++) {
       await putBatch(store, 1, `b${i}`, [row(1, `https://s${i}.example/`, '20300101000000'), row(1, 'https://shared.example/', `2030010${i}000000`)]);

@@ -12,7 +12,7 @@ import {
   type IndexManifest, type LakeFileEntry, type Posting, type VersionStatus,
 } from './format';
 import { collectGarbage, versionSeq } from './gc';
-import { NEW_POSTINGS, dropSuperseded, lakeColumnsOf, stageNewRows, writeLake, type LakeColumnSet, type OldLakeFile } from './lake-write';
+import { NEW_POSTINGS, dropSuperseded, lakeColumnsOf, runsToFold, stageNewRows, writeLake, type LakeColumnSet, type OldLakeFile } from './lake-write';
 import { openLocalInputs } from './local-inputs';
 import { loadVersion, loadVersionSummary, readManifest, writeVersionFiles, type LoadedVersion } from './version-files';
 
@@ -48,6 +48,13 @@ export interface MergeOptions {
    * lake's url column). Fixed once the lake exists.
    */
   lakeColumns?: LakeColumnSet;
+  /**
+   * Most files (runs) a lake partition may hold after this merge (default 4; 1 = every merge rewrites each partition
+   * it adds rows to whole). A merge writes each receiving partition's new rows as one new file and folds into it the
+   * newest runs no bigger than what that file already holds (a binary counter: a row is rewritten ≈ log₂(merges)
+   * times, not once per merge), any run holding rows the new ones supersede, and, beyond the cap, the newest others.
+   */
+  lakeMaxRuns?: number;
   /** Parquet format version of lake files (default 'V2': delta encodings for sorted ints and strings). */
   parquetVersion?: 'V1' | 'V2';
   /**
@@ -84,6 +91,9 @@ export interface MergeResult {
   collectedVersions: string[];
   ms: number;
 }
+
+/** Runs per lake partition by default ({@link MergeOptions.lakeMaxRuns}). */
+export const DEFAULT_MAX_RUNS = 4;
 
 /** Rows (old + new) per lake pass by default: keeps peak RSS under 1 GiB at 1M rows (docs/index-format.md). */
 const DEFAULT_PASS_ROWS = 250_000;
@@ -180,6 +190,8 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
   if (prevColumns !== null && prevColumns !== columnSet) {
     throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'lakeColumns cannot change once the lake exists', { lakeColumns: columnSet, lake: prevColumns });
   }
+  const maxRuns = opts.lakeMaxRuns ?? DEFAULT_MAX_RUNS;
+  if (!Number.isInteger(maxRuns) || maxRuns < 1) throw new CcpError('CCP_ERR_CONFIG', 'lakeMaxRuns must be an integer ≥ 1', { detail: { lakeMaxRuns: maxRuns } });
   const markers = await unmergedMarkers(store, merged);
   phase('load');
   if (markers.length === 0) {
@@ -258,21 +270,32 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
       const affected = (await queryRows(conn, 'SELECT dataset_id AS d, prefix AS p, count(*) AS n FROM staged GROUP BY 1, 2 ORDER BY 1, 2')).map((r) => ({
         datasetId: Number(r['d']), prefix: r['p'] as string, rows: Number(r['n']),
       }));
-      // The collision check needed every lake file; only the partitions being rewritten are read again, so staged
-      // copies of the others go now (an S3 merge would otherwise hold the whole lake on local disk until the end).
-      const prevOf = new Map<string, LakeFileEntry>((prev?.files ?? []).map((f) => [`${f.datasetId}/${f.prefix}`, f]));
-      const rewriting = affected.flatMap((a) => prevOf.get(`${a.datasetId}/${a.prefix}`) ?? []);
-      const keep = new Set(rewriting.map((f) => f.key));
+      // The collision check needed every lake file; only the runs of partitions receiving rows are read again
+      // (superseded rows are found among them), so staged copies of the others go now (an S3 merge would otherwise
+      // hold the whole lake on local disk until the end).
+      const runsOf = new Map<string, LakeFileEntry[]>();
+      for (const f of prev?.files ?? []) runsOf.set(`${f.datasetId}/${f.prefix}`, [...(runsOf.get(`${f.datasetId}/${f.prefix}`) ?? []), f]);
+      const candidates = affected.flatMap((a) => runsOf.get(`${a.datasetId}/${a.prefix}`) ?? []);
+      const keep = new Set(candidates.map((f) => f.key));
       await inputs.release(lakeKeys.filter((k) => !keep.has(k)));
-      const oldPaths = await inputs.fetch(rewriting.map((f) => f.key));
-      const oldOf = new Map<string, OldLakeFile>(rewriting.map((f, i) => [
-        `${f.datasetId}/${f.prefix}`, { datasetId: f.datasetId, prefix: f.prefix, key: f.key, rows: f.rows, path: oldPaths[i]!, fileId: -(i + 1) },
+      const oldPaths = await inputs.fetch(candidates.map((f) => f.key));
+      const oldOf = new Map<string, OldLakeFile>(candidates.map((f, i) => [
+        f.key, { datasetId: f.datasetId, prefix: f.prefix, key: f.key, rows: f.rows, path: oldPaths[i]!, fileId: -(i + 1) },
       ]));
       await dropSuperseded(conn, [...oldOf.values()], lakeColumnsOf(columnSet).includes('url_id') ? 'url_id' : 'url');
+      const losing = new Set((await queryRows(conn, 'SELECT DISTINCT _f FROM lose_old')).map((r) => Number(r['_f'])));
+      // Each partition's new rows become one new file; which of its runs that file folds in is the run policy's
+      // (runsToFold). Runs left alone are carried over by key, their staged copies released now.
+      const plan = affected.map((a) => {
+        const runs = (runsOf.get(`${a.datasetId}/${a.prefix}`) ?? []).map((f) => oldOf.get(f.key)!);
+        const fold = runsToFold(runs.map((r) => r.rows), a.rows, runs.flatMap((r, i) => (losing.has(r.fileId) ? [i] : [])), maxRuns);
+        return { a, fold: runs.filter((_, i) => fold.has(i)), keep: runs.filter((_, i) => !fold.has(i)) };
+      });
+      await inputs.release(plan.flatMap((p) => p.keep.map((r) => r.key)));
       // Partitions are written in groups of about passRows rows (old + new): each group's files are uploaded and
       // their local copies (and staged inputs) deleted before the next, so local disk holds one group at a time.
       const passRows = opts.passRows ?? DEFAULT_PASS_ROWS;
-      let group: { datasetId: number; prefix: string; key: string; old: OldLakeFile | null }[] = [];
+      let group: { datasetId: number; prefix: string; key: string; old: OldLakeFile[] }[] = [];
       let groupRows = 0;
       const flush = async (): Promise<void> => {
         if (group.length === 0) return;
@@ -280,18 +303,17 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
           targets: group, columns: lakeColumnsOf(columnSet), rowGroupSize: opts.rowGroupSize,
           compressionLevel: opts.compressionLevel ?? 3, parquetVersion: opts.parquetVersion ?? 'V2', tmpDir: tmp, dropText: opts.dropText ?? false,
         });
-        await inputs.release(group.flatMap((g) => (g.old ? [g.old.key] : [])));
+        await inputs.release(group.flatMap((g) => g.old.map((o) => o.key)));
         // a loop, not push(...): one pass can hold hundreds of thousands of postings (one-URL domains), beyond the
         // engine's argument limit
         for (const e of lake.entries) newFiles.push(e);
         group = [];
         groupRows = 0;
       };
-      for (const a of affected) {
-        const old = oldOf.get(`${a.datasetId}/${a.prefix}`) ?? null;
-        if (old) replaced.add(old.key);
-        group.push({ datasetId: a.datasetId, prefix: a.prefix, key: indexLayout.lakeFile(a.datasetId, a.prefix, version), old });
-        groupRows += a.rows + (old?.rows ?? 0);
+      for (const { a, fold } of plan) {
+        for (const o of fold) replaced.add(o.key);
+        group.push({ datasetId: a.datasetId, prefix: a.prefix, key: indexLayout.lakeFile(a.datasetId, a.prefix, version), old: fold });
+        groupRows += a.rows + fold.reduce((s, o) => s + o.rows, 0);
         if (groupRows >= passRows) await flush();
       }
       await flush();
@@ -346,15 +368,16 @@ async function buildIndex(conn: DuckDBConnection, prev: LoadedVersion | null, re
   let urls = 0;
   const emit = (name: Uint8Array, d64: bigint, list: Posting[]): void => {
     if (list.length === 0) return; // every row of the domain was in replaced files and none came back (cannot happen: rows are only superseded)
-    list.sort((a, b) => a.datasetId - b.datasetId);
+    // a dataset's runs in file-key order (older versions first): the order its URLs are paged in
+    list.sort((a, b) => a.datasetId - b.datasetId || a.file - b.file);
     w.add(name, d64, list);
-    for (const p of list) {
+    list.forEach((p, k) => {
       const d = ds.get(p.datasetId) ?? { urlCount: 0, domainCount: 0 };
       d.urlCount += p.rows;
-      d.domainCount += 1;
+      if (k === 0 || list[k - 1]!.datasetId !== p.datasetId) d.domainCount += 1;
       ds.set(p.datasetId, d);
       urls += p.rows;
-    }
+    });
   };
   const dict = prev === null ? null : new DomainDictionary(prev.domains);
   const kept = (i: number): Posting[] =>

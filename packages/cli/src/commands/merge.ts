@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { loadConfig, type ConfigKey } from '@ccpipe/core';
 import { createLogger, localStoreDir, openObjectStore } from '@ccpipe/adapters';
-import { runMerge, type LakeColumnSet, type MergeOptions, type MergeResult } from '@ccpipe/index';
+import { DEFAULT_MAX_RUNS, runMerge, type LakeColumnSet, type MergeOptions, type MergeResult } from '@ccpipe/index';
 import { mergeProgress } from '../merge/merge-progress';
 import { mergerMain } from '../merge/merger-main';
 import { STORE_KEYS, addConfigFlags, configFlagsOf } from './config-flags';
@@ -50,7 +50,8 @@ function lakeColumnsFlag(v: unknown): LakeColumnSet {
  * prints `MergeResult` as one JSON line on stdout; progress goes to stderr (phase lines on a TTY, pino JSON
  * otherwise). `--data`, `--lake-row-group-size` and `--log-level` come from the config table; merge-only flags:
  * `--keep-versions` (default 3), `--grace-ms` (default 600000), `--drop-text`, `--memory-limit` (default 256MB),
- * `--lake-columns all|api|lean` (default all; fixed once the lake exists, docs/index-format.md).
+ * `--lake-columns all|api|lean` (default all; fixed once the lake exists, docs/index-format.md), `--lake-max-runs`
+ * (default 4: files per lake partition, docs/index-format.md).
  * Exit code 0 also when there was nothing to merge (`published: false`).
  *
  * With `--every <seconds>` it is the merger service instead (mergerMain): merge, wait, repeat until SIGTERM, with
@@ -65,6 +66,7 @@ export function registerMergeCommand(program: Command, io: MergeCommandIo = { wr
     .option('--drop-text', 'store text as null in the lake')
     .option('--memory-limit <size>', "DuckDB memory limit, e.g. '256MB' (the default; it spills to a temp dir beyond it)")
     .option('--lake-columns <set>', "lake columns: 'all' (every part column), 'api' (what the API and analytics need) or 'lean' ('api' without url_id); fixed once the lake exists")
+    .option('--lake-max-runs <n>', 'most files a lake partition may hold (default 4; 1 = rewrite each partition receiving rows whole)')
     .option('--every <seconds>', 'run as the merger service: merge every <seconds> until SIGTERM, serving /metrics')
     .option('--min-new-ratio <r>', 'with --every: merge only once the new rows are r × the URLs already merged (0, the default: every time)')
     .option('--max-wait <seconds>', 'with --every and --min-new-ratio: merge anyway once new batches have waited this long (default 3600)')
@@ -86,6 +88,7 @@ export function registerMergeCommand(program: Command, io: MergeCommandIo = { wr
         dropText: opts['dropText'] === true,
         ...(typeof opts['memoryLimit'] === 'string' ? { memoryLimit: opts['memoryLimit'] } : {}),
         ...(opts['lakeColumns'] !== undefined && { lakeColumns: lakeColumnsFlag(opts['lakeColumns']) }),
+        ...(opts['lakeMaxRuns'] !== undefined && { lakeMaxRuns: intFlag('lake-max-runs', opts['lakeMaxRuns'], DEFAULT_MAX_RUNS, 1) }),
       };
       const stream = io.progress ?? process.stderr;
       if (everyMs !== null) {

@@ -1,0 +1,45 @@
+import { runsToFold } from './lake-write';
+
+const fold = (runs: number[], newRows: number, losing: number[] = [], maxRuns = 4): number[] => [...runsToFold(runs, newRows, losing, maxRuns)].sort((a, b) => a - b);
+
+describe('runsToFold (which runs of a partition its next file folds in)', () => {
+  it('a first file folds nothing; small new rows beside a big run make a run of their own', () => {
+    expect(fold([], 1000)).toEqual([]);
+    expect(fold([5000], 1500)).toEqual([]);
+    expect(fold([5000, 1500], 700)).toEqual([]);
+  });
+
+  it('folds the newest runs no bigger than what the new file holds so far, and stops at the first bigger one', () => {
+    expect(fold([5000, 1500], 1500)).toEqual([1]);
+    expect(fold([5000, 1500, 700], 800)).toEqual([1, 2]); // 800 takes 700 (1,500 held), then 1,500
+    expect(fold([100, 5000, 50], 60)).toEqual([2]); // 5,000 stops it: the older 100 stays too
+  });
+
+  it('always folds runs holding superseded rows, and what they bring counts toward the size rule', () => {
+    expect(fold([5000, 1500], 10, [0])).toEqual([0, 1]);
+    expect(fold([5000, 9000], 10, [0])).toEqual([0]); // 9,000 > 5,010
+  });
+
+  it('keeps a partition at maxRuns files by folding the newest others; maxRuns 1 rewrites the partition whole', () => {
+    expect(fold([8000, 4000, 2000], 1, [], 3)).toEqual([2]);
+    expect(fold([8000, 4000, 2000], 1, [], 2)).toEqual([1, 2]);
+    expect(fold([8000, 4000, 2000], 1, [], 1)).toEqual([0, 1, 2]);
+  });
+
+  it('over many equal merges acts as a binary counter: few runs, each row rewritten about log2(merges) times', () => {
+    let runs: number[] = [];
+    let written = 0;
+    const merges = 64;
+    for (let m = 1; m <= merges; m++) {
+      const f = runsToFold(runs, 1, [], 64);
+      const held = 1 + [...f].reduce((s, i) => s + runs[i]!, 0);
+      written += held;
+      runs = [...runs.filter((_, i) => !f.has(i)), held];
+      // the run sizes are the binary digits of m
+      expect(runs).toEqual(m.toString(2).split('').flatMap((b, i, a) => (b === '1' ? [2 ** (a.length - 1 - i)] : [])));
+    }
+    // merge m writes lowbit(m) rows: 256 in all (each row ≈ 1 + log2(64)/2 times), against 64·65/2 = 2,080 when
+    // every merge rewrites the partition whole
+    expect(written).toBe(256);
+  });
+});
