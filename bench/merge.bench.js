@@ -5,15 +5,19 @@
 // peak RSS is the merger's own. Usage: node bench/merge.bench.js [rows...]   (default 1000000)
 // Env: BENCH_BITS=8,4 (partitionBits; default 8,4 up to 2M rows, 8 above), BENCH_COLUMNS=all,api (lakeColumns),
 // BENCH_PARQUET=V2 (parquetVersion), BENCH_PASS_ROWS (passRows), BENCH_MEMORY (DuckDB memoryLimit),
-// BENCH_ROW_GROUP_SIZE=8192 (the lake's rowGroupSize, default as `ccpipe merge`; a comma list runs each size on the same parts and prints a summary).
+// BENCH_ROW_GROUP_SIZE=8192 (the lake's rowGroupSize, default as `ccpipe merge`; a comma list runs each size on the same parts and prints a summary),
+// BENCH_MAX_RUNS=1,4 (lakeMaxRuns of the incremental merges, each on a copy of the same lake and parts; 1 = rewrite
+// every partition receiving rows whole). The incremental merge runs twice per value: on +5% captures of which ~3%
+// recapture URLs already in the lake (the generator's stress on de-duplication), and on +5% captures of new URLs
+// only (a crawl's next batches: Common Crawl's CDX is SURT-sorted, so a URL's captures sit in one block).
 const { spawnSync } = require('node:child_process');
-const { mkdtempSync, rmSync, readdirSync, statSync } = require('node:fs');
+const { cpSync, mkdtempSync, rmSync, readdirSync, statSync } = require('node:fs');
 const { tmpdir } = require('node:os');
 const { join } = require('node:path');
 
 const PART_ROWS = 50_000;
 
-async function generate(dir, rows, batchBase, seed) {
+async function generate(dir, rows, batchBase, seed, recaptures = true) {
   const { DuckDBInstance } = require('@duckdb/node-api');
   const { layout } = require('@ccpipe/core');
   const { FsObjectStore } = require('@ccpipe/adapters');
@@ -30,7 +34,7 @@ async function generate(dir, rows, batchBase, seed) {
     await c.run(`COPY (
       WITH g AS (SELECT i, hash(${seed} * 1000003 + ${b} * ${PART_ROWS} + i) AS h FROM range(${n}) t(i)),
       r AS (SELECT i, h, (floor(pow((h % 1000000) / 1000000.0, 3) * ${domains}))::BIGINT AS d,
-                   CASE WHEN h % 33 = 0 THEN (h >> 20) % 1000 ELSE ${seed} * 100000000 + ${b} * ${PART_ROWS} + i END AS p FROM g),
+                   CASE WHEN ${recaptures ? 'h % 33 = 0' : 'false'} THEN (h >> 20) % 1000 ELSE ${seed} * 100000000 + ${b} * ${PART_ROWS} + i END AS p FROM g),
       u AS (SELECT *, 'https://www.site' || d || '.com/section/' || (p % 97) || '/article-' || p || '.html' AS url FROM r)
       SELECT 1::UINTEGER AS dataset_id, (hash(url) % 9223372036854775807)::BIGINT AS url_id, url, url AS raw_url,
              'www.site' || d || '.com' AS host, 'site' || d || '.com' AS domain, 'site' || d || '.com' AS private_domain,
@@ -56,7 +60,7 @@ function bytesUnder(dir) {
   return n;
 }
 
-async function merge(dir, bits, columns, rowGroupSize) {
+async function merge(dir, bits, columns, rowGroupSize, maxRuns) {
   const { runMerge, openIndexSource } = require('@ccpipe/index');
   const { FsObjectStore } = require('@ccpipe/adapters');
   const store = new FsObjectStore({ root: dir });
@@ -65,6 +69,7 @@ async function merge(dir, bits, columns, rowGroupSize) {
   const env = process.env;
   const r = await runMerge({
     store, dataDir: dir, rowGroupSize, keepVersions: 2, graceMs: 0, partitionBits: bits, lakeColumns: columns, parquetVersion: env.BENCH_PARQUET || 'V2',
+    ...(maxRuns > 0 ? { lakeMaxRuns: maxRuns } : {}),
     ...(env.BENCH_PASS_ROWS ? { passRows: Number(env.BENCH_PASS_ROWS) } : {}), ...(env.BENCH_MEMORY ? { memoryLimit: env.BENCH_MEMORY } : {}),
     onPhase: (p, ms) => (phases[p] = `${ms} ms, RSS ${Math.round(process.memoryUsage().rss / 2 ** 20)} MiB`),
   });
@@ -86,9 +91,10 @@ async function merge(dir, bits, columns, rowGroupSize) {
   const c = await db.connect();
   const cols = (await c.runAndReadAll(`SELECT path_in_schema AS col, sum(total_compressed_size) AS b FROM parquet_metadata('${join(dir, 'urls')}/*/*/*.parquet') GROUP BY 1 ORDER BY 2 DESC`)).getRowObjectsJS();
   db.closeSync();
-  const lake = bytesUnder(join(dir, 'urls'));
+  // the current version's lake files (an earlier version's files may still sit beside them)
+  const lake = v.status().lakeBytes;
   const index = bytesUnder(join(dir, 'index', r.version));
-  return { ...r, phases, cols: cols.map((x) => `${x.col} ${(Number(x.b) / r.urls).toFixed(1)}`).join(', '), cpuS: (cpu.user + cpu.system) / 1e6, maxRssMiB: process.resourceUsage().maxRSS / 1024, lake, index, domainUs, pageMs, bigDomainUrls: big.datasets[0].urlCount };
+  return { ...r, lakeFiles: v.status().lakeFiles, phases, cols: cols.map((x) => `${x.col} ${(Number(x.b) / r.urls).toFixed(1)}`).join(', '), cpuS: (cpu.user + cpu.system) / 1e6, maxRssMiB: process.resourceUsage().maxRSS / 1024, lake, index, domainUs, pageMs, bigDomainUrls: big.datasets[0].urlCount };
 }
 
 function child(args) {
@@ -107,10 +113,26 @@ async function mainParent() {
       let t = Date.now();
       child(['gen', dir, String(rows), '0', '1']);
       const genS = (Date.now() - t) / 1000;
-      const a = child(['merge', dir, String(bits), columns, String(rg)]);
+      const a = child(['merge', dir, String(bits), columns, String(rg), '0']);
       const inc = Math.floor(rows / 20);
+      const fresh = `${dir}-fresh`;
+      cpSync(dir, fresh, { recursive: true });
       child(['gen', dir, String(inc), '100000', '2']);
-      const b = child(['merge', dir, String(bits), columns, String(rg)]);
+      child(['gen', fresh, String(inc), '100000', '3', 'norepeat']);
+      const incs = [];
+      for (const from of [dir, fresh]) {
+        for (const mr of list(process.env.BENCH_MAX_RUNS, ['1', '4']).map(Number)) {
+          const copy = `${from}-runs${mr}`;
+          cpSync(from, copy, { recursive: true });
+          try {
+            incs.push({ recaptures: from === dir, maxRuns: mr, r: child(['merge', copy, String(bits), columns, String(rg), String(mr)]) });
+          } finally {
+            rmSync(copy, { recursive: true, force: true });
+          }
+        }
+      }
+      rmSync(fresh, { recursive: true, force: true });
+      const b = incs[0].r;
       summary.push({ rows, bits, columns, rg, a, b });
       const mib = (x) => (x / 2 ** 20).toFixed(1);
       console.log(`partitionBits ${bits} (${2 ** bits} partitions), lakeColumns ${columns}, Parquet ${process.env.BENCH_PARQUET || 'V2'}, rowGroupSize ${rg}:`);
@@ -119,8 +141,15 @@ async function mainParent() {
       console.log(`  phases (ms):       ${JSON.stringify(a.phases)}`);
       console.log(`  bytes:             lake ${mib(a.lake)} MiB + index ${mib(a.index)} MiB = ${((a.lake + a.index) / a.urls).toFixed(1)} B/URL (lake ${(a.lake / a.urls).toFixed(1)}, index ${(a.index / a.urls).toFixed(1)})`);
       console.log(`  lake B/URL by column: ${a.cols}`);
-      console.log(`  incremental merge: +${inc} captures: ${(b.ms / 1000).toFixed(2)} s wall, ${b.cpuS.toFixed(2)} s CPU, ${b.rewrittenFiles} files rewritten, peak RSS ${b.maxRssMiB.toFixed(0)} MiB`);
-      console.log(`  incremental phases: ${JSON.stringify(b.phases)}`);
+      for (const x of incs) {
+        const one = incs.find((y) => y.recaptures === x.recaptures && y.maxRuns === 1) ?? x;
+        console.log(
+          `  incremental merge: +${inc} captures (${x.recaptures ? '~3% recaptures' : 'new URLs only'}), lakeMaxRuns ${x.maxRuns}: ${(x.r.ms / 1000).toFixed(2)} s wall, ${x.r.cpuS.toFixed(2)} s CPU ` +
+            `(×${(x.r.cpuS / one.r.cpuS).toFixed(2)} of lakeMaxRuns 1), ${x.r.rewrittenFiles} files written, ${x.r.lakeFiles} lake files, lake ${((x.r.lake + x.r.index) / x.r.urls).toFixed(1)} B/URL, peak RSS ${x.r.maxRssMiB.toFixed(0)} MiB; ` +
+            `urls() page ${x.r.pageMs.toFixed(2)} ms`,
+        );
+        console.log(`    phases: ${JSON.stringify(x.r.phases)}`);
+      }
       console.log(`  read side:         domain() ${a.domainUs.toFixed(1)} µs; urls() page of 100 in a ${a.bigDomainUrls}-URL domain ${a.pageMs.toFixed(2)} ms`);
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -140,7 +169,7 @@ async function mainParent() {
   }
 }
 
-const [mode, dir, n, base, seed] = process.argv.slice(2); // merge: dir, bits, columns, rowGroupSize
-if (mode === 'gen') generate(dir, Number(n), Number(base), Number(seed)).catch((e) => { console.error(e); process.exit(1); });
-else if (mode === 'merge') merge(dir, Number(n), base, Number(seed)).then((r) => console.log(JSON.stringify(r)), (e) => { console.error(e); process.exit(1); });
+const [mode, dir, n, base, seed, extra] = process.argv.slice(2); // merge: dir, bits, columns, rowGroupSize, lakeMaxRuns (0 = default)
+if (mode === 'gen') generate(dir, Number(n), Number(base), Number(seed), extra !== 'norepeat').catch((e) => { console.error(e); process.exit(1); });
+else if (mode === 'merge') merge(dir, Number(n), base, Number(seed), Number(extra ?? 0)).then((r) => console.log(JSON.stringify(r)), (e) => { console.error(e); process.exit(1); });
 else mainParent().catch((e) => { console.error(e); process.exitCode = 1; });

@@ -86,7 +86,12 @@ export interface MergeResult {
   rowsIn: number;
   urls: number;
   domains: number;
+  /** Lake files this merge wrote (one per partition receiving rows). */
   rewrittenFiles: number;
+  /** Rows written into them: the new rows plus those of the runs they fold in (÷ rowsIn = write amplification). */
+  rowsWritten: number;
+  /** Lake files of the version now current. */
+  lakeFiles: number;
   newCollisions: number;
   collectedVersions: string[];
   ms: number;
@@ -197,7 +202,10 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
   if (markers.length === 0) {
     const collected = await collectGarbage(store, manifest, now(), opts.graceMs);
     const s = prev?.status;
-    return { version: manifest.current, published: false, batches: 0, rowsIn: 0, urls: s?.urls ?? 0, domains: s?.domains ?? 0, rewrittenFiles: 0, newCollisions: 0, collectedVersions: collected, ms: Date.now() - t0 };
+    return {
+      version: manifest.current, published: false, batches: 0, rowsIn: 0, urls: s?.urls ?? 0, domains: s?.domains ?? 0, rewrittenFiles: 0, rowsWritten: 0,
+      lakeFiles: prev?.files.length ?? 0, newCollisions: 0, collectedVersions: collected, ms: Date.now() - t0,
+    };
   }
   const seq = Math.max(0, ...manifest.versions.map((v) => versionSeq(v.version)), ...manifest.retired.map((v) => versionSeq(v.version))) + 1;
   const version = `v${String(seq).padStart(6, '0')}`;
@@ -343,7 +351,7 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
     phase('publish');
     return {
       version, published: true, batches: markers.length, rowsIn, urls: built.urls, domains: built.domains, rewrittenFiles: newFiles.length,
-      newCollisions, collectedVersions: collected, ms: Date.now() - t0,
+      rowsWritten: newFiles.reduce((n, f) => n + f.rows, 0), lakeFiles: built.files.length, newCollisions, collectedVersions: collected, ms: Date.now() - t0,
     };
   } finally {
     side?.closeSync();

@@ -66,7 +66,7 @@ describe('ccpipe merge progress', () => {
     expect(JSON.parse(out[0]!)).toMatchObject({ version: 'v000001', published: true, rowsIn: 3, urls: 3, domains: 2 });
     const lines = tty.chunks.join('').trimEnd().split('\n');
     expect(lines.slice(0, -1).map((l) => /^merge (\w+)\s+[\d.]+s\s+elapsed [\d.]+s$/.exec(l)?.[1])).toEqual([...MERGE_PHASES]);
-    expect(lines.at(-1)).toMatch(/^merge published v000001: 1 batches, 3 rows in → 3 URLs in 2 domains, \d+ lake files written \([\d.]+s\)$/);
+    expect(lines.at(-1)).toMatch(/^merge published v000001: 1 batches, 3 rows in → 3 URLs in 2 domains, \d+ lake files written \(3 rows\), \d+ in the lake \([\d.]+s\)$/);
   });
 
   it('otherwise writes pino JSON lines (phases, then the result) to the progress stream', async () => {
@@ -116,6 +116,8 @@ describe('ccpipe merge --every (the merger service, as a process)', () => {
       expect(metrics).toMatch(/^ccpipe_merge_runs_total\{outcome="unchanged"\} [1-9]\d*$/m);
       expect(metrics).toMatch(/^ccpipe_merge_index_version 1$/m);
       expect(metrics).toMatch(/^ccpipe_merge_rows_in_total 2$/m);
+      expect(metrics).toMatch(/^ccpipe_merge_lake_rows_written_total 2$/m);
+      expect(metrics).toMatch(/^ccpipe_merge_lake_files [1-9]\d*$/m);
       expect(metrics).toMatch(/^ccpipe_merge_phase_seconds_count\{phase="lake"\} 1$/m);
       child.kill('SIGTERM');
       expect(await exited).toBe(0);

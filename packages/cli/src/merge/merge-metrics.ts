@@ -39,6 +39,8 @@ export function mergeMetrics(registry: Registry, nowMs: () => number = Date.now)
   const batches = new Counter({ name: 'ccpipe_merge_batches_merged_total', help: 'completed batches folded into a new version', registers });
   const rowsIn = new Counter({ name: 'ccpipe_merge_rows_in_total', help: 'part rows read into new versions', registers });
   const rewritten = new Counter({ name: 'ccpipe_merge_lake_files_rewritten_total', help: 'lake files written by merges', registers });
+  const rowsWritten = new Counter({ name: 'ccpipe_merge_lake_rows_written_total', help: 'rows written into lake files by merges (new rows + rows of the runs folded in; ÷ rows_in = write amplification)', registers });
+  const lakeFiles = new Gauge({ name: 'ccpipe_merge_lake_files', help: 'lake files (runs) of the current index version', registers });
   const collisions = new Counter({ name: 'ccpipe_merge_collisions_total', help: 'url_id collisions resolved by merges', registers });
   const collected = new Counter({ name: 'ccpipe_merge_versions_collected_total', help: 'retired index versions deleted after their grace period', registers });
   const version = new Gauge({ name: 'ccpipe_merge_index_version', help: 'sequence number of the current index version (v000042 → 42; 0 = none)', registers });
@@ -61,6 +63,8 @@ export function mergeMetrics(registry: Registry, nowMs: () => number = Date.now)
       batches.inc(r.batches);
       rowsIn.inc(r.rowsIn);
       rewritten.inc(r.rewrittenFiles);
+      rowsWritten.inc(r.rowsWritten);
+      lakeFiles.set(r.lakeFiles);
       collisions.inc(r.newCollisions);
       collected.inc(r.collectedVersions.length);
       version.set(r.version === null ? 0 : versionSeq(r.version));

@@ -18,7 +18,7 @@ function fakeStream(isTTY: boolean): Writable & { isTTY: boolean; text(): string
 }
 
 const result: MergeResult = {
-  version: 'v000004', published: true, batches: 12, rowsIn: 43210, urls: 40000, domains: 345, rewrittenFiles: 9, newCollisions: 0,
+  version: 'v000004', published: true, batches: 12, rowsIn: 43210, urls: 40000, domains: 345, rewrittenFiles: 9, rowsWritten: 45000, lakeFiles: 300, newCollisions: 0,
   collectedVersions: ['v000001'], ms: 3200,
 };
 
@@ -37,7 +37,7 @@ describe('mergeProgress', () => {
     expect(lines).toHaveLength(3);
     expect(lines[0]).toMatch(/^merge load\s+0\.12s\s+elapsed 0\.12s$/);
     expect(lines[1]).toMatch(/^merge read\s+2\.00s\s+elapsed 2\.12s$/);
-    expect(lines[2]).toBe('merge published v000004: 12 batches, 43,210 rows in → 40,000 URLs in 345 domains, 9 lake files written (3.20s)');
+    expect(lines[2]).toBe('merge published v000004: 12 batches, 43,210 rows in → 40,000 URLs in 345 domains, 9 lake files written (45,000 rows), 300 in the lake (3.20s)');
     expect(stream.text()).not.toContain('{');
   });
 

@@ -32,7 +32,7 @@ export function mergeProgress(opts: { stream: NodeJS.WritableStream & { isTTY?: 
       done: (r) =>
         out(
           r.published
-            ? `merge published ${r.version ?? '-'}: ${num(r.batches)} batches, ${num(r.rowsIn)} rows in → ${num(r.urls)} URLs in ${num(r.domains)} domains, ${num(r.rewrittenFiles)} lake files written (${secs(r.ms)})`
+            ? `merge published ${r.version ?? '-'}: ${num(r.batches)} batches, ${num(r.rowsIn)} rows in → ${num(r.urls)} URLs in ${num(r.domains)} domains, ${num(r.rewrittenFiles)} lake files written (${num(r.rowsWritten)} rows), ${num(r.lakeFiles)} in the lake (${secs(r.ms)})`
             : `merge: nothing new; ${r.version ?? 'no version'} stays current with ${num(r.urls)} URLs in ${num(r.domains)} domains (${secs(r.ms)})`,
         ),
       failed: (err) => out(`merge failed after ${secs(now() - started)}: ${err instanceof Error ? err.message : String(err)}`),
@@ -44,7 +44,7 @@ export function mergeProgress(opts: { stream: NodeJS.WritableStream & { isTTY?: 
       opts.log.info(
         {
           version: r.version, published: r.published, batches: r.batches, rowsIn: r.rowsIn, urls: r.urls, domains: r.domains,
-          rewrittenFiles: r.rewrittenFiles, newCollisions: r.newCollisions, collectedVersions: r.collectedVersions.length, ms: r.ms,
+          rewrittenFiles: r.rewrittenFiles, rowsWritten: r.rowsWritten, lakeFiles: r.lakeFiles, newCollisions: r.newCollisions, collectedVersions: r.collectedVersions.length, ms: r.ms,
         },
         'merge done',
       ),

@@ -9,7 +9,7 @@ const silent = createLogger({ service: 'merger', level: 'silent' });
 const progress = (): MergeProgress => mergeProgress({ stream: { isTTY: false } as NodeJS.WritableStream & { isTTY: boolean }, log: silent });
 
 const result = (over: Partial<MergeResult>): MergeResult => ({
-  version: 'v000001', published: true, batches: 2, rowsIn: 100, urls: 90, domains: 7, rewrittenFiles: 3, newCollisions: 0, collectedVersions: [], ms: 1500, ...over,
+  version: 'v000001', published: true, batches: 2, rowsIn: 100, urls: 90, domains: 7, rewrittenFiles: 3, rowsWritten: 100, lakeFiles: 3, newCollisions: 0, collectedVersions: [], ms: 1500, ...over,
 });
 
 async function values(registry: Registry, name: string): Promise<Record<string, number>> {
@@ -21,7 +21,7 @@ async function values(registry: Registry, name: string): Promise<Record<string, 
 describe('runMergerLoop', () => {
   it('merges on schedule, counts outcomes, phases and what was merged, and keeps going after a failed merge', async () => {
     const registry = new Registry();
-    const outcomes: (MergeResult | Error)[] = [result({}), new Error('store unreachable'), result({ version: 'v000002', batches: 1, rowsIn: 20, urls: 105, domains: 8 }), result({ version: 'v000002', published: false, batches: 0, rowsIn: 0, urls: 105, domains: 8, ms: 10 })];
+    const outcomes: (MergeResult | Error)[] = [result({}), new Error('store unreachable'), result({ version: 'v000002', batches: 1, rowsIn: 20, urls: 105, domains: 8 }), result({ version: 'v000002', published: false, batches: 0, rowsIn: 0, rowsWritten: 0, urls: 105, domains: 8, ms: 10 })];
     let i = 0;
     const done = await runMergerLoop(
       1,
@@ -45,6 +45,8 @@ describe('runMergerLoop', () => {
     });
     expect(await values(registry, 'ccpipe_merge_batches_merged_total')).toEqual({ 'ccpipe_merge_batches_merged_total{}': 3 });
     expect(await values(registry, 'ccpipe_merge_rows_in_total')).toEqual({ 'ccpipe_merge_rows_in_total{}': 120 });
+    expect(await values(registry, 'ccpipe_merge_lake_rows_written_total')).toEqual({ 'ccpipe_merge_lake_rows_written_total{}': 200 });
+    expect(await values(registry, 'ccpipe_merge_lake_files')).toEqual({ 'ccpipe_merge_lake_files{}': 3 });
     expect(await values(registry, 'ccpipe_merge_index_version')).toEqual({ 'ccpipe_merge_index_version{}': 2 });
     expect(await values(registry, 'ccpipe_merge_index_urls')).toEqual({ 'ccpipe_merge_index_urls{}': 105 });
     expect(await values(registry, 'ccpipe_merge_last_success_timestamp_seconds')).toEqual({ 'ccpipe_merge_last_success_timestamp_seconds{}': 1_700_000_000 });

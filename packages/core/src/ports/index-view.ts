@@ -52,8 +52,8 @@ export interface IndexView {
   /** The datasets of a registered domain (already normalized by the caller), or null when the index has none. */
   domain(domain: string): DomainDatasets | null;
   /**
-   * URLs of (domain, dataset) in a stable order (domain64, then url): rows [offset, offset + limit). `total` is the
-   * exact count. Reads only the row groups the page needs.
+   * URLs of (domain, dataset) in an order stable for the version (the lake: its runs oldest first, each by domain64
+   * then url): rows [offset, offset + limit). `total` is the exact count. Reads only the row groups the page needs.
    */
   urls(domain: string, datasetId: number, offset: number, limit: number): Promise<{ total: number; items: UrlItem[] }>;
   /** Captures of one canonical URL across datasets. */
