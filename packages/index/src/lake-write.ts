@@ -77,12 +77,15 @@ function lakeColumnExpr(c: string, dropText: boolean): string {
 }
 
 /**
- * One row per (dataset, canonical URL) over the staged new rows and the previous files `old` of the partitions being
- * rewritten — the latest capture wins (ts, then new over old, then the later batch part, then the WARC position).
- * Duplicates are rare, so they are found on narrow columns first (after collision resolution url_id and canonical
- * URL are one-to-one; an integer groups cheaper than a string; `key` is `url` when the lake has no url_id) and only
- * those rows are ranked. Losing new rows are deleted from `staged`; losing old rows stay listed in temp table
- * `lose_old (_f, _r)` for the per-partition COPY to skip.
+ * One row per (dataset, canonical URL) over the staged new rows and the previous files `old` of the partitions
+ * receiving rows — the latest capture wins (ts, then new over old, then the later batch part, then the WARC
+ * position). Duplicates are rare, so they are found on narrow columns first (after collision resolution url_id and
+ * canonical URL are one-to-one; an integer groups cheaper than a string; `key` is `url` when the lake has no
+ * url_id): keys repeated among the staged rows, and old rows whose key a staged row has (a semi-join that reads only
+ * the old files' key column — the lake is already de-duplicated, so two old rows never share a key). Only those
+ * rows are ranked, reading the old columns of the files they sit in. Losing new rows are deleted from `staged`;
+ * losing old rows stay listed in temp table `lose_old (_f, _r)` for the per-partition COPY to skip, and their files
+ * must be rewritten.
  */
 export async function dropSuperseded(conn: DuckDBConnection, old: readonly OldLakeFile[], key: 'url_id' | 'url'): Promise<void> {
   await conn.run('CREATE OR REPLACE TEMP TABLE old_files (filename VARCHAR, dataset_id BIGINT, _f INTEGER)');
@@ -94,22 +97,33 @@ export async function dropSuperseded(conn: DuckDBConnection, old: readonly OldLa
       app.endRow();
     }
   });
-  const oldRows = old.length === 0
+  await conn.run(`CREATE OR REPLACE TEMP TABLE old_hit (filename VARCHAR, dataset_id BIGINT, ${key} ${key === 'url' ? 'VARCHAR' : 'BIGINT'}, _f INTEGER, _r BIGINT)`);
+  if (old.length > 0) {
+    await conn.run(
+      `INSERT INTO old_hit SELECT o.filename, f.dataset_id, o.${key}, f._f, o.file_row_number
+       FROM read_parquet(${sqlList(old.map((o) => o.path))}, hive_partitioning = false, filename = true, file_row_number = true) o JOIN old_files f USING (filename)
+       WHERE EXISTS (SELECT 1 FROM staged s WHERE s.dataset_id = f.dataset_id AND s.${key} = o.${key})`,
+    );
+  }
+  const hitFiles = (await queryRows(conn, 'SELECT DISTINCT filename AS f FROM old_hit ORDER BY 1')).map((r) => r['f'] as string);
+  const oldRows = hitFiles.length === 0
     ? ''
-    : `UNION ALL SELECT f.dataset_id, o.${key}, o.ts, f._f, o.file_row_number AS _r, o.warc_filename, o.warc_offset
-       FROM read_parquet(${sqlList(old.map((o) => o.path))}, hive_partitioning = false, filename = true, file_row_number = true) o JOIN old_files f USING (filename)`;
+    : `UNION ALL SELECT h.dataset_id, h.${key}, o.ts, h._f, h._r, o.warc_filename, o.warc_offset
+       FROM read_parquet(${sqlList(hitFiles)}, hive_partitioning = false, filename = true, file_row_number = true) o
+       JOIN old_hit h ON h.filename = o.filename AND h._r = o.file_row_number`;
   await conn.run(
     `CREATE OR REPLACE TEMP TABLE lose AS
-     WITH n AS (SELECT dataset_id, ${key}, ts, _f, _r, warc_filename, warc_offset FROM staged ${oldRows}),
-     dup AS (SELECT dataset_id, ${key} FROM n GROUP BY ALL HAVING count(*) > 1)
+     WITH dup AS (SELECT dataset_id, ${key} FROM staged GROUP BY ALL HAVING count(*) > 1 UNION SELECT dataset_id, ${key} FROM old_hit),
+     n AS (SELECT dataset_id, ${key}, ts, _f, _r, warc_filename, warc_offset FROM staged s
+           WHERE EXISTS (SELECT 1 FROM dup WHERE dup.dataset_id = s.dataset_id AND dup.${key} = s.${key}) ${oldRows})
      SELECT _f, _r FROM (
-       SELECT _f, _r, row_number() OVER (PARTITION BY dataset_id, ${key} ORDER BY ts DESC, (_f > 0) DESC, _f DESC, warc_filename DESC, warc_offset DESC) AS _k
-       FROM n WHERE EXISTS (SELECT 1 FROM dup WHERE dup.dataset_id = n.dataset_id AND dup.${key} = n.${key})
+       SELECT _f, _r, row_number() OVER (PARTITION BY dataset_id, ${key} ORDER BY ts DESC, (_f > 0) DESC, _f DESC, warc_filename DESC, warc_offset DESC) AS _k FROM n
      ) WHERE _k > 1`,
   );
   await conn.run('DELETE FROM staged WHERE EXISTS (SELECT 1 FROM lose l WHERE l._f > 0 AND l._f = staged._f AND l._r = staged._r)');
   await conn.run('CREATE OR REPLACE TEMP TABLE lose_old AS SELECT _f, _r FROM lose WHERE _f < 0');
   await conn.run('DROP TABLE lose');
+  await conn.run('DROP TABLE old_hit');
 }
 
 /**
