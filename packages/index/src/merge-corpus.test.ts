@@ -10,6 +10,7 @@ import { indexLayout, type LakeFileEntry } from './format';
 import { openIndexSource } from './index-source';
 import { runMerge } from './run-merge';
 import { devBatches } from '../../../tests/support/dev-batches';
+import { readParquetRows } from '../../../tests/support/parquet';
 
 const oracle = loadOracle();
 const reader = new FsRangeReader({ root: CC_MIRROR_DEV, expectGzip: true });
@@ -57,6 +58,14 @@ describe('runMerge over cc-mirror-dev batches written by the worker', () => {
     const f2 = await files('v000002');
     expect(f2.filter((f) => f.datasetId === ids[DEV_CRAWLS[0]]).map((f) => f.key)).toEqual(f1.map((f) => f.key));
     expect(results[1]!.rewrittenFiles).toBe(f2.filter((f) => f.datasetId === ids[DEV_CRAWLS[1]]).length);
+    // Every lake file is in (domain64, url) order, read back by hyparquet (new partitions are written in the staged
+    // table's order, without a sort of their own).
+    for (const f of f2) {
+      const rows = await readParquetRows((await store.get(f.key))!);
+      const keys = rows.map((r) => [BigInt(r['domain64'] as bigint), r['url'] as string] as const);
+      const sorted = [...keys].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0));
+      expect(keys).toEqual(sorted);
+    }
 
     const src = await openIndexSource({ store, dataDir: dir, pollMs: 0 });
     try {
