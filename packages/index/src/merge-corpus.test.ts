@@ -58,8 +58,7 @@ describe('runMerge over cc-mirror-dev batches written by the worker', () => {
     const f2 = await files('v000002');
     expect(f2.filter((f) => f.datasetId === ids[DEV_CRAWLS[0]]).map((f) => f.key)).toEqual(f1.map((f) => f.key));
     expect(results[1]!.rewrittenFiles).toBe(f2.filter((f) => f.datasetId === ids[DEV_CRAWLS[1]]).length);
-    // Every lake file is in (domain64, url) order, read back by hyparquet (new partitions are written in the staged
-    // table's order, without a sort of their own).
+    // Every lake file is in (domain64, url) order, read back by hyparquet.
     for (const f of f2) {
       const rows = await readParquetRows((await store.get(f.key))!);
       const keys = rows.map((r) => [BigInt(r['domain64'] as bigint), r['url'] as string] as const);
