@@ -9,7 +9,9 @@ import { appendTo, queryRows, sqlList, streamColumns } from './duck';
  * URL that had it first (the one in the lake, else the smallest URL) and gives each other URL the first id
  * `xxh3(url, seed = 1, 2, …)` not used by any URL involved or any mapped URL. Updates `map` (url → signed id as
  * decimal string) and the staged rows; returns how many URLs got a new substitute. Reads the lake's url_id column (a
- * semi-join), so its cost grows with the lake.
+ * semi-join), so its cost grows with the lake. Leaves the lake rows it found in temp table `lake_hits (filename, _r,
+ * url_id, url)`: every lake row whose id a new row had before this call's substitutions — a superset of the rows
+ * the new ones supersede, which the de-duplication (dropSuperseded) reads instead of scanning the lake again.
  */
 export async function resolveCollisions(
   conn: DuckDBConnection, lakePaths: readonly string[], map: Record<string, string>, lakeHasIds = true, side?: DuckDBConnection,
@@ -17,14 +19,17 @@ export async function resolveCollisions(
   await conn.run('CREATE OR REPLACE TEMP TABLE cmap (url VARCHAR PRIMARY KEY, id BIGINT)');
   await applyMap(conn, Object.entries(map));
 
-  let lake: string;
-  if (lakePaths.length === 0) lake = 'SELECT NULL::BIGINT AS url_id, NULL::VARCHAR AS url WHERE false';
-  else if (lakeHasIds) lake = `SELECT DISTINCT url_id, url FROM read_parquet(${sqlList(lakePaths)}, hive_partitioning = false) WHERE url_id IN (SELECT url_id FROM n)`;
-  else {
+  await conn.run('CREATE OR REPLACE TEMP TABLE lake_hits (filename VARCHAR, _r BIGINT, url_id BIGINT, url VARCHAR)');
+  if (lakePaths.length > 0 && lakeHasIds) {
+    await conn.run(
+      `INSERT INTO lake_hits SELECT filename, file_row_number, url_id, url
+       FROM read_parquet(${sqlList(lakePaths)}, hive_partitioning = false, filename = true, file_row_number = true) WHERE url_id IN (SELECT url_id FROM staged)`,
+    );
+  } else if (lakePaths.length > 0) {
     if (side === undefined) throw new Error('resolveCollisions needs a second connection to hash a lake without url_id');
     await hashLakeIds(conn, side, lakePaths, map);
-    lake = 'SELECT url_id, url FROM lake_ids';
   }
+  const lake = 'SELECT DISTINCT url_id, url FROM lake_hits';
   const rows = await queryRows(
     conn,
     // Narrow on integers first: only an id seen more than once among the new rows, or also in the lake, can be
@@ -78,8 +83,8 @@ async function applyMap(conn: DuckDBConnection, entries: readonly [string, strin
 }
 
 /**
- * Table `lake_ids (url_id, url)`: the lake URLs whose id (`map[url] ?? xxh3(url)`) is also the id of a new row
- * (table `staged`). The lake's url column is streamed chunk by chunk and hashed; the new ids are held as one sorted
+ * Fills table `lake_hits (filename, _r, url_id, url)` with the lake rows whose id (`map[url] ?? xxh3(url)`) is also
+ * the id of a new row (table `staged`). The lake's url column is streamed chunk by chunk and hashed; the new ids are held as one sorted
  * BigInt64Array (8 B each), so memory is O(new rows), not O(lake). The lake is streamed on `side`, a second
  * connection of the same database, because `conn` appends meanwhile.
  */
@@ -99,15 +104,17 @@ async function hashLakeIds(conn: DuckDBConnection, side: DuckDBConnection, lakeP
     }
     return false;
   };
-  await conn.run('CREATE OR REPLACE TEMP TABLE lake_ids (url_id BIGINT, url VARCHAR)');
-  await appendTo(conn, 'lake_ids', async (app) => {
+  await appendTo(conn, 'lake_hits', async (app) => {
     // streamed on `side`: the appender flushes on `conn` as it goes, which would end a stream there
-    for await (const [col] of streamColumns(side, `SELECT url FROM read_parquet(${sqlList(lakePaths)}, hive_partitioning = false)`)) {
-      for (const v of col!) {
-        const url = v as string;
+    const sql = `SELECT url, file_index::INTEGER, file_row_number::INTEGER FROM read_parquet(${sqlList(lakePaths)}, hive_partitioning = false, file_row_number = true)`;
+    for await (const [urls, files, rows] of streamColumns(side, sql)) {
+      for (let k = 0; k < urls!.length; k++) {
+        const url = urls![k] as string;
         const m = map[url];
         const id = m !== undefined ? BigInt(m) : BigInt.asIntN(64, xxh3.xxh64(url));
         if (!has(id)) continue;
+        app.appendVarchar(lakePaths[files![k] as number]!);
+        app.appendBigInt(BigInt(rows![k] as number));
         app.appendBigInt(id);
         app.appendVarchar(url);
         app.endRow();

@@ -83,9 +83,10 @@ function lakeColumnExpr(c: string, dropText: boolean): string {
  * receiving rows — the latest capture wins (ts, then new over old, then the later batch part, then the WARC
  * position). Duplicates are rare, so they are found on narrow columns first (after collision resolution url_id and
  * canonical URL are one-to-one; an integer groups cheaper than a string; `key` is `url` when the lake has no
- * url_id): keys repeated among the staged rows, and old rows whose key a staged row has (a semi-join that reads only
- * the old files' key column — the lake is already de-duplicated, so two old rows never share a key). Only those
- * rows are ranked, reading the old columns of the files they sit in. Losing new rows are deleted from `staged`;
+ * url_id): keys repeated among the staged rows, and old rows whose key a staged row has — taken from temp table
+ * `lake_hits` that resolveCollisions left (the lake rows sharing an id with a new row: no second scan of the lake;
+ * the lake is already de-duplicated, so two old rows never share a key). Only those rows are ranked, reading the
+ * old columns of the files they sit in. Losing new rows are deleted from `staged`;
  * losing old rows stay listed in temp table `lose_old (_f, _r)` for the per-partition COPY to skip, and their files
  * must be rewritten.
  */
@@ -102,9 +103,8 @@ export async function dropSuperseded(conn: DuckDBConnection, old: readonly OldLa
   await conn.run(`CREATE OR REPLACE TEMP TABLE old_hit (filename VARCHAR, dataset_id BIGINT, ${key} ${key === 'url' ? 'VARCHAR' : 'BIGINT'}, _f INTEGER, _r BIGINT)`);
   if (old.length > 0) {
     await conn.run(
-      `INSERT INTO old_hit SELECT o.filename, f.dataset_id, o.${key}, f._f, o.file_row_number
-       FROM read_parquet(${sqlList(old.map((o) => o.path))}, hive_partitioning = false, filename = true, file_row_number = true) o JOIN old_files f USING (filename)
-       WHERE EXISTS (SELECT 1 FROM staged s WHERE s.dataset_id = f.dataset_id AND s.${key} = o.${key})`,
+      `INSERT INTO old_hit SELECT h.filename, f.dataset_id, h.${key}, f._f, h._r FROM lake_hits h JOIN old_files f USING (filename)
+       WHERE EXISTS (SELECT 1 FROM staged s WHERE s.dataset_id = f.dataset_id AND s.${key} = h.${key})`,
     );
   }
   const hitFiles = (await queryRows(conn, 'SELECT DISTINCT filename AS f FROM old_hit ORDER BY 1')).map((r) => r['f'] as string);
@@ -126,6 +126,7 @@ export async function dropSuperseded(conn: DuckDBConnection, old: readonly OldLa
   await conn.run('CREATE OR REPLACE TEMP TABLE lose_old AS SELECT _f, _r FROM lose WHERE _f < 0');
   await conn.run('DROP TABLE lose');
   await conn.run('DROP TABLE old_hit');
+  await conn.run('DROP TABLE lake_hits');
 }
 
 /**

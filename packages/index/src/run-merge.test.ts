@@ -98,8 +98,10 @@ describe('runMerge (synthetic batches)', () => {
       // The same URL captured again keeps its substitute id.
       await putBatch(store, 1, 'b3', [row(1, b.url, '20300105000000', { urlId: a.urlId })]);
       await runMerge(opts());
-      const [cb2] = await (await src.current())!.captures(b.url);
+      const [cb2, ...more] = await (await src.current())!.captures(b.url);
       expect(cb2).toMatchObject({ urlId: cb!.urlId, ts: '2030-01-05T00:00:00Z' });
+      expect(more).toEqual([]); // the recapture replaced b's lake row (found under its substitute id)
+      expect((await src.current())!.domain('example.com')!.datasets).toEqual([{ datasetId: 1, urlCount: 2 }]);
     } finally {
       await src.close();
     }
