@@ -9,6 +9,8 @@
 //    query per page on the local path) — the ratio parquet/duckdb is measured in the same run;
 //  - parquet-footer: the parquet reader parsing each file's Parquet footer instead of the merger's row-group locator
 //    (the layout source before locators; the ratio footer / locator is measured in the same run);
+//  - parquet-warm: the parquet reader with `warmUp` (a few pages read when a version loads, as `ccpipe api` does);
+//    the "cold" rows against `parquet` are what the warm-up saves the first requests after a start;
 //  - parquet-js: the parquet reader with fzstd (pure JS) instead of libzstd-wasm for ZSTD pages — cold pages are
 //    dominated by decompression, so this is the ratio that chose the decoder.
 // The lake: 1M domains (8 TLDs), each with one URL in dataset 1; every 10,000th domain holds 5,000 URLs; merged
@@ -98,6 +100,15 @@ async function main() {
           `${r.name.padEnd(34)}${String(r.concurrency).padStart(4)}${(f.p50 / r.p50).toFixed(2).padStart(9)}${(f.p95 / r.p95).toFixed(2).padStart(9)}` +
             `${(f.p99 / r.p99).toFixed(2).padStart(9)}${(r.rps / f.rps).toFixed(2).padStart(9)}`,
         );
+      }
+    }
+    if (results.parquet && results['parquet-warm']) {
+      console.log('\n## warm-up when a version loads (parquet-warm) vs none (parquet), same lake: ratio none / warm-up (> 1 = warm-up faster)');
+      console.log('route                             conc     p50×     p95×     p99×');
+      for (const r of results['parquet-warm']) {
+        const n = results.parquet.find((x) => x.name === r.name && x.concurrency === r.concurrency);
+        if (!n) continue;
+        console.log(`${r.name.padEnd(34)}${String(r.concurrency).padStart(4)}${(n.p50 / r.p50).toFixed(2).padStart(9)}${(n.p95 / r.p95).toFixed(2).padStart(9)}${(n.p99 / r.p99).toFixed(2).padStart(9)}`);
       }
     }
     if (!results.parquet || !results.duckdb || !results['parquet-js']) return;
@@ -288,7 +299,7 @@ async function lakeServer(reader, dir) {
   const t0 = process.hrtime.bigint();
   const source = await openIndexSource({
     store: new FsObjectStore({ root: dir }), dataDir: dir, lakeReader: reader === 'duckdb' ? 'duckdb' : 'parquet', zstd: reader === 'parquet-js' ? 'js' : 'wasm',
-    locators: reader !== 'parquet-footer',
+    locators: reader !== 'parquet-footer', warmUp: reader === 'parquet-warm',
   });
   await source.current();
   const buildMs = Number(process.hrtime.bigint() - t0) / 1e6;

@@ -66,4 +66,30 @@ describe('openIndexSource', () => {
       await replica.close();
     }
   });
+  it('warmUp: a version loaded reads a few pages before it serves; a lake it cannot read does not keep it from serving', async () => {
+    const store = new MemoryObjectStore();
+    await putBatch(store, 'b1', ['https://a.example/1', 'https://a.example/2', 'https://b.example/x', 'https://c.example/y']);
+    await runMerge({ store, rowGroupSize: 2048, keepVersions: 3, graceMs: 0 });
+    const cold = await openIndexSource({ store, pollMs: 0 });
+    const warm = await openIndexSource({ store, pollMs: 0, warmUp: true });
+    try {
+      await cold.current();
+      await warm.current();
+      expect(cold.cacheStats()!.misses).toBe(0); // nothing read until a request asks
+      expect(warm.cacheStats()!.misses).toBeGreaterThan(0); // the warm-up decoded row groups
+    } finally {
+      await cold.close();
+      await warm.close();
+    }
+    // the lake's files are gone (a damaged store): the warm-up fails, the version still serves its domain counts
+    for await (const o of store.list('urls/')) await store.delete(o.key);
+    const broken = await openIndexSource({ store, pollMs: 0, warmUp: true });
+    try {
+      const v = await broken.current();
+      expect(v!.domain('a.example')!.datasets).toEqual([{ datasetId: 1, urlCount: 2 }]);
+      await expect(v!.urls('a.example', 1, 0, 10)).rejects.toThrow();
+    } finally {
+      await broken.close();
+    }
+  });
 });

@@ -30,6 +30,12 @@ export interface IndexSourceOptions {
   threads?: number;
   /** Told when a new version cannot be loaded while an older view keeps serving (log it, count it). */
   onError?: (err: unknown) => void;
+  /**
+   * Before a newly loaded version is served, read a few URL pages and captures from it (`LakeIndexView.warm`, default
+   * off): the first requests after a start or a flip then find the decoders compiled and WebAssembly instantiated.
+   * A warm-up that fails is ignored (the requests will meet the error themselves).
+   */
+  warmUp?: boolean;
 }
 
 /** An IndexSource that also says which version it serves. */
@@ -85,6 +91,7 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
     const names = new Map((regBytes ? parseDatasetRegistry(regBytes).datasets : []).map((d) => [d.id, { name: d.name, crawl: d.crawl }]));
     const v = new LakeIndexView(loaded, reads, names);
     tocOf.set(v, tocCrc32);
+    if (opts.warmUp === true) await v.warm().catch(() => undefined);
     return v;
   };
   const metaOf = (m: IndexManifest, version: string | null) => m.versions.find((v) => v.version === version);

@@ -79,6 +79,25 @@ export class LakeIndexView implements IndexView {
     return out;
   }
 
+  /**
+   * Reads a first URL page and the captures of its first URL for up to `domains` domains spread over the dictionary
+   * (each a row-group first touch): compiles the read path before real requests meet it. Returns the pages read.
+   */
+  async warm(domains = 4): Promise<number> {
+    let pages = 0;
+    const n = this.dict.size;
+    for (let k = 0; k < Math.min(domains, n); k++) {
+      const i = Math.floor((k * n) / Math.min(domains, n));
+      const name = this.dict.nameBytes(i).toString('utf8');
+      const [p] = postingsOf(this.loaded.postings, i);
+      if (p === undefined) continue;
+      const page = await this.urls(name, p.datasetId, 0, 10);
+      if (page.items[0] !== undefined) await this.captures(page.items[0].url);
+      pages++;
+    }
+    return pages;
+  }
+
   datasets(): DatasetSummary[] {
     return this.loaded.status.datasets.map((d) => {
       const n = this.names.get(d.datasetId);
