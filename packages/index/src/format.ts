@@ -258,6 +258,29 @@ class ByteSink {
   parts(): Buffer[] {
     return [...this.done, this.cur.subarray(0, this.at)];
   }
+
+  /** Copies the bytes written into `out` at `offset` and lets go of them (the sink is spent); returns the end. */
+  drainInto(out: Buffer, offset: number): number {
+    for (const p of this.parts()) offset += p.copy(out, offset);
+    this.release();
+    return offset;
+  }
+
+  /** Lets go of the bytes written (the sink is spent). */
+  release(): void {
+    this.done.length = 0;
+    this.cur = Buffer.alloc(0);
+    this.at = 0;
+  }
+}
+
+/** One buffer of exactly the sinks' bytes after a header, each sink let go of once copied. */
+function assemble(head: Buffer, sinks: ByteSink[], extra: Buffer[] = []): Buffer {
+  const out = Buffer.allocUnsafe(head.length + extra.reduce((s, b) => s + b.length, 0) + sinks.reduce((s, k) => s + k.length, 0));
+  let at = head.copy(out, 0);
+  for (const b of extra) at += b.copy(out, at);
+  for (const k of sinks) at = k.drainInto(out, at);
+  return out;
 }
 
 /**
@@ -321,18 +344,31 @@ export class IndexWriter {
     this.n++;
   }
 
-  /** The three files. The writer is spent. */
-  finish(): { domains: Buffer; bitmaps: Buffer; postings: Buffer } {
+  /**
+   * The three files, each built when asked: a file is assembled into one buffer of its exact size and the growing
+   * parts it came from are let go of, so a caller that writes one file and drops it before asking for the next holds
+   * about the parts plus one file (not twice every file). The writer is spent; ask for each file once.
+   */
+  files(): { domains: () => Buffer; bitmaps: () => Buffer; postings: () => Buffer } {
     const n = this.n;
     this.nameOffs.u64(this.names.length);
     this.bitmapOffs.u64(this.bitmaps.length);
     this.recOffs.u64(this.recCount);
-    const d64 = Buffer.concat(this.d64.parts());
     return {
-      domains: Buffer.concat([header(MAGIC.domains, n), d64, byIdOrder(d64, n), ...this.nameOffs.parts(), ...this.names.parts()]),
-      bitmaps: Buffer.concat([header(MAGIC.bitmaps, n), ...this.bitmapOffs.parts(), ...this.bitmaps.parts()]),
-      postings: Buffer.concat([header(MAGIC.postings, n), ...this.recOffs.parts(), ...this.recs.parts()]),
+      domains: () => {
+        const d64 = Buffer.concat(this.d64.parts());
+        this.d64.release();
+        return assemble(header(MAGIC.domains, n), [this.nameOffs, this.names], [d64, byIdOrder(d64, n)]);
+      },
+      bitmaps: () => assemble(header(MAGIC.bitmaps, n), [this.bitmapOffs, this.bitmaps]),
+      postings: () => assemble(header(MAGIC.postings, n), [this.recOffs, this.recs]),
     };
+  }
+
+  /** The three files at once. The writer is spent. */
+  finish(): { domains: Buffer; bitmaps: Buffer; postings: Buffer } {
+    const f = this.files();
+    return { domains: f.domains(), bitmaps: f.bitmaps(), postings: f.postings() };
   }
 }
 

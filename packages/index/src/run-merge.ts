@@ -421,7 +421,7 @@ async function buildIndex(conn: DuckDBConnection, prev: LoadedVersion | null, re
   if (group !== null) flush(Buffer.from(group.domain, 'utf8'), group.d64, group.list);
   upTo(null);
   return {
-    files, urls, domains: w.size, bin: w.finish(),
+    files, urls, domains: w.size, bin: w.files(),
     datasets: [...ds].sort((a, b) => a[0] - b[0]).map(([datasetId, c]) => ({ datasetId, ...c })),
   };
 }

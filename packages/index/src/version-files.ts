@@ -85,11 +85,12 @@ export async function writeVersionFiles(
   version: string,
   parent: string | null,
   createdAt: string,
-  files: Record<IndexFileName, Uint8Array>,
+  files: Record<IndexFileName, Uint8Array | (() => Uint8Array)>,
 ): Promise<number> {
   const toc: VersionToc = { v: 1, version, parent, createdAt, files: {} };
   for (const name of INDEX_FILES) {
-    const b = files[name];
+    const f = files[name];
+    const b = typeof f === 'function' ? f() : f; // built when its turn comes: one big file in memory at a time
     await store.put(indexLayout.versionFile(version, name), b);
     toc.files[name] = { size: b.length, crc32: crcOf(b) };
   }
