@@ -42,4 +42,21 @@ describe('runsToFold (which runs of a partition its next file folds in)', () => 
     // every merge rewrites the partition whole
     expect(written).toBe(256);
   });
+
+  it('under a cap the counter keeps carrying: equal merges never rewrite the partition whole', () => {
+    let runs: number[] = [];
+    let written = 0;
+    const merges = 1024;
+    for (let m = 1; m <= merges; m++) {
+      const f = runsToFold(runs, 1, [], 4);
+      const held = 1 + [...f].reduce((s, i) => s + runs[i]!, 0);
+      written += held;
+      runs = [...runs.filter((_, i) => !f.has(i)), held];
+      expect(runs.length).toBeLessThanOrEqual(4);
+    }
+    expect(runs).toEqual([1024]); // 1024 = one carry all the way back
+    // 22,954 rows written; the whole-partition rewrite writes 1024·1025/2 = 524,800. A cap applied after the size
+    // rule kept folding one ever-growing newest run ([16, 8, 4, 996] at merge 1024) and wrote 496,582.
+    expect(written).toBeLessThan(524_800 / 20);
+  });
 });

@@ -126,7 +126,7 @@ export async function dropSuperseded(conn: DuckDBConnection, old: readonly OldLa
   await conn.run('CREATE OR REPLACE TEMP TABLE lose_old AS SELECT _f, _r FROM lose WHERE _f < 0');
   await conn.run('DROP TABLE lose');
   await conn.run('DROP TABLE old_hit');
-  await conn.run('DROP TABLE lake_hits');
+  await conn.run('DROP TABLE IF EXISTS lake_hits');
 }
 
 /**
@@ -134,18 +134,21 @@ export async function dropSuperseded(conn: DuckDBConnection, old: readonly OldLa
  * the partition's `newRows` and the runs that must be rewritten (`losing`: they hold rows the new ones supersede).
  * Size-tiered from the newest: a run no bigger than what the new file holds so far is folded in (so run sizes
  * roughly double going back, like a binary counter: ≈ log₂(merges) runs, each row rewritten ≈ log₂(merges) times);
- * then, while the partition would hold more than `maxRuns` files, the newest runs left. Pure.
+ * while the partition would hold more than `maxRuns` files, the next newest run is folded whatever its size, and
+ * the size rule goes on from there with what the new file then holds. Pure.
  */
 export function runsToFold(runs: readonly number[], newRows: number, losing: readonly number[], maxRuns: number): Set<number> {
   const fold = new Set(losing);
   let held = newRows + losing.reduce((s, i) => s + runs[i]!, 0);
   for (let i = runs.length - 1; i >= 0; i--) {
     if (fold.has(i)) continue;
-    if (runs[i]! > held) break;
+    // over the cap, the newest run left is folded even when bigger, and what it brings keeps the size rule going:
+    // a cap applied after the size rule folded the same newest run again at every merge (its size only grew, so the
+    // size rule never reached the older runs again: nearly the whole partition rewritten per merge)
+    if (runs[i]! > held && runs.length - fold.size + 1 <= maxRuns) break;
     fold.add(i);
     held += runs[i]!;
   }
-  for (let i = runs.length - 1; i >= 0 && runs.length - fold.size + 1 > maxRuns; i--) fold.add(i);
   return fold;
 }
 

@@ -350,6 +350,18 @@ describe('runMerge (synthetic batches)', () => {
       expect(await walk('v000002', 1000)).toEqual([...old, page(90_000)].sort());
     });
 
+    it('a partition whose new rows all lose to the lake gets no file (no empty run taking a lakeMaxRuns slot)', async () => {
+      const old = Array.from({ length: 100 }, (_, i) => page(i));
+      await putBatch(store, 1, 'b1', old.map((u) => row(1, u, '20300102000000')));
+      await runMerge(opts({ partitionBits: 1 }));
+      const v1 = await lakeKeys('v000001');
+      await putBatch(store, 1, 'b2', [row(1, old[7]!, '20300101000000', { status: 500 })]); // an older capture
+      const r = await runMerge(opts());
+      expect(r).toMatchObject({ version: 'v000002', published: true, batches: 1, urls: 100, rewrittenFiles: 0, rowsWritten: 0 });
+      expect(await lakeKeys('v000002')).toEqual(v1);
+      expect(await walk('v000002', 30)).toEqual(old);
+    });
+
     it('many small merges keep at most lakeMaxRuns files per partition (the cap binds at m = 4); lakeMaxRuns 1 rewrites it whole each time', async () => {
       await putBatch(store, 1, 'b0', Array.from({ length: 4000 }, (_, i) => row(1, page(i), '20300101000000')));
       await runMerge(opts({ partitionBits: 1, keepVersions: 1 }));

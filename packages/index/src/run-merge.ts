@@ -292,14 +292,21 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
       ]));
       await dropSuperseded(conn, [...oldOf.values()], lakeColumnsOf(columnSet).includes('url_id') ? 'url_id' : 'url');
       const losing = new Set((await queryRows(conn, 'SELECT DISTINCT _f FROM lose_old')).map((r) => Number(r['_f'])));
+      // New rows per partition once de-duplication has deleted the losers: a partition whose new rows all lost (a
+      // recapture older than the lake's row) gets no file, and the run policy weighs what is really written.
+      const left = new Map((await queryRows(conn, 'SELECT dataset_id AS d, prefix AS p, count(*) AS n FROM staged GROUP BY 1, 2')).map((r) => [
+        `${Number(r['d'])}/${r['p'] as string}`, Number(r['n']),
+      ]));
       // Each partition's new rows become one new file; which of its runs that file folds in is the run policy's
       // (runsToFold). Runs left alone are carried over by key, their staged copies released now.
-      const plan = affected.map((a) => {
+      const plan = affected.map((p) => {
+        const a = { ...p, rows: left.get(`${p.datasetId}/${p.prefix}`) ?? 0 };
         const runs = (runsOf.get(`${a.datasetId}/${a.prefix}`) ?? []).map((f) => oldOf.get(f.key)!);
         const fold = runsToFold(runs.map((r) => r.rows), a.rows, runs.flatMap((r, i) => (losing.has(r.fileId) ? [i] : [])), maxRuns);
         return { a, fold: runs.filter((_, i) => fold.has(i)), keep: runs.filter((_, i) => !fold.has(i)) };
-      });
-      await inputs.release(plan.flatMap((p) => p.keep.map((r) => r.key)));
+      }).filter((p) => p.a.rows > 0 || p.fold.length > 0);
+      const planned = new Set(plan.flatMap((p) => p.fold.map((r) => r.key)));
+      await inputs.release(candidates.map((f) => f.key).filter((k) => !planned.has(k)));
       // Partitions are written in groups of about passRows rows (old + new): each group's files are uploaded and
       // their local copies (and staged inputs) deleted before the next, so local disk holds one group at a time.
       const passRows = opts.passRows ?? DEFAULT_PASS_ROWS;
