@@ -92,4 +92,32 @@ describe('openIndexSource', () => {
       await broken.close();
     }
   });
+  it('a flip keeps the replaced view at hand for at(); pinned views beyond pinnedBytes are dropped, the newest kept', async () => {
+    const store = new MemoryObjectStore();
+    const loads: string[] = []; // the versions whose dictionary the source (not the merger) fetched
+    const watched = Object.assign(Object.create(store) as MemoryObjectStore, {
+      get: async (key: string) => {
+        if (key.endsWith('/domains.bin')) loads.push(key.split('/')[1]!);
+        return store.get(key);
+      },
+    });
+    const merge: MergeOptions = { store, rowGroupSize: 2048, keepVersions: 5, graceMs: 0 };
+    const source = await openIndexSource({ store: watched, pollMs: 0, pinnedBytes: 1 });
+    try {
+      for (const [i, id] of ['b1', 'b2', 'b3'].entries()) {
+        await putBatch(store, id, [`https://a.example/${i}`]);
+        await runMerge(merge);
+        await source.current();
+      }
+      expect(loads).toEqual(['v000001', 'v000002', 'v000003']);
+      // v2, replaced by v3 a moment ago, is still loaded: a client paging on it is not made to wait for a reload
+      expect(await urlsOf(await source.at('v000002'), 'a.example')).toEqual(['https://a.example/0', 'https://a.example/1']);
+      expect(loads).toHaveLength(3);
+      // with a 1-byte budget only the most recent pinned view stays: v1 was dropped when v2 joined, so it loads again
+      expect(await urlsOf(await source.at('v000001'), 'a.example')).toEqual(['https://a.example/0']);
+      expect(loads).toEqual(['v000001', 'v000002', 'v000003', 'v000001']);
+    } finally {
+      await source.close();
+    }
+  });
 });

@@ -36,6 +36,12 @@ export interface IndexSourceOptions {
    * A warm-up that fails is ignored (the requests will meet the error themselves).
    */
   warmUp?: boolean;
+  /**
+   * Bytes of resident index files (dictionary, bitmaps, postings) that views of versions other than the current one
+   * may hold together (default 1 GiB; at most 4 views). The most recently used one is always kept. At Common Crawl's
+   * ≈ 40M domains one version is ≈ 3.7 GB: then a replica keeps current + one older view, not five versions.
+   */
+  pinnedBytes?: number;
 }
 
 /** An IndexSource that also says which version it serves. */
@@ -44,7 +50,8 @@ export interface LakeIndexSource extends IndexSource {
   /**
    * The view of one version the manifest still keeps (current or an older kept one), e.g. to let a client finish
    * a walk on the version it started with; null when the manifest no longer keeps it. Loads and CRC-checks it on
-   * first use; the last few pinned views are kept. @throws IndexFormatError when its files are corrupt or gone.
+   * first use; the last few pinned views are kept (also the view a flip replaced, so clients paging across a flip
+   * find it loaded), within `pinnedBytes`. @throws IndexFormatError when its files are corrupt or gone.
    */
   at(version: string): Promise<LakeIndexView | null>;
   /** The lake reader's cache counters (undefined with `lakeReader: 'duckdb'`). */
@@ -52,6 +59,10 @@ export interface LakeIndexSource extends IndexSource {
 }
 
 const PINNED_VIEWS = 4;
+const PINNED_BYTES = 1 << 30;
+
+/** Bytes of the resident index files behind a view. */
+const residentBytes = (l: LoadedVersion): number => l.domains.length + l.bitmaps.length + l.postings.length;
 
 /**
  * Follows `index/manifest.json`: `current()` rereads the manifest at most every `pollMs` and, on a flip, loads and
@@ -81,16 +92,37 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
   let checkedAt = -Infinity;
   let inflight: Promise<LakeIndexView | null> | null = null;
   let closed = false;
+  // views of versions other than the current one, least recently used first, with their resident bytes once loaded
   const pinned = new Map<string, Promise<LakeIndexView>>();
+  const pinnedSize = new Map<string, number>();
+  const trimPinned = (): void => {
+    const budget = opts.pinnedBytes ?? PINNED_BYTES;
+    let bytes = [...pinnedSize.values()].reduce((a, b) => a + b, 0);
+    for (const k of pinned.keys()) {
+      if (pinned.size <= 1 || (pinned.size <= PINNED_VIEWS && bytes <= budget)) break;
+      pinned.delete(k);
+      bytes -= pinnedSize.get(k) ?? 0;
+      pinnedSize.delete(k);
+    }
+  };
+  const pin = (key: string, p: Promise<LakeIndexView>, size?: number): void => {
+    pinned.delete(key);
+    pinned.set(key, p);
+    if (size !== undefined) pinnedSize.set(key, size);
+    trimPinned();
+  };
   let manifest: IndexManifest | null = null;
 
   // A version is its name *and* its table of contents: a wiped and rebuilt store reuses names (v000001 again).
   const tocOf = new WeakMap<LakeIndexView, number>();
+  const sizeOf = new WeakMap<LakeIndexView, number>();
+  const keyOf = (v: LakeIndexView): string => `${v.version}#${tocOf.get(v)}`;
   const viewOf = async (loaded: LoadedVersion, tocCrc32: number): Promise<LakeIndexView> => {
     const regBytes = await opts.store.get(layout.datasetRegistry());
     const names = new Map((regBytes ? parseDatasetRegistry(regBytes).datasets : []).map((d) => [d.id, { name: d.name, crawl: d.crawl }]));
     const v = new LakeIndexView(loaded, reads, names);
     tocOf.set(v, tocCrc32);
+    sizeOf.set(v, residentBytes(loaded));
     if (opts.warmUp === true) await v.warm().catch(() => undefined);
     return v;
   };
@@ -115,6 +147,8 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
       inflight ??= refresh()
         .then(
           (v) => {
+            // the replaced view stays at hand for clients still paging on it (at()), within the pinned bounds
+            if (view !== null && v !== view) pin(keyOf(view), Promise.resolve(view), sizeOf.get(view));
             view = v;
             checkedAt = Date.now();
             return v;
@@ -147,13 +181,21 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
       const toc = meta.tocCrc32;
       let p = pinned.get(key);
       if (p === undefined) {
-        p = loadVersion(opts.store, meta.version, toc).then((loaded) => viewOf(loaded, toc));
-        p.catch(() => pinned.delete(key));
-        pinned.set(key, p);
-        for (const k of pinned.keys()) if (pinned.size > PINNED_VIEWS) pinned.delete(k);
+        const loading = loadVersion(opts.store, meta.version, toc).then((loaded) => viewOf(loaded, toc));
+        p = loading;
+        loading.then(
+          (v) => {
+            if (pinned.get(key) !== loading) return; // trimmed while it loaded
+            pinnedSize.set(key, sizeOf.get(v) ?? 0);
+            trimPinned();
+          },
+          () => {
+            if (pinned.get(key) === loading) pinned.delete(key);
+          },
+        );
+        pin(key, p);
       } else {
-        pinned.delete(key);
-        pinned.set(key, p);
+        pin(key, p);
       }
       return p;
     },
