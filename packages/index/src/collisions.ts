@@ -9,8 +9,8 @@ import { appendTo, queryRows, sqlList, streamColumns } from './duck';
  * URL that had it first (the one in the lake, else the smallest URL) and gives each other URL the first id
  * `xxh3(url, seed = 1, 2, …)` not used by any URL involved or any mapped URL. Updates `map` (url → signed id as
  * decimal string) and the staged rows; returns how many URLs got a new substitute. Reads the lake's url_id column (a
- * semi-join), so its cost grows with the lake. Leaves the lake rows it found in temp table `lake_hits (filename, _r,
- * url_id, url)`: every lake row whose id a new row had before this call's substitutions — a superset of the rows
+ * semi-join), so its cost grows with the lake. Leaves the lake rows it found in temp table `lake_hits (file, _r,
+ * url_id, url)` (file numbers: `lake_hit_files (file, filename)`): every lake row whose id a new row had before this call's substitutions — a superset of the rows
  * the new ones supersede, which the de-duplication (dropSuperseded) reads instead of scanning the lake again.
  */
 export async function resolveCollisions(
@@ -19,11 +19,21 @@ export async function resolveCollisions(
   await conn.run('CREATE OR REPLACE TEMP TABLE cmap (url VARCHAR PRIMARY KEY, id BIGINT)');
   await applyMap(conn, Object.entries(map));
 
-  await conn.run('CREATE OR REPLACE TEMP TABLE lake_hits (filename VARCHAR, _r BIGINT, url_id BIGINT, url VARCHAR)');
+  // a hit names its file by number (lake_hit_files: number → path), not by path: a new crawl overlapping the lake's
+  // crawls has a hit per overlapping URL and dataset, and a path is ≈ 100 B against the row's 4
+  await conn.run('CREATE OR REPLACE TEMP TABLE lake_hit_files (file INTEGER, filename VARCHAR)');
+  await appendTo(conn, 'lake_hit_files', (app) => {
+    lakePaths.forEach((path, i) => {
+      app.appendInteger(i);
+      app.appendVarchar(path);
+      app.endRow();
+    });
+  });
+  await conn.run('CREATE OR REPLACE TEMP TABLE lake_hits (file INTEGER, _r BIGINT, url_id BIGINT, url VARCHAR)');
   if (lakePaths.length > 0 && lakeHasIds) {
     await conn.run(
-      `INSERT INTO lake_hits SELECT filename, file_row_number, url_id, url
-       FROM read_parquet(${sqlList(lakePaths)}, hive_partitioning = false, filename = true, file_row_number = true) WHERE url_id IN (SELECT url_id FROM staged)`,
+      `INSERT INTO lake_hits SELECT file_index::INTEGER, file_row_number, url_id, url
+       FROM read_parquet(${sqlList(lakePaths)}, hive_partitioning = false, file_row_number = true) WHERE url_id IN (SELECT url_id FROM staged)`,
     );
   } else if (lakePaths.length > 0) {
     if (side === undefined) throw new Error('resolveCollisions needs a second connection to hash a lake without url_id');
@@ -83,7 +93,7 @@ async function applyMap(conn: DuckDBConnection, entries: readonly [string, strin
 }
 
 /**
- * Fills table `lake_hits (filename, _r, url_id, url)` with the lake rows whose id (`map[url] ?? xxh3(url)`) is also
+ * Fills table `lake_hits (file, _r, url_id, url)` (file: index into `lakePaths`) with the lake rows whose id (`map[url] ?? xxh3(url)`) is also
  * the id of a new row (table `staged`). The lake's url column is streamed chunk by chunk and hashed; the new ids are held as one sorted
  * BigInt64Array (8 B each), so memory is O(new rows), not O(lake). The lake is streamed on `side`, a second
  * connection of the same database, because `conn` appends meanwhile.
@@ -113,7 +123,7 @@ async function hashLakeIds(conn: DuckDBConnection, side: DuckDBConnection, lakeP
         const m = map[url];
         const id = m !== undefined ? BigInt(m) : BigInt.asIntN(64, xxh3.xxh64(url));
         if (!has(id)) continue;
-        app.appendVarchar(lakePaths[files![k] as number]!);
+        app.appendInteger(files![k] as number);
         app.appendBigInt(BigInt(rows![k] as number));
         app.appendBigInt(id);
         app.appendVarchar(url);

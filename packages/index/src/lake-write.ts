@@ -103,7 +103,8 @@ export async function dropSuperseded(conn: DuckDBConnection, old: readonly OldLa
   await conn.run(`CREATE OR REPLACE TEMP TABLE old_hit (filename VARCHAR, dataset_id BIGINT, ${key} ${key === 'url' ? 'VARCHAR' : 'BIGINT'}, _f INTEGER, _r BIGINT)`);
   if (old.length > 0) {
     await conn.run(
-      `INSERT INTO old_hit SELECT h.filename, f.dataset_id, h.${key}, f._f, h._r FROM lake_hits h JOIN old_files f USING (filename)
+      `INSERT INTO old_hit SELECT f.filename, f.dataset_id, h.${key}, f._f, h._r
+       FROM lake_hits h JOIN lake_hit_files p ON p.file = h.file JOIN old_files f ON f.filename = p.filename
        WHERE EXISTS (SELECT 1 FROM staged s WHERE s.dataset_id = f.dataset_id AND s.${key} = h.${key})`,
     );
   }
@@ -127,6 +128,7 @@ export async function dropSuperseded(conn: DuckDBConnection, old: readonly OldLa
   await conn.run('DROP TABLE lose');
   await conn.run('DROP TABLE old_hit');
   await conn.run('DROP TABLE IF EXISTS lake_hits');
+  await conn.run('DROP TABLE IF EXISTS lake_hit_files');
 }
 
 /**
