@@ -1,10 +1,13 @@
 import { RoaringBitmap32 } from 'roaring';
 import {
-  canonicalizeUrl, formatDomain64, urlId, urlIdHex, type CaptureItem, type DatasetSummary, type DomainDatasets, type IndexView, type UrlItem,
+  canonicalizeUrl, formatDomain64, runLanes, urlId, urlIdHex, type CaptureItem, type DatasetSummary, type DomainDatasets, type IndexView, type UrlItem,
 } from '@ccpipe/core';
 import { DomainDictionary, bitmapBytes, postingsOf, type LakeFileEntry, type Posting } from './format';
 import type { LakeReads, LakeUrlRow } from './lake-reader';
 import type { LoadedVersion } from './version-files';
+
+/** Runs a `captures()` call scans at once. */
+const CAPTURE_READS = 8;
 
 /**
  * One index version, read side: `domain()` and `datasets()` answer from resident structures (dictionary, Roaring
@@ -45,7 +48,7 @@ export class LakeIndexView implements IndexView {
     // The dataset's rows are its runs one after another (each sorted by URL); a page may span two.
     let from = Math.max(0, offset);
     let left = Math.min(total - from, Math.max(0, limit));
-    const items: UrlItem[] = [];
+    const slices: { p: Posting; from: number; to: number }[] = [];
     for (const p of runs) {
       if (left <= 0) break;
       if (from >= p.rows) {
@@ -53,11 +56,13 @@ export class LakeIndexView implements IndexView {
         continue;
       }
       const n = Math.min(left, p.rows - from);
-      for (const r of await this.reads.rows(this.files[p.file]!, p.first + from, p.first + from + n)) items.push(this.item(r));
+      slices.push({ p, from: p.first + from, to: p.first + from + n });
       left -= n;
       from = 0;
     }
-    return { total, items };
+    // the runs a page straddles are read at once, then joined in paging order
+    const parts = await Promise.all(slices.map((x) => this.reads.rows(this.files[x.p.file]!, x.from, x.to)));
+    return { total, items: parts.flat().map((r) => this.item(r)) };
   }
 
   async captures(canonicalUrl: string): Promise<CaptureItem[]> {
@@ -70,13 +75,16 @@ export class LakeIndexView implements IndexView {
     }
     const i = this.dict.indexOf(domain);
     if (i < 0) return [];
-    const out: CaptureItem[] = [];
-    for (const p of postingsOf(this.loaded.postings, i)) {
-      for (const r of await this.reads.find(this.files[p.file]!, p.first, p.first + p.rows, canonicalUrl)) {
-        out.push({ datasetId: p.datasetId, ...this.item(r), textLength: r.textLength, warc: r.warc });
-      }
-    }
-    return out;
+    // every (dataset, run) of the domain may hold the URL: up to CAPTURE_READS scanned at once (a domain in a hundred
+    // crawls is a hundred reads, each a ranged GET on first touch), answered in dataset and run order
+    const runs = postingsOf(this.loaded.postings, i);
+    const found: CaptureItem[][] = new Array(runs.length);
+    await runLanes(runs.length, CAPTURE_READS, async (k) => {
+      const p = runs[k]!;
+      const rows = await this.reads.find(this.files[p.file]!, p.first, p.first + p.rows, canonicalUrl);
+      found[k] = rows.map((r) => ({ datasetId: p.datasetId, ...this.item(r), textLength: r.textLength, warc: r.warc }));
+    });
+    return found.flat();
   }
 
   /**
