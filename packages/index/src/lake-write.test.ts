@@ -26,35 +26,34 @@ describe('runsToFold (which runs of a partition its next file folds in)', () => 
     expect(fold([8000, 4000, 2000], 1, [], 1)).toEqual([0, 1, 2]);
   });
 
-  it('over many equal merges acts as a binary counter: few runs, each row rewritten about log2(merges) times', () => {
+  /** `merges` merges of one row each into one partition: the runs after each merge and the rows written in all. */
+  const equalMerges = (merges: number, maxRuns: number): { after: number[][]; written: number } => {
     let runs: number[] = [];
     let written = 0;
-    const merges = 64;
+    const after: number[][] = [];
     for (let m = 1; m <= merges; m++) {
-      const f = runsToFold(runs, 1, [], 64);
-      const held = 1 + [...f].reduce((s, i) => s + runs[i]!, 0);
+      const f = runsToFold(runs, 1, [], maxRuns);
+      const held = 1 + [...f].reduce((s, k) => s + runs[k]!, 0);
       written += held;
-      runs = [...runs.filter((_, i) => !f.has(i)), held];
-      // the run sizes are the binary digits of m
-      expect(runs).toEqual(m.toString(2).split('').flatMap((b, i, a) => (b === '1' ? [2 ** (a.length - 1 - i)] : [])));
+      runs = [...runs.filter((_, k) => !f.has(k)), held];
+      after.push(runs);
     }
+    return { after, written };
+  };
+
+  it('over many equal merges acts as a binary counter: few runs, each row rewritten about log2(merges) times', () => {
+    const { after, written } = equalMerges(64, 64);
+    // after merge m the run sizes are the binary digits of m
+    after.forEach((runs, k) => expect(runs).toEqual((k + 1).toString(2).split('').flatMap((b, i, a) => (b === '1' ? [2 ** (a.length - 1 - i)] : []))));
     // merge m writes lowbit(m) rows: 256 in all (each row ≈ 1 + log2(64)/2 times), against 64·65/2 = 2,080 when
     // every merge rewrites the partition whole
     expect(written).toBe(256);
   });
 
   it('under a cap the counter keeps carrying: equal merges never rewrite the partition whole', () => {
-    let runs: number[] = [];
-    let written = 0;
-    const merges = 1024;
-    for (let m = 1; m <= merges; m++) {
-      const f = runsToFold(runs, 1, [], 4);
-      const held = 1 + [...f].reduce((s, i) => s + runs[i]!, 0);
-      written += held;
-      runs = [...runs.filter((_, i) => !f.has(i)), held];
-      expect(runs.length).toBeLessThanOrEqual(4);
-    }
-    expect(runs).toEqual([1024]); // 1024 = one carry all the way back
+    const { after, written } = equalMerges(1024, 4);
+    for (const runs of after) expect(runs.length).toBeLessThanOrEqual(4);
+    expect(after[1023]).toEqual([1024]); // 1024 = one carry all the way back
     // 22,954 rows written; the whole-partition rewrite writes 1024·1025/2 = 524,800. A cap applied after the size
     // rule kept folding one ever-growing newest run ([16, 8, 4, 996] at merge 1024) and wrote 496,582.
     expect(written).toBeLessThan(524_800 / 20);
