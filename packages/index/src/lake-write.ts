@@ -154,13 +154,23 @@ export function runsToFold(runs: readonly number[], newRows: number, losing: rea
   return fold;
 }
 
+/** A partition {@link writeLake} writes: its new file's object key and the previous runs that file folds in. */
+export interface LakeTarget {
+  datasetId: number;
+  prefix: string;
+  key: string;
+  old: OldLakeFile[];
+  /** False when the partition has no staged rows (a compaction only folds its runs; `staged` may not exist). */
+  fresh: boolean;
+}
+
 /** Options of {@link writeLake}. */
 export interface LakeWrite {
   /**
    * Partitions to write (non-empty): their new file's object key and the previous runs of the partition it folds in
    * (none: the new rows become a run of their own).
    */
-  targets: { datasetId: number; prefix: string; key: string; old: OldLakeFile[] }[];
+  targets: LakeTarget[];
   /** Lake columns in file order ({@link lakeColumnsOf}); the old files hold at least these. */
   columns: readonly string[];
   rowGroupSize: number;
@@ -194,18 +204,21 @@ export async function writeLake(conn: DuckDBConnection, store: ObjectStore, w: L
   await mkdir(out, { recursive: true });
   const tmpOf = (t: { datasetId: number; prefix: string }) => join(out, `lake-${t.datasetId}-${t.prefix}.parquet`);
   const expected = new Map<string, number>();
-  const staged = await queryRows(
-    conn,
-    `SELECT dataset_id AS d, prefix AS p, count(*) AS n FROM staged WHERE ${targetsWhere(w.targets)} GROUP BY ALL`,
-  );
+  const withNew = w.targets.filter((t) => t.fresh);
+  const staged = withNew.length === 0
+    ? []
+    : await queryRows(conn, `SELECT dataset_id AS d, prefix AS p, count(*) AS n FROM staged WHERE ${targetsWhere(withNew)} GROUP BY ALL`);
   for (const r of staged) expected.set(`${Number(r['d'])}/${r['p'] as string}`, Number(r['n']));
   for (const t of w.targets) {
-    const fresh = `SELECT ${cols} FROM staged WHERE dataset_id = ${t.datasetId} AND prefix = ${sqlString(t.prefix)}`;
-    const kept = t.old.map((o) =>
-      `UNION ALL SELECT ${w.columns.map((c) => lakeColumnExpr(c, w.dropText)).join(', ')} FROM read_parquet(${sqlString(o.path)}, hive_partitioning = false, file_row_number = true) o
-       WHERE NOT EXISTS (SELECT 1 FROM lose_old l WHERE l._f = ${o.fileId} AND l._r = o.file_row_number)`).join(' ');
+    const inputs = [
+      ...(t.fresh ? [`SELECT ${cols} FROM staged WHERE dataset_id = ${t.datasetId} AND prefix = ${sqlString(t.prefix)}`] : []),
+      ...t.old.map((o) =>
+        `SELECT ${w.columns.map((c) => lakeColumnExpr(c, w.dropText)).join(', ')} FROM read_parquet(${sqlString(o.path)}, hive_partitioning = false, file_row_number = true) o
+         WHERE NOT EXISTS (SELECT 1 FROM lose_old l WHERE l._f = ${o.fileId} AND l._r = o.file_row_number)`),
+    ];
+    if (inputs.length === 0) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'a lake file with neither new rows nor runs to fold', { key: t.key });
     await conn.run(
-      `COPY (SELECT * FROM (${fresh} ${kept}) ORDER BY domain64, url)
+      `COPY (SELECT * FROM (${inputs.join(' UNION ALL ')}) ORDER BY domain64, url)
        TO ${sqlString(tmpOf(t))} (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL ${w.compressionLevel}, ROW_GROUP_SIZE ${rg}, PARQUET_VERSION ${w.parquetVersion})`,
     );
   }

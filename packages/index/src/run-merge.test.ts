@@ -382,6 +382,43 @@ describe('runMerge (synthetic batches)', () => {
       expect(await walk(r.version!, 2000)).toEqual([...all, page(99_999)].sort());
       await expect(runMerge(opts({ lakeMaxRuns: 0 }))).rejects.toMatchObject({ code: 'CCP_ERR_CONFIG' });
     });
+
+    it('compact folds every partition into one file in URL order, also those receiving no rows, and publishes nothing when none has runs', async () => {
+      const first = Array.from({ length: 3000 }, (_, i) => page(2 * i));
+      const second = Array.from({ length: 200 }, (_, i) => page(2 * i + 1));
+      await putBatch(store, 1, 'b1', first.map((u) => row(1, u, '20300101000000')));
+      await runMerge(opts({ partitionBits: 1 }));
+      await putBatch(store, 1, 'b2', second.map((u) => row(1, u, '20300102000000')));
+      await runMerge(opts());
+      expect((await lakeKeys('v000002')).map((f) => f.rows)).toEqual([3000, 200]);
+      // no new batch: dataset 1's partition is folded anyway
+      const c = await runMerge(opts({ compact: true }));
+      expect(c).toMatchObject({ version: 'v000003', published: true, batches: 0, rowsIn: 0, urls: 3200, rewrittenFiles: 1, rowsWritten: 3200, lakeFiles: 1 });
+      const v3 = await lakeKeys('v000003');
+      expect(v3.map((f) => [f.key.replace(/.*\//, ''), f.rows])).toEqual([['part-v000003.parquet', 3200]]);
+      const all = [...first, ...second].sort();
+      expect((await lakeRows('v000003')).map((x) => x['url'])).toEqual(all); // one file, in URL order
+      expect(await walk('v000003', 700)).toEqual(all);
+      // a compacted lake has nothing left to fold
+      expect(await runMerge(opts({ compact: true }))).toMatchObject({ version: 'v000003', published: false });
+      // with new batches: a partition receiving rows is rewritten whole, and a partition that receives none but
+      // holds runs is folded too
+      await putBatch(store, 2, 'c1', first.map((u) => row(2, u, '20300103000000')));
+      await runMerge(opts());
+      await putBatch(store, 2, 'c2', [row(2, page(90_001), '20300104000000')]);
+      await putBatch(store, 1, 'b3', [row(1, page(90_000), '20300104000000')]);
+      await runMerge(opts());
+      expect((await lakeKeys('v000005')).map((f) => [f.datasetId, f.rows])).toEqual([[1, 3200], [1, 1], [2, 3000], [2, 1]]);
+      await putBatch(store, 1, 'b4', [row(1, page(90_002), '20300105000000'), row(1, first[5]!, '20300105000000', { status: 404 })]);
+      const d = await runMerge(opts({ compact: true }));
+      expect(d).toMatchObject({ version: 'v000006', batches: 1, rowsIn: 2, urls: 3202 + 3001, rewrittenFiles: 2, rowsWritten: 3202 + 3001 });
+      const v6 = await lakeKeys('v000006');
+      expect(v6.map((f) => [f.datasetId, f.rows])).toEqual([[1, 3202], [2, 3001]]);
+      const rows1 = await readParquetRows((await store.get(v6[0]!.key))!);
+      expect(rows1.map((x) => x['url'])).toEqual([...all, page(90_000), page(90_002)].sort());
+      expect(rows1.filter((x) => x['url'] === first[5]).map((x) => x['status'])).toEqual([404]);
+      expect((await readParquetRows((await store.get(v6[1]!.key))!)).map((x) => x['url'])).toEqual([...first, page(90_001)].sort());
+    });
   });
 
   it('GC deletes a retired version only after the grace period, and never a file a kept version uses', async () => {

@@ -12,7 +12,7 @@ import {
   type IndexManifest, type LakeFileEntry, type Posting, type VersionStatus,
 } from './format';
 import { collectGarbage, versionSeq } from './gc';
-import { NEW_POSTINGS, dropSuperseded, lakeColumnsOf, runsToFold, stageNewRows, writeLake, type LakeColumnSet, type OldLakeFile } from './lake-write';
+import { NEW_POSTINGS, dropSuperseded, lakeColumnsOf, runsToFold, stageNewRows, writeLake, type LakeColumnSet, type LakeTarget, type OldLakeFile } from './lake-write';
 import { openLocalInputs } from './local-inputs';
 import { loadVersion, loadVersionSummary, readManifest, writeVersionFiles, type LoadedVersion } from './version-files';
 
@@ -55,6 +55,13 @@ export interface MergeOptions {
    * times, not once per merge), any run holding rows the new ones supersede, and, beyond the cap, the newest others.
    */
   lakeMaxRuns?: number;
+  /**
+   * Fold every lake partition into one file (default false): the partitions receiving rows are rewritten whole (as
+   * with `lakeMaxRuns: 1`) and so is every other partition holding more than one run, so each (domain, dataset) is
+   * one run in (domain64, url) order again. Publishes a version even when no batch is new, if any partition has runs
+   * to fold (`ccpipe merge --compact`, after a crawl's last merge). Costs a rewrite of those partitions.
+   */
+  compact?: boolean;
   /** Parquet format version of lake files (default 'V2': delta encodings for sorted ints and strings). */
   parquetVersion?: 'V1' | 'V2';
   /**
@@ -195,11 +202,16 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
   if (prevColumns !== null && prevColumns !== columnSet) {
     throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'lakeColumns cannot change once the lake exists', { lakeColumns: columnSet, lake: prevColumns });
   }
-  const maxRuns = opts.lakeMaxRuns ?? DEFAULT_MAX_RUNS;
+  const compact = opts.compact === true;
+  const maxRuns = compact ? 1 : (opts.lakeMaxRuns ?? DEFAULT_MAX_RUNS);
   if (!Number.isInteger(maxRuns) || maxRuns < 1) throw new CcpError('CCP_ERR_CONFIG', 'lakeMaxRuns must be an integer ≥ 1', { detail: { lakeMaxRuns: maxRuns } });
   const markers = await unmergedMarkers(store, merged);
+  // a partition's runs (its lake files, oldest first: file keys carry the version that wrote them)
+  const runsOf = new Map<string, LakeFileEntry[]>();
+  for (const f of prev?.files ?? []) runsOf.set(`${f.datasetId}/${f.prefix}`, [...(runsOf.get(`${f.datasetId}/${f.prefix}`) ?? []), f]);
+  const compactable = compact ? [...runsOf.values()].filter((runs) => runs.length > 1) : [];
   phase('load');
-  if (markers.length === 0) {
+  if (markers.length === 0 && compactable.length === 0) {
     const collected = await collectGarbage(store, manifest, now(), opts.graceMs);
     const s = prev?.status;
     return {
@@ -235,6 +247,8 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
     let newCollisions = 0;
     const replaced = new Set<string>();
     const newFiles: LakeFileEntry[] = [];
+    /** Partitions to write: their new rows (counted after de-duplication) and the runs the new file folds in. */
+    let plan: { a: { datasetId: number; prefix: string; rows: number }; fold: OldLakeFile[] }[] = [];
     if (parts.length > 0) {
       const partsSql = `read_parquet(${sqlList(parts)}, filename = true, file_row_number = true, hive_partitioning = false)`;
       // The parts' distinct domains, streamed sorted: ids are assigned walking the previous dictionary alongside
@@ -281,8 +295,6 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
       // The collision check needed every lake file; only the runs of partitions receiving rows are read again
       // (superseded rows are found among them), so staged copies of the others go now (an S3 merge would otherwise
       // hold the whole lake on local disk until the end).
-      const runsOf = new Map<string, LakeFileEntry[]>();
-      for (const f of prev?.files ?? []) runsOf.set(`${f.datasetId}/${f.prefix}`, [...(runsOf.get(`${f.datasetId}/${f.prefix}`) ?? []), f]);
       const candidates = affected.flatMap((a) => runsOf.get(`${a.datasetId}/${a.prefix}`) ?? []);
       const keep = new Set(candidates.map((f) => f.key));
       await inputs.release(lakeKeys.filter((k) => !keep.has(k)));
@@ -299,7 +311,7 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
       ]));
       // Each partition's new rows become one new file; which of its runs that file folds in is the run policy's
       // (runsToFold). Runs left alone are carried over by key, their staged copies released now.
-      const plan = affected.map((p) => {
+      plan = affected.map((p) => {
         const a = { ...p, rows: left.get(`${p.datasetId}/${p.prefix}`) ?? 0 };
         const runs = (runsOf.get(`${a.datasetId}/${a.prefix}`) ?? []).map((f) => oldOf.get(f.key)!);
         const fold = runsToFold(runs.map((r) => r.rows), a.rows, runs.flatMap((r, i) => (losing.has(r.fileId) ? [i] : [])), maxRuns);
@@ -307,10 +319,27 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
       }).filter((p) => p.a.rows > 0 || p.fold.length > 0);
       const planned = new Set(plan.flatMap((p) => p.fold.map((r) => r.key)));
       await inputs.release(candidates.map((f) => f.key).filter((k) => !planned.has(k)));
+    } else {
+      // nothing staged: the folds below skip no old row
+      await conn.run('CREATE TEMP TABLE lose_old (_f INTEGER, _r BIGINT)');
+    }
+    // Compaction: every other partition with more than one run is folded into one file too (no new rows).
+    if (compact) {
+      const written = new Set(plan.map((p) => `${p.a.datasetId}/${p.a.prefix}`));
+      const extra = compactable.filter((runs) => !written.has(`${runs[0]!.datasetId}/${runs[0]!.prefix}`));
+      const paths = await inputs.fetch(extra.flat().map((f) => f.key));
+      let k = 0;
+      for (const runs of extra) {
+        // file ids below those of the runs de-duplication saw, so no lose_old row can name one of these
+        const fold = runs.map((f) => ({ datasetId: f.datasetId, prefix: f.prefix, key: f.key, rows: f.rows, path: paths[k]!, fileId: -(1_000_000_000 + k++) }));
+        plan.push({ a: { datasetId: runs[0]!.datasetId, prefix: runs[0]!.prefix, rows: 0 }, fold });
+      }
+    }
+    if (plan.length > 0) {
       // Partitions are written in groups of about passRows rows (old + new): each group's files are uploaded and
       // their local copies (and staged inputs) deleted before the next, so local disk holds one group at a time.
       const passRows = opts.passRows ?? DEFAULT_PASS_ROWS;
-      let group: { datasetId: number; prefix: string; key: string; old: OldLakeFile[] }[] = [];
+      let group: LakeTarget[] = [];
       let groupRows = 0;
       const flush = async (): Promise<void> => {
         if (group.length === 0) return;
@@ -327,7 +356,7 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
       };
       for (const { a, fold } of plan) {
         for (const o of fold) replaced.add(o.key);
-        group.push({ datasetId: a.datasetId, prefix: a.prefix, key: indexLayout.lakeFile(a.datasetId, a.prefix, version), old: fold });
+        group.push({ datasetId: a.datasetId, prefix: a.prefix, key: indexLayout.lakeFile(a.datasetId, a.prefix, version), old: fold, fresh: a.rows > 0 });
         groupRows += a.rows + fold.reduce((s, o) => s + o.rows, 0);
         if (groupRows >= passRows) await flush();
       }

@@ -53,6 +53,33 @@ describe('ccpipe merge', () => {
     await expect(merge('--every', '5', '--min-new-ratio', '0.5', '--max-wait', '0')).rejects.toThrow(/--max-wait must be a number of seconds > 0/);
   });
 
+  it('--compact folds a partition\'s runs into one file even with no new batch; it is refused with --every', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'ccpipe-cli-merge-'));
+    try {
+      const store = new FsObjectStore({ root: dir });
+      const out: string[] = [];
+      const merge = async (...flags: string[]) => {
+        const program = new Command('ccpipe').exitOverride();
+        registerMergeCommand(program, { write: (l) => void out.push(l) });
+        await program.parseAsync(['node', 'ccpipe', 'merge', '--data', dir, ...flags]);
+      };
+      // a smaller second batch of the same domain: a run of its own (runs no bigger than the new rows are folded)
+      for (const [id, n] of [['b1', 2], ['b2', 1]] as const) {
+        const part = layout.batchPart(3, id);
+        await store.put(part, await writeParquetPart(Array.from({ length: n }, (_, i) => row(`https://a.example/${id}/${i}`)), { engine: 'duckdb' }));
+        await store.put(layout.batchMarker(3, id), Buffer.from(JSON.stringify({ v: 1, batchId: id, datasetId: 3, part })));
+        await merge();
+      }
+      await expect(merge('--compact', '--every', '60')).rejects.toThrow(/--compact is a one-off/);
+      await merge('--compact');
+      const [, second, compacted] = out.map((l) => JSON.parse(l) as Record<string, unknown>);
+      expect(second).toMatchObject({ version: 'v000002', lakeFiles: 2 });
+      expect(compacted).toMatchObject({ version: 'v000003', published: true, batches: 0, urls: 3, rewrittenFiles: 1, rowsWritten: 3, lakeFiles: 1 });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('--lake-columns picks the lake column set, which a later merge cannot change; a bad value is refused', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'ccpipe-cli-merge-'));
     try {

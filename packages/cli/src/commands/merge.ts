@@ -51,7 +51,8 @@ function lakeColumnsFlag(v: unknown): LakeColumnSet {
  * otherwise). `--data`, `--lake-row-group-size` and `--log-level` come from the config table; merge-only flags:
  * `--keep-versions` (default 3), `--grace-ms` (default 600000), `--drop-text`, `--memory-limit` (default 256MB),
  * `--lake-columns all|api|lean` (default all; fixed once the lake exists, docs/index-format.md), `--lake-max-runs`
- * (default 4: files per lake partition, docs/index-format.md).
+ * (default 4: files per lake partition, docs/index-format.md), `--compact` (fold every partition into one file, even
+ * with nothing new to merge).
  * Exit code 0 also when there was nothing to merge (`published: false`).
  *
  * With `--every <seconds>` it is the merger service instead (mergerMain): merge, wait, repeat until SIGTERM, with
@@ -67,6 +68,7 @@ export function registerMergeCommand(program: Command, io: MergeCommandIo = { wr
     .option('--memory-limit <size>', "DuckDB memory limit, e.g. '256MB' (the default; it spills to a temp dir beyond it)")
     .option('--lake-columns <set>', "lake columns: 'all' (every part column), 'api' (what the API and analytics need) or 'lean' ('api' without url_id); fixed once the lake exists")
     .option('--lake-max-runs <n>', 'most files a lake partition may hold (default 4; 1 = rewrite each partition receiving rows whole)')
+    .option('--compact', 'also fold every lake partition holding several runs into one file in URL order (after a crawl\'s last merge); publishes even with no new batch')
     .option('--every <seconds>', 'run as the merger service: merge every <seconds> until SIGTERM, serving /metrics')
     .option('--min-new-ratio <r>', 'with --every: merge only once the new rows are r × the URLs already merged (0, the default: every time)')
     .option('--max-wait <seconds>', 'with --every and --min-new-ratio: merge anyway once new batches have waited this long (default 3600)')
@@ -75,6 +77,7 @@ export function registerMergeCommand(program: Command, io: MergeCommandIo = { wr
       const everyMs = secondsFlag('every', opts['every']);
       const minNewRatio = ratioFlag(opts['minNewRatio']);
       const maxWaitMs = secondsFlag('max-wait', opts['maxWait']) ?? 3_600_000;
+      if (everyMs !== null && opts['compact'] === true) throw new Error('--compact is a one-off merge: run it without --every');
       if (everyMs === null && (opts['minNewRatio'] !== undefined || opts['maxWait'] !== undefined)) {
         throw new Error('--min-new-ratio and --max-wait apply to the merger service: add --every <seconds>');
       }
@@ -89,6 +92,7 @@ export function registerMergeCommand(program: Command, io: MergeCommandIo = { wr
         ...(typeof opts['memoryLimit'] === 'string' ? { memoryLimit: opts['memoryLimit'] } : {}),
         ...(opts['lakeColumns'] !== undefined && { lakeColumns: lakeColumnsFlag(opts['lakeColumns']) }),
         ...(opts['lakeMaxRuns'] !== undefined && { lakeMaxRuns: intFlag('lake-max-runs', opts['lakeMaxRuns'], DEFAULT_MAX_RUNS, 1) }),
+        ...(opts['compact'] === true && { compact: true }),
       };
       const stream = io.progress ?? process.stderr;
       if (everyMs !== null) {
