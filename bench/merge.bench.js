@@ -8,7 +8,7 @@
 // (≈ 0.63 domains per capture instead of a Zipf tail of rows/20: the per-domain cost of the index build, peak RSS per domain),
 // BENCH_ROW_GROUP_SIZE=8192 (the lake's rowGroupSize, default as `ccpipe merge`; a comma list runs each size on the same parts and prints a summary),
 // BENCH_MAX_RUNS=1,4 (lakeMaxRuns of the incremental merges, each on a copy of the same lake and parts; 1 = rewrite
-// every partition receiving rows whole). The incremental merge runs twice per value: on +5% captures of which ~3%
+// every partition receiving rows whole; after each value > 1 its lake is compacted, `compact: true` with no new batch). The incremental merge runs twice per value: on +5% captures of which ~3%
 // recapture URLs already in the lake (the generator's stress on de-duplication), and on +5% captures of new URLs
 // only (a crawl's next batches: Common Crawl's CDX is SURT-sorted, so a URL's captures sit in one block).
 const { spawnSync } = require('node:child_process');
@@ -73,7 +73,7 @@ async function merge(dir, bits, columns, rowGroupSize, maxRuns) {
   const env = process.env;
   const r = await runMerge({
     store, dataDir: dir, rowGroupSize, keepVersions: 2, graceMs: 0, partitionBits: bits, lakeColumns: columns, parquetVersion: env.BENCH_PARQUET || 'V2',
-    ...(maxRuns > 0 ? { lakeMaxRuns: maxRuns } : {}),
+    ...(maxRuns > 0 ? { lakeMaxRuns: maxRuns } : {}), ...(maxRuns < 0 ? { compact: true } : {}),
     ...(env.BENCH_PASS_ROWS ? { passRows: Number(env.BENCH_PASS_ROWS) } : {}), ...(env.BENCH_MEMORY ? { memoryLimit: env.BENCH_MEMORY } : {}),
     onPhase: (p, ms) => (phases[p] = `${ms} ms, RSS ${Math.round(process.memoryUsage().rss / 2 ** 20)} MiB`),
   });
@@ -126,12 +126,15 @@ async function mainParent() {
       child(['gen', dir, String(inc), '100000', '2']);
       child(['gen', fresh, String(inc), '100000', '3', 'norepeat']);
       const incs = [];
+      const compactions = [];
       for (const from of [dir, fresh]) {
         for (const mr of list(process.env.BENCH_MAX_RUNS, ['1', '4']).map(Number)) {
           const copy = `${from}-runs${mr}`;
           cpSync(from, copy, { recursive: true });
           try {
             incs.push({ recaptures: from === dir, maxRuns: mr, r: child(['merge', copy, String(bits), columns, String(rg), String(mr)]) });
+            // the lake that merge left (runs beside the full merge's files), compacted: no new batch
+            if (mr > 1) compactions.push({ recaptures: from === dir, maxRuns: mr, r: child(['merge', copy, String(bits), columns, String(rg), '-1']) });
           } finally {
             rmSync(copy, { recursive: true, force: true });
           }
@@ -153,6 +156,13 @@ async function mainParent() {
           `  incremental merge: +${inc} captures (${x.recaptures ? '~3% recaptures' : 'new URLs only'}), lakeMaxRuns ${x.maxRuns}: ${(x.r.ms / 1000).toFixed(2)} s wall, ${x.r.cpuS.toFixed(2)} s CPU ` +
             `(×${(x.r.cpuS / one.r.cpuS).toFixed(2)} of lakeMaxRuns 1), ${x.r.rewrittenFiles} files written, ${x.r.lakeFiles} lake files, lake ${((x.r.lake + x.r.index) / x.r.urls).toFixed(1)} B/URL, peak RSS ${x.r.maxRssMiB.toFixed(0)} MiB; ` +
             `urls() page ${x.r.pageMs.toFixed(2)} ms`,
+        );
+        console.log(`    phases: ${JSON.stringify(x.r.phases)}`);
+      }
+      for (const x of compactions) {
+        console.log(
+          `  compaction after the lakeMaxRuns ${x.maxRuns} merge (${x.recaptures ? '~3% recaptures' : 'new URLs only'}): ${(x.r.ms / 1000).toFixed(2)} s wall, ${x.r.cpuS.toFixed(2)} s CPU ` +
+            `(×${(x.r.cpuS / a.cpuS).toFixed(2)} of the full merge), ${x.r.rewrittenFiles} files written, ${x.r.rowsWritten} rows, ${x.r.lakeFiles} lake files after, peak RSS ${x.r.maxRssMiB.toFixed(0)} MiB; urls() page ${x.r.pageMs.toFixed(2)} ms`,
         );
         console.log(`    phases: ${JSON.stringify(x.r.phases)}`);
       }
