@@ -76,10 +76,27 @@ describe('openIndexSource', () => {
       await cold.current();
       await warm.current();
       expect(cold.cacheStats()!.misses).toBe(0); // nothing read until a request asks
-      expect(warm.cacheStats()!.misses).toBeGreaterThan(0); // the warm-up decoded row groups
+      const warmed = warm.cacheStats()!.misses;
+      expect(warmed).toBeGreaterThan(0); // the warm-up decoded row groups
+      // a flip is not warmed: requests waiting for the new version never wait on lake reads
+      await putBatch(store, 'b2', ['https://d.example/z']);
+      await runMerge({ store, rowGroupSize: 2048, keepVersions: 3, graceMs: 0 });
+      expect((await warm.current())!.version).toBe('v000002');
+      expect(warm.cacheStats()!.misses).toBe(warmed);
     } finally {
       await cold.close();
       await warm.close();
+    }
+    // a lake read that never answers holds the first version back for warmUpMs at most
+    const stuck = Object.assign(Object.create(store) as MemoryObjectStore, {
+      getRange: (key: string, ...rest: unknown[]) =>
+        key.startsWith('urls/') ? new Promise(() => undefined) : (store.getRange as (...a: unknown[]) => unknown).call(store, key, ...rest),
+    });
+    const slow = await openIndexSource({ store: stuck, pollMs: 0, warmUp: true, warmUpMs: 50 });
+    try {
+      expect((await slow.current())!.domain('a.example')!.datasets).toEqual([{ datasetId: 1, urlCount: 2 }]);
+    } finally {
+      await slow.close();
     }
     // the lake's files are gone (a damaged store): the warm-up fails, the version still serves its domain counts
     for await (const o of store.list('urls/')) await store.delete(o.key);
@@ -92,17 +109,22 @@ describe('openIndexSource', () => {
       await broken.close();
     }
   });
-  it('a flip keeps the replaced view at hand for at(); pinned views beyond pinnedBytes are dropped, the newest kept', async () => {
-    const store = new MemoryObjectStore();
-    const loads: string[] = []; // the versions whose dictionary the source (not the merger) fetched
-    const watched = Object.assign(Object.create(store) as MemoryObjectStore, {
+  /** A store whose dictionary fetches are listed: the versions the source (not the merger) loaded. */
+  const watchedStore = (store: MemoryObjectStore, loads: string[]): MemoryObjectStore =>
+    Object.assign(Object.create(store) as MemoryObjectStore, {
       get: async (key: string) => {
         if (key.endsWith('/domains.bin')) loads.push(key.split('/')[1]!);
         return store.get(key);
       },
     });
+
+  it('a flip keeps the replaced view at hand for at(); an older version that does not fit beside views in use is gone (null), not reloaded in turn', async () => {
+    const store = new MemoryObjectStore();
+    const loads: string[] = [];
     const merge: MergeOptions = { store, rowGroupSize: 2048, keepVersions: 5, graceMs: 0 };
-    const source = await openIndexSource({ store: watched, pollMs: 0, pinnedBytes: 1 });
+    const source = await openIndexSource({ store: watchedStore(store, loads), pollMs: 0, pinnedBytes: 1 });
+    let now = Date.now();
+    const clock = jest.spyOn(Date, 'now').mockImplementation(() => now);
     try {
       for (const [i, id] of ['b1', 'b2', 'b3'].entries()) {
         await putBatch(store, id, [`https://a.example/${i}`]);
@@ -113,10 +135,45 @@ describe('openIndexSource', () => {
       // v2, replaced by v3 a moment ago, is still loaded: a client paging on it is not made to wait for a reload
       expect(await urlsOf(await source.at('v000002'), 'a.example')).toEqual(['https://a.example/0', 'https://a.example/1']);
       expect(loads).toHaveLength(3);
-      // with a 1-byte budget only the most recent pinned view stays: v1 was dropped when v2 joined, so it loads again
+      // a 1-byte budget holds v2 alone: v1 was dropped when v2 joined, and while v2 is in use v1 is gone, not loaded
+      // (two clients alternating pages on v1 and v2 made the replica load a whole version per page)
+      for (let k = 0; k < 3; k++) {
+        expect(await source.at('v000001')).toBeNull();
+        expect(await source.at('v000002')).not.toBeNull();
+      }
+      expect(loads).toHaveLength(3);
+      // once v2 has been idle for a minute, v1 may take its room
+      now += 61_000;
       expect(await urlsOf(await source.at('v000001'), 'a.example')).toEqual(['https://a.example/0']);
       expect(loads).toEqual(['v000001', 'v000002', 'v000003', 'v000001']);
     } finally {
+      clock.mockRestore();
+      await source.close();
+    }
+  });
+
+  it('a version reached through at() before this replica polls is not loaded again when the replica flips to it', async () => {
+    const store = new MemoryObjectStore();
+    const loads: string[] = [];
+    const merge: MergeOptions = { store, rowGroupSize: 2048, keepVersions: 3, graceMs: 60_000 };
+    await putBatch(store, 'b1', ['https://a.example/1']);
+    await runMerge(merge);
+    let now = Date.now();
+    const clock = jest.spyOn(Date, 'now').mockImplementation(() => now);
+    const source = await openIndexSource({ store: watchedStore(store, loads), pollMs: 1000 });
+    try {
+      expect((await source.current())!.version).toBe('v000001');
+      await putBatch(store, 'b2', ['https://a.example/2']);
+      await runMerge(merge);
+      const early = (await source.at('v000002'))!; // a pinned page on a replica that has not polled yet
+      expect((await source.current())!.version).toBe('v000001');
+      now += 2000;
+      expect(await source.current()).toBe(early); // the poll flips to the view at() loaded
+      expect(loads).toEqual(['v000001', 'v000002']);
+      expect(await urlsOf(await source.at('v000001'), 'a.example')).toEqual(['https://a.example/1']); // the replaced view, kept
+      expect(loads).toHaveLength(2);
+    } finally {
+      clock.mockRestore();
       await source.close();
     }
   });

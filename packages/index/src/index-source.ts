@@ -3,7 +3,7 @@ import { LakeIndexView } from './lake-index-view';
 import { ParquetLakeReader, type LakeReads } from './lake-reader';
 import { initZstd, type ZstdDecoder } from './zstd';
 import { DuckLakeReader } from './lake-reader-duckdb';
-import { loadVersion, readManifest, type LoadedVersion } from './version-files';
+import { loadVersion, readManifest, readVersionToc, type LoadedVersion } from './version-files';
 import type { IndexManifest } from './format';
 import { versionSeq } from './gc';
 
@@ -31,15 +31,21 @@ export interface IndexSourceOptions {
   /** Told when a new version cannot be loaded while an older view keeps serving (log it, count it). */
   onError?: (err: unknown) => void;
   /**
-   * Before a newly loaded version is served, read a few URL pages and captures from it (`LakeIndexView.warm`, default
-   * off): the first requests after a start or a flip then find the decoders compiled and WebAssembly instantiated.
-   * A warm-up that fails is ignored (the requests will meet the error themselves).
+   * Before the first version this source loads is served, read a few URL pages and captures from it
+   * (`LakeIndexView.warm`, default off): the first requests after a start then find the decoders compiled and
+   * WebAssembly instantiated. Later versions are not warmed (that state is the process's, and the lake cache is
+   * shared), so a flip never waits on lake reads. A warm-up that fails is ignored (the requests will meet the error
+   * themselves); one that takes longer than `warmUpMs` (default 2000) is left to finish in the background.
    */
   warmUp?: boolean;
+  warmUpMs?: number;
   /**
    * Bytes of resident index files (dictionary, bitmaps, postings) that views of versions other than the current one
-   * may hold together (default 1 GiB; at most 4 views). The most recently used one is always kept. At Common Crawl's
-   * ≈ 40M domains one version is ≈ 3.7 GB: then a replica keeps current + one older view, not five versions.
+   * may hold together (default 1 GiB; at most 4 views). The view a flip replaced is always kept. An older version
+   * that is not loaded is loaded for `at()` only if it fits beside the views used in the last minute; otherwise
+   * `at()` answers null (the API's 410 "version gone": the client starts over on the current version) instead of
+   * evicting a view in use — two clients paging on two big older versions would otherwise reload them in turn. At
+   * Common Crawl's ≈ 40M domains one version is ≈ 3.7 GB: a replica then keeps current + the replaced view.
    */
   pinnedBytes?: number;
 }
@@ -60,6 +66,11 @@ export interface LakeIndexSource extends IndexSource {
 
 const PINNED_VIEWS = 4;
 const PINNED_BYTES = 1 << 30;
+/** A pinned view used this recently is not evicted to make room for loading an older version. */
+const PIN_IDLE_MS = 60_000;
+const WARM_UP_MS = 2000;
+/** Index files a view holds resident. */
+const RESIDENT_FILES = ['domains.bin', 'domain-datasets.bin', 'postings.bin'] as const;
 
 /** Bytes of the resident index files behind a view. */
 const residentBytes = (l: LoadedVersion): number => l.domains.length + l.bitmaps.length + l.postings.length;
@@ -88,28 +99,35 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
     });
   }
   const pollMs = opts.pollMs ?? 1000;
+  /** Resident bytes a version would take, from its table of contents. @throws IndexFormatError as loadVersion. */
+  const residentSizeOf = async (version: string, toc: number): Promise<number> => {
+    const t = await readVersionToc(opts.store, version, toc);
+    return RESIDENT_FILES.reduce((a, f) => a + (t.files[f]?.size ?? 0), 0);
+  };
   let view: LakeIndexView | null = null;
   let checkedAt = -Infinity;
   let inflight: Promise<LakeIndexView | null> | null = null;
   let closed = false;
-  // views of versions other than the current one, least recently used first, with their resident bytes once loaded
-  const pinned = new Map<string, Promise<LakeIndexView>>();
-  const pinnedSize = new Map<string, number>();
-  const trimPinned = (): void => {
-    const budget = opts.pinnedBytes ?? PINNED_BYTES;
-    let bytes = [...pinnedSize.values()].reduce((a, b) => a + b, 0);
-    for (const k of pinned.keys()) {
-      if (pinned.size <= 1 || (pinned.size <= PINNED_VIEWS && bytes <= budget)) break;
+  // views of versions other than the current one, least recently used first: the view, its resident bytes once
+  // loaded, when it was last asked for
+  interface Pin { p: Promise<LakeIndexView>; size: number; usedAt: number }
+  const pinned = new Map<string, Pin>();
+  const budget = opts.pinnedBytes ?? PINNED_BYTES;
+  const pinnedTotal = (): number => [...pinned.values()].reduce((a, e) => a + e.size, 0);
+  /** Evicts least recently used pins (never `keep`) while more than PINNED_VIEWS, or `reserve` more bytes would exceed the budget. */
+  const trimPinned = (keep: string | null, reserve = 0): void => {
+    let bytes = pinnedTotal();
+    for (const [k, e] of pinned) {
+      if (pinned.size <= PINNED_VIEWS && bytes + reserve <= budget) break;
+      if (k === keep) continue;
       pinned.delete(k);
-      bytes -= pinnedSize.get(k) ?? 0;
-      pinnedSize.delete(k);
+      bytes -= e.size;
     }
   };
-  const pin = (key: string, p: Promise<LakeIndexView>, size?: number): void => {
+  const touch = (key: string, e: Pin): void => {
     pinned.delete(key);
-    pinned.set(key, p);
-    if (size !== undefined) pinnedSize.set(key, size);
-    trimPinned();
+    e.usedAt = Date.now();
+    pinned.set(key, e);
   };
   let manifest: IndexManifest | null = null;
 
@@ -117,24 +135,50 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
   const tocOf = new WeakMap<LakeIndexView, number>();
   const sizeOf = new WeakMap<LakeIndexView, number>();
   const keyOf = (v: LakeIndexView): string => `${v.version}#${tocOf.get(v)}`;
-  const viewOf = async (loaded: LoadedVersion, tocCrc32: number): Promise<LakeIndexView> => {
+  const keptBy = (m: IndexManifest): Set<string> => new Set(m.versions.map((v) => `${v.version}#${v.tocCrc32}`));
+  let warmed = false;
+  const viewOf = async (loaded: LoadedVersion, tocCrc32: number, warm: boolean): Promise<LakeIndexView> => {
     const regBytes = await opts.store.get(layout.datasetRegistry());
     const names = new Map((regBytes ? parseDatasetRegistry(regBytes).datasets : []).map((d) => [d.id, { name: d.name, crawl: d.crawl }]));
     const v = new LakeIndexView(loaded, reads, names);
     tocOf.set(v, tocCrc32);
     sizeOf.set(v, residentBytes(loaded));
-    if (opts.warmUp === true) await v.warm().catch(() => undefined);
+    if (warm && opts.warmUp === true && !warmed) {
+      warmed = true;
+      let timer: NodeJS.Timeout | undefined;
+      const bound = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, opts.warmUpMs ?? WARM_UP_MS);
+        timer.unref();
+      });
+      await Promise.race([v.warm().catch(() => undefined), bound]);
+      clearTimeout(timer);
+    }
     return v;
   };
+  const load = (version: string, toc: number, warm: boolean): Promise<LakeIndexView> =>
+    loadVersion(opts.store, version, toc).then((loaded) => viewOf(loaded, toc, warm));
   const metaOf = (m: IndexManifest, version: string | null) => m.versions.find((v) => v.version === version);
 
   const refresh = async (): Promise<LakeIndexView | null> => {
     const m = await readManifest(opts.store);
     manifest = m;
+    // views of versions the manifest no longer keeps can never be served again
+    const kept = keptBy(m);
+    for (const k of pinned.keys()) if (!kept.has(k)) pinned.delete(k);
     const meta = metaOf(m, m.current);
     if (meta === undefined) return null;
     if (view !== null && view.version === meta.version && tocOf.get(view) === meta.tocCrc32) return view;
-    return viewOf(await loadVersion(opts.store, meta.version, meta.tocCrc32), meta.tocCrc32);
+    // already loaded through at() (a client reached it before this replica polled): not loaded twice
+    const key = `${meta.version}#${meta.tocCrc32}`;
+    const early = pinned.get(key);
+    if (early !== undefined) {
+      pinned.delete(key);
+      const v = await early.p.catch(() => null);
+      if (v !== null) return v;
+    }
+    // room first for the view this flip replaces (it will be pinned): fewer versions resident while the next loads
+    trimPinned(null, view === null ? 0 : (sizeOf.get(view) ?? 0));
+    return load(meta.version, meta.tocCrc32, true);
   };
   const open = (): void => {
     if (closed) throw new CcpError('CCP_ERR_INDEX_CLOSED', 'index source is closed');
@@ -147,8 +191,13 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
       inflight ??= refresh()
         .then(
           (v) => {
-            // the replaced view stays at hand for clients still paging on it (at()), within the pinned bounds
-            if (view !== null && v !== view) pin(keyOf(view), Promise.resolve(view), sizeOf.get(view));
+            // the replaced view stays at hand for clients still paging on it (at()), within the pinned bounds,
+            // while the manifest keeps its version
+            if (view !== null && v !== view && manifest !== null && keptBy(manifest).has(keyOf(view))) {
+              const key = keyOf(view);
+              touch(key, { p: Promise.resolve(view), size: sizeOf.get(view) ?? 0, usedAt: 0 });
+              trimPinned(key);
+            }
             view = v;
             checkedAt = Date.now();
             return v;
@@ -178,26 +227,47 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
       }
       if (meta === undefined) return null;
       const key = `${meta.version}#${meta.tocCrc32}`;
-      const toc = meta.tocCrc32;
-      let p = pinned.get(key);
-      if (p === undefined) {
-        const loading = loadVersion(opts.store, meta.version, toc).then((loaded) => viewOf(loaded, toc));
-        p = loading;
-        loading.then(
-          (v) => {
-            if (pinned.get(key) !== loading) return; // trimmed while it loaded
-            pinnedSize.set(key, sizeOf.get(v) ?? 0);
-            trimPinned();
-          },
-          () => {
-            if (pinned.get(key) === loading) pinned.delete(key);
-          },
-        );
-        pin(key, p);
-      } else {
-        pin(key, p);
+      const had = pinned.get(key);
+      if (had !== undefined) {
+        touch(key, had);
+        return had.p;
       }
-      return p;
+      let size = 0; // counted from the start for an older version, so two loads at once both count
+      if (versionSeq(meta.version) < versionSeq(cur?.version ?? 'v0')) {
+        // an older version: loaded only if it fits beside the pinned views used lately (evicting idle ones), so
+        // clients on two big older versions do not make the replica reload them in turn
+        size = await residentSizeOf(meta.version, meta.tocCrc32);
+        const now = Date.now();
+        let bytes = pinnedTotal();
+        let count = pinned.size;
+        const idle: string[] = [];
+        for (const [k, e] of pinned) {
+          if (count < PINNED_VIEWS && (count === 0 || bytes + size <= budget)) break;
+          if (now - e.usedAt < PIN_IDLE_MS) continue;
+          idle.push(k);
+          bytes -= e.size;
+          count -= 1;
+        }
+        // one view is allowed whatever its size once nothing in use is pinned (as the replaced view always is)
+        if (count >= PINNED_VIEWS || (count > 0 && bytes + size > budget)) return null;
+        for (const k of idle) pinned.delete(k);
+      }
+      const again = pinned.get(key); // another request started it while the size was read
+      if (again !== undefined) {
+        touch(key, again);
+        return again.p;
+      }
+      const entry: Pin = { p: load(meta.version, meta.tocCrc32, false), size, usedAt: Date.now() };
+      entry.p.then(
+        (v) => {
+          entry.size = sizeOf.get(v) ?? 0;
+        },
+        () => {
+          if (pinned.get(key) === entry) pinned.delete(key);
+        },
+      );
+      touch(key, entry);
+      return entry.p;
     },
     cacheStats: () => parquet?.stats(),
     async close() {

@@ -55,14 +55,19 @@ export async function loadVersionSummary(store: ObjectStore, version: string, to
   return { batches: parseJson<string[]>(got['batches.json'], 'batches.json'), status: parseJson<VersionStatus>(got['status.json'], 'status.json') };
 }
 
+/** A version's version.json (its files' sizes and CRC32s), checked against `tocCrc32`. @throws IndexFormatError */
+export async function readVersionToc(store: ObjectStore, version: string, tocCrc32: number): Promise<VersionToc> {
+  const tocBytes = await store.get(indexLayout.toc(version));
+  if (tocBytes === null) throw new IndexFormatError('CCP_ERR_INDEX_MISSING', 'index version is missing', { version });
+  if (crcOf(tocBytes) !== tocCrc32) throw new IndexFormatError('CCP_ERR_INDEX_CRC', 'version.json CRC32 mismatch', { version });
+  return parseJson<VersionToc>(tocBytes, 'version.json');
+}
+
 /** version.json and the files `names` of a version, each checked against its CRC32 and size. */
 async function loadIndexFiles<N extends IndexFileName>(
   store: ObjectStore, version: string, tocCrc32: number, names: readonly N[],
 ): Promise<{ toc: VersionToc; got: Record<N, Buffer> }> {
-  const tocBytes = await store.get(indexLayout.toc(version));
-  if (tocBytes === null) throw new IndexFormatError('CCP_ERR_INDEX_MISSING', 'index version is missing', { version });
-  if (crcOf(tocBytes) !== tocCrc32) throw new IndexFormatError('CCP_ERR_INDEX_CRC', 'version.json CRC32 mismatch', { version });
-  const toc = parseJson<VersionToc>(tocBytes, 'version.json');
+  const toc = await readVersionToc(store, version, tocCrc32);
   const got = {} as Record<N, Buffer>;
   await Promise.all(
     names.map(async (name) => {
