@@ -301,6 +301,7 @@ export class IndexWriter {
   private readonly bitmaps = new ByteSink();
   private readonly recOffs = new ByteSink();
   private readonly recs = new ByteSink();
+  private spent = false;
   private recCount = 0;
   private last: Buffer | null = null;
   private readonly setBitmap = new Map<string, Uint8Array>();
@@ -350,18 +351,29 @@ export class IndexWriter {
    * about the parts plus one file (not twice every file). The writer is spent; ask for each file once.
    */
   files(): { domains: () => Buffer; bitmaps: () => Buffer; postings: () => Buffer } {
+    if (this.spent) throw new Error('IndexWriter.files(): the writer is spent');
+    this.spent = true;
     const n = this.n;
+    // each file can be built once: its parts are let go of as it is assembled (a second call would read them empty)
+    const once = (name: string, build: () => Buffer): (() => Buffer) => {
+      let built = false;
+      return () => {
+        if (built) throw new Error(`IndexWriter.files().${name}() was already built`);
+        built = true;
+        return build();
+      };
+    };
     this.nameOffs.u64(this.names.length);
     this.bitmapOffs.u64(this.bitmaps.length);
     this.recOffs.u64(this.recCount);
     return {
-      domains: () => {
+      domains: once('domains', () => {
         const d64 = Buffer.concat(this.d64.parts());
         this.d64.release();
         return assemble(header(MAGIC.domains, n), [this.nameOffs, this.names], [d64, byIdOrder(d64, n)]);
-      },
-      bitmaps: () => assemble(header(MAGIC.bitmaps, n), [this.bitmapOffs, this.bitmaps]),
-      postings: () => assemble(header(MAGIC.postings, n), [this.recOffs, this.recs]),
+      }),
+      bitmaps: once('bitmaps', () => assemble(header(MAGIC.bitmaps, n), [this.bitmapOffs, this.bitmaps])),
+      postings: once('postings', () => assemble(header(MAGIC.postings, n), [this.recOffs, this.recs])),
     };
   }
 

@@ -32,6 +32,16 @@ describe('IndexWriter', () => {
     });
   });
 
+  it('builds each file once: a second call throws instead of returning a file whose parts were let go of', () => {
+    const w = new IndexWriter(serialize);
+    w.add(Buffer.from('a.example'), 1n << 32n, [{ datasetId: 1, file: 0, first: 0, rows: 3 }]);
+    const f = w.files();
+    expect(postingsOf(f.postings(), 0)).toEqual([{ datasetId: 1, file: 0, first: 0, rows: 3 }]);
+    expect(() => f.postings()).toThrow(/already built/);
+    expect(() => w.files()).toThrow(/spent/);
+    expect(new DomainDictionary(f.domains()).name(0)).toBe('a.example');
+  });
+
   it('refuses names out of dictionary order', () => {
     const w = new IndexWriter(serialize);
     w.add(Buffer.from('b.example'), 1n << 32n, [{ datasetId: 1, file: 0, first: 0, rows: 1 }]);

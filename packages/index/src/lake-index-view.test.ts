@@ -22,10 +22,13 @@ class GatedReads implements LakeReads {
     this.inFlight--;
   }
 
-  /** Lets every read waiting now go on; resolves once they have had a turn. */
+  /**
+   * Lets every read waiting now go on, the newest first (so answers complete out of the order the reads started:
+   * code that joined them in completion order fails the order checks); resolves once they have had a turn.
+   */
   async releaseAll(): Promise<number> {
     const n = this.waiting.length;
-    for (const go of this.waiting.splice(0)) go();
+    for (const go of this.waiting.splice(0).reverse()) go();
     await new Promise((r) => setImmediate(r));
     return n;
   }

@@ -26,6 +26,12 @@ describe('runsToFold (which runs of a partition its next file folds in)', () => 
     expect(fold([8000, 4000, 2000], 1, [], 1)).toEqual([0, 1, 2]);
   });
 
+  it('no new rows and nothing superseded: no file, so nothing folded even at the cap', () => {
+    expect(fold([8, 4, 2, 1], 0, [], 4)).toEqual([]);
+    expect(fold([8, 4, 2], 0, [], 1)).toEqual([]);
+    expect(fold([8, 4, 2, 1], 0, [1], 4)).toEqual([1, 2, 3]); // a superseded run is rewritten, and the size rule goes on
+  });
+
   /** `merges` merges of one row each into one partition: the runs after each merge and the rows written in all. */
   const equalMerges = (merges: number, maxRuns: number): { after: number[][]; written: number } => {
     let runs: number[] = [];

@@ -141,6 +141,8 @@ export async function dropSuperseded(conn: DuckDBConnection, old: readonly OldLa
  */
 export function runsToFold(runs: readonly number[], newRows: number, losing: readonly number[], maxRuns: number): Set<number> {
   const fold = new Set(losing);
+  // no file to write (every new row lost to the lake, no run to rewrite): the cap is not the new file's to enforce
+  if (newRows === 0 && fold.size === 0) return fold;
   let held = newRows + losing.reduce((s, i) => s + runs[i]!, 0);
   for (let i = runs.length - 1; i >= 0; i--) {
     if (fold.has(i)) continue;

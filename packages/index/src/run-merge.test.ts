@@ -360,6 +360,16 @@ describe('runMerge (synthetic batches)', () => {
       expect(r).toMatchObject({ version: 'v000002', published: true, batches: 1, urls: 100, rewrittenFiles: 0, rowsWritten: 0 });
       expect(await lakeKeys('v000002')).toEqual(v1);
       expect(await walk('v000002', 30)).toEqual(old);
+      // also with the partition at lakeMaxRuns: runs of 100, 4, 2, 1, then a batch whose only row loses
+      for (const [id, n] of [['b3', 4], ['b4', 2], ['b5', 1]] as const) {
+        await putBatch(store, 1, id, Array.from({ length: n }, (_, i) => row(1, page(1000 * n + i), '20300102000000')));
+        await runMerge(opts());
+      }
+      const before = await lakeKeys('v000005');
+      expect(before.map((f) => f.rows)).toEqual([100, 4, 2, 1]);
+      await putBatch(store, 1, 'b6', [row(1, old[9]!, '20300101000000', { status: 500 })]);
+      expect(await runMerge(opts())).toMatchObject({ version: 'v000006', rewrittenFiles: 0, rowsWritten: 0 });
+      expect(await lakeKeys('v000006')).toEqual(before);
     });
 
     it('many small merges keep at most lakeMaxRuns files per partition (the cap binds at m = 4); lakeMaxRuns 1 rewrites it whole each time', async () => {
