@@ -62,11 +62,12 @@ export async function apiMain(flags: Partial<Record<ConfigKey, unknown>>, env: N
 
 /**
  * The production source: @ccpipe/index's reader over the data store `config.data` (a directory or s3://bucket/prefix:
- * index/manifest.json, lake files read by range), following manifest flips (re-read at most once a second), each
- * version warmed up before it serves (a few pages read: the first requests find the read path compiled). The
+ * index/manifest.json, lake files read by range), following manifest flips (re-read at most once a second),
+ * the first version warmed up before it serves (a few pages read: the first requests find the read path compiled),
+ * later ones loaded while the version at hand keeps answering (`serveWhileLoading`: a flip never stalls requests). The
  * store's S3 client lives as long as the process (its idle sockets do not keep it alive).
  */
 export function openLakeSource(config: Config): Promise<IndexSource> {
   const dataDir = localStoreDir(config.data);
-  return openIndexSource({ store: openObjectStore(config.data, config), ...(dataDir !== undefined && { dataDir }), warmUp: true });
+  return openIndexSource({ store: openObjectStore(config.data, config), ...(dataDir !== undefined && { dataDir }), warmUp: true, serveWhileLoading: true });
 }

@@ -177,4 +177,42 @@ describe('openIndexSource', () => {
       await source.close();
     }
   });
+  it('serveWhileLoading: requests keep the served version while a new one loads, and see the new one once it has', async () => {
+    const store = new MemoryObjectStore();
+    const merge: MergeOptions = { store, rowGroupSize: 2048, keepVersions: 3, graceMs: 0 };
+    await putBatch(store, 'b1', ['https://a.example/1']);
+    await runMerge(merge);
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((r) => (release = r));
+    const slow = Object.assign(Object.create(store) as MemoryObjectStore, {
+      get: async (key: string) => {
+        if (key === 'index/v000002/postings.bin') await gate; // v2's load hangs until released
+        return store.get(key);
+      },
+    });
+    const waiting = await openIndexSource({ store: slow, pollMs: 0 });
+    const serving = await openIndexSource({ store: slow, pollMs: 0, serveWhileLoading: true });
+    try {
+      expect((await serving.current())!.version).toBe('v000001'); // nothing to serve yet: the first load is awaited
+      await putBatch(store, 'b2', ['https://a.example/2']);
+      await runMerge(merge);
+      let waited = false;
+      const blocked = waiting.current().then((v) => ((waited = true), v));
+      for (let k = 0; k < 3; k++) expect((await serving.current())!.version).toBe('v000001');
+      await new Promise((r) => setTimeout(r, 20));
+      expect(waited).toBe(false); // the default: the caller waits for the load
+      release();
+      expect((await blocked)!.version).toBe('v000002');
+      let v = (await serving.current())!.version;
+      for (let k = 0; k < 50 && v !== 'v000002'; k++) {
+        await new Promise((r) => setTimeout(r, 10));
+        v = (await serving.current())!.version;
+      }
+      expect(v).toBe('v000002');
+    } finally {
+      release();
+      await waiting.close();
+      await serving.close();
+    }
+  });
 });

@@ -40,6 +40,13 @@ export interface IndexSourceOptions {
   warmUp?: boolean;
   warmUpMs?: number;
   /**
+   * Once a version serves, `current()` answers with it at once while a reload runs (default false: callers wait for
+   * the manifest read and, after a flip, for the new version's load). A flip then shows up on the first request after
+   * the new version has loaded, not on the first after the manifest changed; requests never wait on a load that
+   * takes seconds at Common Crawl's scale (≈ 3.7 GB per version) or on a slow store. `ccpipe api` turns it on.
+   */
+  serveWhileLoading?: boolean;
+  /**
    * Bytes of resident index files (dictionary, bitmaps, postings) that views of versions other than the current one
    * may hold together (default 1 GiB; at most 4 views). The view a flip replaced is always kept. An older version
    * that is not loaded is loaded for `at()` only if it fits beside the views used in the last minute; otherwise
@@ -188,6 +195,7 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
     async current() {
       open();
       if (Date.now() - checkedAt < pollMs) return view;
+      const loading = inflight !== null;
       inflight ??= refresh()
         .then(
           (v) => {
@@ -212,6 +220,11 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
         .finally(() => {
           inflight = null;
         });
+      if (opts.serveWhileLoading === true && view !== null) {
+        // the view at hand answers; the reload (a manifest read, and a new version's load) goes on without the request
+        if (!loading) inflight.catch(() => undefined);
+        return view;
+      }
       return inflight;
     },
     async at(version) {
