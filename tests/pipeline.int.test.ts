@@ -64,6 +64,12 @@ describe('batcher → RabbitMQ → 2 workers → merge → api, as separate proc
     const base = `http://127.0.0.1:${String(listening['port'])}`;
 
     await expectApiMatchesOracle(base);
+    // /v1/status: both batchers are done and the version served holds every batch they published
+    const status = (await (await fetch(`${base}/v1/status`)).json()) as { ingest: { done: boolean; datasets: { name: string; batcherDone: boolean; batchesPublished: number; batchesMerged: number }[] } };
+    expect(status.ingest.done).toBe(true);
+    expect(status.ingest.datasets.map((d) => d.name).sort()).toEqual([...DEV_CRAWLS].sort());
+    expect(status.ingest.datasets.reduce((n, d) => n + d.batchesPublished, 0)).toBe(batches);
+    for (const d of status.ingest.datasets) expect(d).toMatchObject({ batcherDone: true, batchesMerged: d.batchesPublished });
     // the lake reader behind the real API: chunks were decoded and kept, every file's locator was found
     const metrics = await (await fetch(`${base}/metrics`)).text();
     const value = (name: string): number => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(metrics)?.[1] ?? NaN);

@@ -5,6 +5,7 @@ import { openIndexSource } from '@ccpipe/index';
 import { Acl } from './acl';
 import { startApi, type StaticHandler } from './server';
 import { lakeReaderMetrics } from './metrics';
+import { cachedFor, ingestStatus } from './ingest-status';
 
 /** What `apiMain` takes besides the config table's flags (until the table has api options of its own). */
 export interface ApiMainOptions {
@@ -38,6 +39,14 @@ export async function apiMain(flags: Partial<Record<ConfigKey, unknown>>, env: N
     const source = await (opts.openSource ?? openLakeSource)(config);
     defer(() => source.close());
     lakeReaderMetrics(registry, () => source.cacheStats?.());
+    // /v1/status's ingest: the batcher checkpoints against the batches the served version holds (cached 5 s)
+    const statusStore = openObjectStore(config.data, config);
+    defer(() => statusStore.close());
+    const statusProvider = opts.statusProvider ?? cachedFor(5000, async () => {
+      const view = await source.current();
+      const merged = view !== null && 'batchesMerged' in view ? (view as { batchesMerged(): ReadonlyMap<number, number> }).batchesMerged() : new Map<number, number>();
+      return ingestStatus(statusStore, merged);
+    });
     const first = await source.current();
     log.info({ version: first?.version ?? null, acl: acl ? acl.size : 'open' }, 'index opened');
     const server = await startApi({
@@ -47,7 +56,7 @@ export async function apiMain(flags: Partial<Record<ConfigKey, unknown>>, env: N
       registry,
       logger: log.child({ component: 'http' }),
       ...(acl && { acl }),
-      ...(opts.statusProvider && { statusProvider: opts.statusProvider }),
+      statusProvider,
       ...(opts.staticHandler && { staticHandler: opts.staticHandler }),
     });
     defer(() => server.close());

@@ -93,8 +93,15 @@ describe('runBatcher over cc-mirror-dev', () => {
     expect(cp!.nextPlanIndex).toBeGreaterThan(0);
     expect(cp!.nextPlanIndex).toBeLessThan(first.plan.length);
 
+    // the batches of the blocks before the checkpoint, counted (the first run also published some beyond it)
+    expect(cp!.batchesPublished).toBeGreaterThan(0);
+    expect(cp!.batchesPublished).toBeLessThanOrEqual(failing.batches.length);
+
     const second = new CollectingPublisher();
-    const summary = await runBatcher({ ...first.params, startIndex: cp!.nextPlanIndex }, { reader: first.reader, publisher: second, store: first.store, clock: systemClock });
+    const summary = await runBatcher(
+      { ...first.params, startIndex: cp!.nextPlanIndex, startBatches: cp!.batchesPublished ?? null },
+      { reader: first.reader, publisher: second, store: first.store, clock: systemClock },
+    );
     expect(summary.done).toBe(true);
     // Union of both runs = a clean run's batches (ids and contents); overlap is only re-published whole batches.
     const clean = new CollectingPublisher();
@@ -103,6 +110,9 @@ describe('runBatcher over cc-mirror-dev', () => {
     const union = new Map([...failing.batches, ...second.batches].map((b) => [b.id, b]));
     expect([...union.keys()].sort()).toEqual(clean.batches.map((b) => b.id).sort());
     for (const b of clean.batches) expect(union.get(b.id)).toEqual(b);
+    // over both runs the finished checkpoint counts every batch once, as a clean run's does
+    expect((await loadCheckpoint(first.store, crawl, first.params.fingerprint))!).toMatchObject({ done: true, batchesPublished: clean.batches.length });
+    expect((await loadCheckpoint(fresh.store, crawl, fresh.params.fingerprint))!).toMatchObject({ done: true, batchesPublished: clean.batches.length });
   });
 
   it('refuses to resume a dataset with other settings', async () => {

@@ -27,6 +27,8 @@ export interface BatcherParams {
   plan: readonly PlannedBlock[];
   /** Plan index to start from (from the checkpoint). */
   startIndex: number;
+  /** Batches published before startIndex (the checkpoint's batchesPublished; null when unknown, 0 for a new run). */
+  startBatches?: number | null;
   filter: RecordFilter;
   targets: TargetSet | null;
   batchSize: number;
@@ -90,21 +92,27 @@ export async function runBatcher(p: BatcherParams, deps: BatcherDeps): Promise<B
   const summary = deps.summary ?? emptySummary();
   const shardPath = (shard: string): string => `cc-index/collections/${p.crawl}/indexes/${shard}`;
 
-  // Per plan index: batches still unconfirmed (undefined until the block has been published).
+  // Per plan index: batches still unconfirmed (undefined until the block has been published), and its batches.
   const pending = new Map<number, number>();
+  const batchesAt = new Map<number, number>();
   let nextCheckpoint = p.startIndex;
+  let published: number | null = p.startBatches === undefined ? (p.startIndex === 0 ? 0 : null) : p.startBatches;
   let lastSaved = p.startIndex;
   let lastSaveAt = clock.now();
   let failure: unknown = null;
   const inflight = new Set<Promise<void>>();
 
   const saveIfDue = async (force: boolean): Promise<void> => {
-    while (pending.get(nextCheckpoint) === 0) pending.delete(nextCheckpoint++);
+    while (pending.get(nextCheckpoint) === 0) {
+      if (published !== null) published += batchesAt.get(nextCheckpoint) ?? 0;
+      batchesAt.delete(nextCheckpoint);
+      pending.delete(nextCheckpoint++);
+    }
     if (nextCheckpoint === lastSaved) return;
     if (!force && nextCheckpoint - lastSaved < 64 && clock.now() - lastSaveAt < 5_000) return;
     lastSaved = nextCheckpoint;
     lastSaveAt = clock.now();
-    await saveCheckpoint(store, checkpointOf(p, nextCheckpoint, false, clock));
+    await saveCheckpoint(store, checkpointOf(p, nextCheckpoint, false, clock, published));
     events.onCheckpoint?.(nextCheckpoint);
   };
 
@@ -124,6 +132,7 @@ export async function runBatcher(p: BatcherParams, deps: BatcherDeps): Promise<B
 
   const publishBlock = async (index: number, batches: Batch[]): Promise<void> => {
     pending.set(index, batches.length);
+    batchesAt.set(index, batches.length);
     for (const batch of batches) {
       while (inflight.size >= p.publishWindow) await Promise.race(inflight);
       if (failure) return;
@@ -180,7 +189,7 @@ export async function runBatcher(p: BatcherParams, deps: BatcherDeps): Promise<B
   await saveIfDue(true);
   if (!signal?.aborted && nextCheckpoint >= p.plan.length) {
     summary.done = true;
-    await saveCheckpoint(store, checkpointOf(p, p.plan.length, true, clock));
+    await saveCheckpoint(store, checkpointOf(p, p.plan.length, true, clock, published));
     events.onCheckpoint?.(p.plan.length);
   }
   return summary;
@@ -237,7 +246,7 @@ function toBatchRecord(r: CdxRecord): BatchRecord {
   return out;
 }
 
-function checkpointOf(p: BatcherParams, nextPlanIndex: number, done: boolean, clock: Clock): Checkpoint {
+function checkpointOf(p: BatcherParams, nextPlanIndex: number, done: boolean, clock: Clock, batchesPublished: number | null): Checkpoint {
   return {
     v: 1,
     crawl: p.crawl,
@@ -245,6 +254,7 @@ function checkpointOf(p: BatcherParams, nextPlanIndex: number, done: boolean, cl
     fingerprint: p.fingerprint,
     nextPlanIndex,
     planLength: p.plan.length,
+    ...(batchesPublished !== null && { batchesPublished }),
     done,
     updatedAt: new Date(clock.now()).toISOString(),
   };

@@ -11,6 +11,12 @@ export interface Checkpoint {
   /** Every planned block before this plan index has all its batches confirmed. */
   nextPlanIndex: number;
   planLength: number;
+  /**
+   * Batches published for the blocks before nextPlanIndex, over every run of the dataset (with `done`: all of them);
+   * absent in checkpoints written before it was counted, and then unknown. The API's status compares it with the
+   * batches merged to say when a crawl is done.
+   */
+  batchesPublished?: number;
   done: boolean;
   updatedAt: string;
 }
@@ -42,7 +48,7 @@ export async function loadCheckpoint(store: ObjectStore, dataset: string, finger
     throw new CcpError(
       'CCP_ERR_CHECKPOINT_MISMATCH',
       `dataset "${dataset}" was started with other settings (filter, batch size, targets or max blocks); ` +
-        'finish it with the same settings or use a new --dataset name',
+        'finish it with the same settings, or start over in another data directory (--data) or, with ccpipe batcher, under another --dataset name',
     );
   }
   return cp;

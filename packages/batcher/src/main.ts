@@ -98,6 +98,7 @@ export async function batcherMain(flags: Partial<Record<ConfigKey, unknown>>, en
             fingerprint,
             plan,
             startIndex,
+            startBatches: checkpoint === null ? 0 : (checkpoint.batchesPublished ?? null),
             filter,
             targets,
             batchSize: config.batchSize,

@@ -118,6 +118,21 @@ export class LakeIndexView implements IndexView {
     return this.loaded.status;
   }
 
+  private mergedBy: Map<number, number> | null = null;
+
+  /** Completed batches this version holds, per dataset id (from batches.json's marker keys). */
+  batchesMerged(): ReadonlyMap<number, number> {
+    if (this.mergedBy === null) {
+      const by = new Map<number, number>();
+      for (const key of this.loaded.batches) {
+        const m = /(?:^|\/)dataset_id=(\d+)\//.exec(key);
+        if (m !== null) by.set(Number(m[1]), (by.get(Number(m[1])) ?? 0) + 1);
+      }
+      this.mergedBy = by;
+    }
+    return this.mergedBy;
+  }
+
   /** The runs of (domain, dataset) in paging order (none when the domain is not in that dataset). */
   private postings(domain: string, datasetId: number): Posting[] {
     const i = this.dict.indexOf(domain);

@@ -1,0 +1,85 @@
+import { layout, parseDatasetRegistry, type ObjectStore } from '@ccpipe/core';
+
+/** A batcher checkpoint as the status reads it (packages/batcher/src/checkpoint.ts writes it). */
+interface CheckpointFacts {
+  crawl?: string;
+  dataset?: string;
+  nextPlanIndex?: number;
+  planLength?: number;
+  batchesPublished?: number;
+  done?: boolean;
+}
+
+/** One dataset's ingest as `/v1/status` shows it. */
+export interface DatasetIngest {
+  dataset_id: number | null;
+  name: string;
+  crawl: string | null;
+  blocksPlanned: number;
+  /** Blocks whose batches are all published (the batcher's checkpoint). */
+  blocksDone: number;
+  batcherDone: boolean;
+  /** Batches the batcher published for those blocks (null: a checkpoint written before they were counted). */
+  batchesPublished: number | null;
+  /** Completed batches of the dataset in the index version served. */
+  batchesMerged: number;
+  /** The batcher is done and the version served holds every batch it published. */
+  done: boolean;
+}
+
+/** The ingest part of `/v1/status` for `ccpipe api`: per dataset, and `done` when every dataset is. */
+export interface IngestStatus {
+  datasets: DatasetIngest[];
+  done: boolean;
+}
+
+/**
+ * Reads ingest progress from the data store — the batcher checkpoints (`batcher/<dataset>/checkpoint.json`) and the
+ * dataset registry — against the batches a version holds (`batchesMerged`: dataset id → completed batches). A
+ * dataset is done once its batcher is done and the version holds every batch it published; the whole run once every
+ * dataset with a checkpoint is. A few small GETs; the caller caches. A checkpoint that cannot be read is skipped.
+ */
+export async function ingestStatus(store: ObjectStore, batchesMerged: ReadonlyMap<number, number>): Promise<IngestStatus> {
+  const reg = await store.get(layout.datasetRegistry());
+  const ids = new Map((reg ? parseDatasetRegistry(reg).datasets : []).map((d) => [d.name, d]));
+  const datasets: DatasetIngest[] = [];
+  for await (const o of store.list('batcher/')) {
+    if (!o.key.endsWith('/checkpoint.json')) continue;
+    const bytes = await store.get(o.key);
+    if (bytes === null) continue;
+    let cp: CheckpointFacts;
+    try {
+      cp = JSON.parse(Buffer.from(bytes).toString('utf8')) as CheckpointFacts;
+    } catch {
+      continue;
+    }
+    const name = cp.dataset ?? o.key.slice('batcher/'.length, -'/checkpoint.json'.length);
+    const entry = ids.get(name);
+    const merged = entry === undefined ? 0 : (batchesMerged.get(entry.id) ?? 0);
+    const published = typeof cp.batchesPublished === 'number' ? cp.batchesPublished : null;
+    const batcherDone = cp.done === true;
+    datasets.push({
+      dataset_id: entry?.id ?? null, name, crawl: cp.crawl ?? entry?.crawl ?? null,
+      blocksPlanned: cp.planLength ?? 0, blocksDone: cp.nextPlanIndex ?? 0, batcherDone, batchesPublished: published, batchesMerged: merged,
+      done: batcherDone && published !== null && merged >= published,
+    });
+  }
+  datasets.sort((a, b) => (a.dataset_id ?? Infinity) - (b.dataset_id ?? Infinity) || (a.name < b.name ? -1 : 1));
+  return { datasets, done: datasets.length > 0 && datasets.every((d) => d.done) };
+}
+
+/** `fn` memoized for `ms` (one call in flight at a time): /v1/status is polled by dashboards and explorers. */
+export function cachedFor<T>(ms: number, fn: () => Promise<T>): () => Promise<T> {
+  let at = -Infinity;
+  let last: Promise<T> | null = null;
+  return () => {
+    if (last === null || Date.now() - at >= ms) {
+      at = Date.now();
+      last = fn();
+      last.catch(() => {
+        at = -Infinity; // a failure is not kept
+      });
+    }
+    return last;
+  };
+}
