@@ -164,6 +164,10 @@ describe('ccpipe run over the bundled sample crawl', () => {
 
     const books = (await getJson(`${api}/v1/domain/maple-street-books.com`)).body['datasets'] as { dataset_id: number; url_count: number }[];
     expect(books).toHaveLength(2);
+    // the API serves once the run has ingested and merged: its status says so
+    const status = (await getJson(`${api}/v1/status`)).body;
+    expect(status).toMatchObject({ version: 'v000001', ingest: { done: true, blocksPlanned: 15, batchesFailed: 0 } });
+    expect((status['ingest'] as { blocksRead: number }).blocksRead).toBe(15);
     // Private-section hosts and multi-level suffixes group under their ICANN registered domain; the IDN by punycode.
     for (const d of ['github.io', 'harbourside-gazette.co.uk', 'xn--bcherstube-am-see-22b.de', 'bücherstube-am-see.de']) {
       expect({ d, status: (await fetch(`${api}/v1/domain/${encodeURIComponent(d)}`)).status }).toEqual({ d, status: 200 });

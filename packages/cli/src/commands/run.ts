@@ -50,6 +50,10 @@ export function registerRunCommand(program: Command): void {
   ).action(async (flags: RunFlags) => {
     const tty = process.stderr.isTTY === true;
     const configFlags = configFlagsOf(flags, RUN);
+    if (flags.crawl === undefined && configFlags.baseUrl !== undefined) {
+      // it would be ignored: without --crawl the bundled sample is served by the built-in mirror
+      throw new Error('--base-url needs --crawl: name the crawls to ingest from that mirror (without --crawl, run ingests the bundled sample)');
+    }
     const config = loadConfig(process.env, configFlags);
     // On a terminal the bar shows progress and only warnings are logged; otherwise pino JSON at the chosen level.
     const level = tty && config.logLevel === 'info' ? 'warn' : config.logLevel;

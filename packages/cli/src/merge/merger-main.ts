@@ -5,7 +5,7 @@ import { mergeMetrics } from './merge-metrics';
 import { mergeProgress } from './merge-progress';
 import { runMergerLoop, type MergePolicy } from './merger-loop';
 
-/** The merger's /metrics port when neither `--metrics-port` nor CCPIPE_METRICS_PORT sets one (batcher 9000, worker 9001). */
+/** The merger's /metrics port when neither `--metrics-port` nor CCPIPE_METRICS_PORT sets one (batcher 9000, worker 9001, merger 9002). */
 export const MERGER_METRICS_PORT = 9002;
 
 /**

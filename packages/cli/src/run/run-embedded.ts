@@ -76,7 +76,8 @@ export async function runEmbedded(opts: EmbeddedOptions, io: EmbeddedIo): Promis
     const registry = new Registry();
     const served = await mergeAndServe({
       store, ...(dataDir === undefined ? {} : { dataDir }), rowGroupSize: config.lakeRowGroupSize, port: opts.port, host: opts.host, registry, log,
-      status: async () => ({ crawls: ingested.map((c) => ({ crawl: c.crawl, dataset_id: c.datasetId, blocks: c.planned })), ...counters }),
+      // served only once every crawl is ingested and merged: done
+      status: async () => ({ crawls: ingested.map((c) => ({ crawl: c.crawl, dataset_id: c.datasetId, blocks: c.planned })), ...counters, done: true }),
     });
     closers.push(() => served.close());
     log.info({ url: served.url, port: served.port, version: served.merge.version }, 'api listening');
