@@ -22,7 +22,7 @@ describe('ingestStatus (/v1/status of ccpipe api)', () => {
       { dataset_id: 1, name: 'CC-MAIN-2030-40', crawl: 'CC-MAIN-2030-40', blocksPlanned: 7, blocksDone: 7, batcherDone: true, batchesPublished: 3, batchesMerged: 3, done: true },
       { dataset_id: 2, name: 'CC-MAIN-2030-44', crawl: 'CC-MAIN-2030-44', blocksPlanned: 8, blocksDone: 5, batcherDone: false, batchesPublished: 2, batchesMerged: 2, done: false },
     ]);
-    expect(s.done).toBe(false);
+    expect(s).toMatchObject({ blocksPlanned: 15, blocksRead: 12, batchesPublished: 5, batchesMerged: 5, done: false });
     // batcher done but a batch not merged yet (a worker still on it, or in the DLQ): not done
     await store.put(layout.batcherCheckpoint('CC-MAIN-2030-44'), Buffer.from(JSON.stringify({ dataset: 'CC-MAIN-2030-44', planLength: 8, nextPlanIndex: 8, batchesPublished: 4, done: true })));
     expect((await ingestStatus(store, new Map([[1, 3], [2, 3]]))).done).toBe(false);
@@ -34,7 +34,8 @@ describe('ingestStatus (/v1/status of ccpipe api)', () => {
     const s = await ingestStatus(legacy, new Map([[1, 99]]));
     expect(s.datasets[0]).toMatchObject({ batchesPublished: null, done: false });
     expect(s.done).toBe(false);
-    expect(await ingestStatus(new MemoryObjectStore(), new Map())).toEqual({ datasets: [], done: false });
+    expect(s.batchesPublished).toBeNull();
+    expect(await ingestStatus(new MemoryObjectStore(), new Map())).toEqual({ blocksPlanned: 0, blocksRead: 0, batchesPublished: 0, batchesMerged: 0, done: false, datasets: [] });
   });
 
   it('cachedFor answers from one call within its window, and does not keep a failure', async () => {

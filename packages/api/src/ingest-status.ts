@@ -29,8 +29,13 @@ export interface DatasetIngest {
 
 /** The ingest part of `/v1/status` for `ccpipe api`: per dataset, and `done` when every dataset is. */
 export interface IngestStatus {
-  datasets: DatasetIngest[];
+  /** Sums over the datasets (the explorer's progress bar reads blocksPlanned and blocksRead). */
+  blocksPlanned: number;
+  blocksRead: number;
+  batchesPublished: number | null;
+  batchesMerged: number;
   done: boolean;
+  datasets: DatasetIngest[];
 }
 
 /**
@@ -65,7 +70,12 @@ export async function ingestStatus(store: ObjectStore, batchesMerged: ReadonlyMa
     });
   }
   datasets.sort((a, b) => (a.dataset_id ?? Infinity) - (b.dataset_id ?? Infinity) || (a.name < b.name ? -1 : 1));
-  return { datasets, done: datasets.length > 0 && datasets.every((d) => d.done) };
+  const sum = (f: (d: DatasetIngest) => number): number => datasets.reduce((n, d) => n + f(d), 0);
+  return {
+    blocksPlanned: sum((d) => d.blocksPlanned), blocksRead: sum((d) => d.blocksDone),
+    batchesPublished: datasets.every((d) => d.batchesPublished !== null) ? sum((d) => d.batchesPublished!) : null, batchesMerged: sum((d) => d.batchesMerged),
+    done: datasets.length > 0 && datasets.every((d) => d.done), datasets,
+  };
 }
 
 /** `fn` memoized for `ms` (one call in flight at a time): /v1/status is polled by dashboards and explorers. */
