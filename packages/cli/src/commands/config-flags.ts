@@ -3,10 +3,10 @@ import { describeOptions, type ConfigKey } from '@ccpipe/core';
 
 const camel = (flag: string): string => flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
 
-/** Adds `--<flag> <value>` for each config key, documented with its env var. */
+/** Adds `--<flag> <value>` for each config key, documented with its env var and default. */
 export function addConfigFlags(cmd: Command, keys: readonly ConfigKey[]): Command {
   const rows = describeOptions().filter((r) => keys.includes(r.key));
-  for (const r of rows) cmd.option(`--${r.flag} <value>`, `${r.doc} [env ${r.env}]`);
+  for (const r of rows) cmd.option(`--${r.flag} <value>`, `${r.doc} [env ${r.env}${r.default === undefined ? '' : `; default ${r.default}`}]`);
   return cmd;
 }
 

@@ -43,4 +43,13 @@ describe('loadConfig', () => {
     expect(new Set(rows.map((r) => r.flag)).size).toBe(rows.length);
     for (const r of rows) expect(r.doc.length).toBeGreaterThan(5);
   });
+
+  it('says each default as loadConfig applies it, and none for options without one', () => {
+    const byKey = new Map(describeOptions().map((r) => [r.key, r.default]));
+    const loaded = loadConfig({}, {});
+    expect(byKey.get('data')).toBe('./data');
+    expect(byKey.get('apiHost')).toBe('0.0.0.0');
+    expect(byKey.get('crawl')).toBeUndefined();
+    for (const [key, d] of byKey) if (d !== undefined) expect({ key, d }).toEqual({ key, d: String(loaded[key]) });
+  });
 });

@@ -102,7 +102,10 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Parti
   return out as Config;
 }
 
-/** The options table as rows for help text and docs: key, flag, env, doc. */
-export function describeOptions(): { key: ConfigKey; flag: string; env: string; doc: string }[] {
-  return (Object.entries(OPTIONS) as [ConfigKey, Option<z.ZodType>][]).map(([key, o]) => ({ key, flag: o.flag, env: o.env, doc: o.doc }));
+/** The options table as rows for help text and docs: key, flag, env, doc, and the default when there is one. */
+export function describeOptions(): { key: ConfigKey; flag: string; env: string; doc: string; default?: string }[] {
+  return (Object.entries(OPTIONS) as [ConfigKey, Option<z.ZodType>][]).map(([key, o]) => {
+    const d = o.schema.safeParse(undefined);
+    return { key, flag: o.flag, env: o.env, doc: o.doc, ...(d.success && d.data !== undefined && { default: String(d.data) }) };
+  });
 }
