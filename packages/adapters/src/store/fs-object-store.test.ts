@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync, writeSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ObjectInfo } from '@ccpipe/core';
@@ -76,4 +76,22 @@ describe('FsObjectStore on disk', () => {
     await store.delete('x/y/z');
     expect(readdirSync(dir)).toEqual([]);
   });
+
+  it('get reads an object over readFile\'s 2 GiB limit whole (a big version\'s postings.bin)', async () => {
+    const path = join(dir, 'big.bin');
+    const size = 2 ** 31 + 4096;
+    const fd = openSync(path, 'w');
+    try {
+      // sparse: only the marked ends take disk
+      writeSync(fd, Buffer.from('head'), 0, 4, 0);
+      writeSync(fd, Buffer.from('tail'), 0, 4, size - 4);
+    } finally {
+      closeSync(fd);
+    }
+    const got = (await store.get('big.bin'))!;
+    expect(got.length).toBe(size);
+    expect(Buffer.from(got.subarray(0, 4)).toString()).toBe('head');
+    expect(Buffer.from(got.subarray(size - 4)).toString()).toBe('tail');
+    expect(got[2 ** 31]).toBe(0);
+  }, 60_000);
 });

@@ -1,9 +1,13 @@
+import { constants } from 'node:buffer';
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, readdir, readFile, rename, rmdir, stat, unlink } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
 import { CcpError, type ObjectInfo, type ObjectStore } from '@ccpipe/core';
 import { checkRange } from './memory-object-store';
 import { isKeySegment, StoreKeyError, StoreReadError, validateKey, validatePrefix } from './store-key';
+
+const READ_STEP = 1 << 30;
+const MAX_BUFFER = constants.MAX_LENGTH;
 
 /** Options of {@link FsObjectStore}. */
 export interface FsObjectStoreOptions {
@@ -51,8 +55,26 @@ export class FsObjectStore implements ObjectStore {
       return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
     } catch (err) {
       if (isMissing(err)) return null;
+      // readFile stops at 2 GiB; a Buffer holds up to buffer.constants.MAX_LENGTH (4 GiB on Node 20): index files of
+      // a big version sit between the two
+      if (code(err) === 'ERR_FS_FILE_TOO_LARGE') return this.getLarge(key);
       throw ioError(err, 'get', key);
     }
+  }
+
+  /** An object over readFile's 2 GiB read in 1 GiB steps into one buffer. @throws CCP_ERR_STORE_IO beyond Buffer's limit */
+  private async getLarge(key: string): Promise<Uint8Array | null> {
+    let size: number;
+    try {
+      size = (await stat(this.pathOf(key))).size;
+    } catch (err) {
+      if (isMissing(err)) return null;
+      throw ioError(err, 'get', key);
+    }
+    if (size > MAX_BUFFER) {
+      throw new CcpError('CCP_ERR_STORE_IO', 'object store get failed (object larger than a Buffer can hold)', { detail: { key, op: 'get', size } });
+    }
+    return this.getRange(key, 0, size);
   }
 
   /** @throws StoreKeyError, StoreReadError (missing, short, bad range), CCP_ERR_STORE_IO */
@@ -74,7 +96,8 @@ export class FsObjectStore implements ObjectStore {
       const out = new Uint8Array(length);
       let done = 0;
       while (done < length) {
-        const { bytesRead } = await fh.read(out, done, length - done, offset + done);
+        // one read moves at most 2 GiB - 1
+        const { bytesRead } = await fh.read(out, done, Math.min(length - done, READ_STEP), offset + done);
         if (bytesRead === 0) throw new StoreReadError('CCP_ERR_STORE_RANGE', 'object shrank while reading', { key, offset, length });
         done += bytesRead;
       }
