@@ -1,9 +1,8 @@
 import { layout, parseDatasetRegistry, type ObjectStore } from '@ccpipe/core';
 
-/** A batcher checkpoint as the status reads it (packages/batcher/src/checkpoint.ts writes it). */
+/** A batcher checkpoint as the status reads it (packages/batcher/src/checkpoint.ts writes it; the API does not depend on the batcher). */
 interface CheckpointFacts {
   crawl?: string;
-  dataset?: string;
   nextPlanIndex?: number;
   planLength?: number;
   batchesPublished?: number;
@@ -12,7 +11,7 @@ interface CheckpointFacts {
 
 /** One dataset's ingest as `/v1/status` shows it. */
 export interface DatasetIngest {
-  dataset_id: number | null;
+  dataset_id: number;
   name: string;
   crawl: string | null;
   blocksPlanned: number;
@@ -39,18 +38,17 @@ export interface IngestStatus {
 }
 
 /**
- * Reads ingest progress from the data store — the batcher checkpoints (`batcher/<dataset>/checkpoint.json`) and the
- * dataset registry — against the batches a version holds (`batchesMerged`: dataset id → completed batches). A
- * dataset is done once its batcher is done and the version holds every batch it published; the whole run once every
- * dataset with a checkpoint is. A few small GETs; the caller caches. A checkpoint that cannot be read is skipped.
+ * Reads ingest progress from the data store — each registered dataset's batcher checkpoint
+ * (`batcher/<dataset>/checkpoint.json`; the batcher registers a dataset before it saves one) — against the batches a
+ * version holds (`batchesMerged`: dataset id → completed batches). A dataset is done once its batcher is done and the
+ * version holds every batch it published; the whole run once every dataset with a checkpoint is. A few small GETs;
+ * the caller caches. A dataset without a checkpoint, or with one that cannot be read, is left out.
  */
 export async function ingestStatus(store: ObjectStore, batchesMerged: ReadonlyMap<number, number>): Promise<IngestStatus> {
   const reg = await store.get(layout.datasetRegistry());
-  const ids = new Map((reg ? parseDatasetRegistry(reg).datasets : []).map((d) => [d.name, d]));
   const datasets: DatasetIngest[] = [];
-  for await (const o of store.list('batcher/')) {
-    if (!o.key.endsWith('/checkpoint.json')) continue;
-    const bytes = await store.get(o.key);
+  for (const entry of reg ? parseDatasetRegistry(reg).datasets : []) {
+    const bytes = await store.get(layout.batcherCheckpoint(entry.name));
     if (bytes === null) continue;
     let cp: CheckpointFacts;
     try {
@@ -58,18 +56,16 @@ export async function ingestStatus(store: ObjectStore, batchesMerged: ReadonlyMa
     } catch {
       continue;
     }
-    const name = cp.dataset ?? o.key.slice('batcher/'.length, -'/checkpoint.json'.length);
-    const entry = ids.get(name);
-    const merged = entry === undefined ? 0 : (batchesMerged.get(entry.id) ?? 0);
+    const merged = batchesMerged.get(entry.id) ?? 0;
     const published = typeof cp.batchesPublished === 'number' ? cp.batchesPublished : null;
     const batcherDone = cp.done === true;
     datasets.push({
-      dataset_id: entry?.id ?? null, name, crawl: cp.crawl ?? entry?.crawl ?? null,
+      dataset_id: entry.id, name: entry.name, crawl: cp.crawl ?? entry.crawl,
       blocksPlanned: cp.planLength ?? 0, blocksDone: cp.nextPlanIndex ?? 0, batcherDone, batchesPublished: published, batchesMerged: merged,
       done: batcherDone && published !== null && merged >= published,
     });
   }
-  datasets.sort((a, b) => (a.dataset_id ?? Infinity) - (b.dataset_id ?? Infinity) || (a.name < b.name ? -1 : 1));
+  datasets.sort((a, b) => a.dataset_id - b.dataset_id);
   const sum = (f: (d: DatasetIngest) => number): number => datasets.reduce((n, d) => n + f(d), 0);
   return {
     blocksPlanned: sum((d) => d.blocksPlanned), blocksRead: sum((d) => d.blocksDone),

@@ -36,17 +36,13 @@ export async function apiMain(flags: Partial<Record<ConfigKey, unknown>>, env: N
   return runService({ service: 'api', logLevel: config.logLevel, metrics: null }, async ({ log, registry, signal, defer }) => {
     const aclFile = opts.aclFile ?? config.aclFile;
     const acl = aclFile !== undefined ? Acl.parse(readFileSync(aclFile)) : undefined;
-    const source = await (opts.openSource ?? openLakeSource)(config);
+    const store = openObjectStore(config.data, config);
+    defer(() => store.close());
+    const source = await (opts.openSource ? opts.openSource(config) : openLakeSource(config, store));
     defer(() => source.close());
     lakeReaderMetrics(registry, () => source.cacheStats?.());
     // /v1/status's ingest: the batcher checkpoints against the batches the served version holds (cached 5 s)
-    const statusStore = openObjectStore(config.data, config);
-    defer(() => statusStore.close());
-    const statusProvider = opts.statusProvider ?? cachedFor(5000, async () => {
-      const view = await source.current();
-      const merged = view !== null && 'batchesMerged' in view ? (view as { batchesMerged(): ReadonlyMap<number, number> }).batchesMerged() : new Map<number, number>();
-      return ingestStatus(statusStore, merged);
-    });
+    const statusProvider = opts.statusProvider ?? cachedFor(5000, async () => ingestStatus(store, (await source.current())?.batchesMerged?.() ?? new Map()));
     const first = await source.current();
     log.info({ version: first?.version ?? null, acl: acl ? acl.size : 'open' }, 'index opened');
     const server = await startApi({
@@ -73,10 +69,11 @@ export async function apiMain(flags: Partial<Record<ConfigKey, unknown>>, env: N
  * The production source: @ccpipe/index's reader over the data store `config.data` (a directory or s3://bucket/prefix:
  * index/manifest.json, lake files read by range), following manifest flips (re-read at most once a second),
  * the first version warmed up before it serves (a few pages read: the first requests find the read path compiled),
- * later ones loaded while the version at hand keeps answering (`serveWhileLoading`: a flip never stalls requests). The
- * store's S3 client lives as long as the process (its idle sockets do not keep it alive).
+ * later ones loaded while the version at hand keeps answering (`serveWhileLoading`: a flip never stalls requests).
+ * `apiMain` passes the store it also reads /v1/status from and closes it on exit; without one, a new store's S3
+ * client lives as long as the process (its idle sockets do not keep it alive).
  */
-export function openLakeSource(config: Config): Promise<IndexSource> {
+export function openLakeSource(config: Config, store = openObjectStore(config.data, config)): Promise<IndexSource> {
   const dataDir = localStoreDir(config.data);
-  return openIndexSource({ store: openObjectStore(config.data, config), ...(dataDir !== undefined && { dataDir }), warmUp: true, serveWhileLoading: true });
+  return openIndexSource({ store, ...(dataDir !== undefined && { dataDir }), warmUp: true, serveWhileLoading: true });
 }

@@ -99,7 +99,7 @@ describe('runBatcher over cc-mirror-dev', () => {
 
     const second = new CollectingPublisher();
     const summary = await runBatcher(
-      { ...first.params, startIndex: cp!.nextPlanIndex, startBatches: cp!.batchesPublished ?? null },
+      { ...first.params, startIndex: cp!.nextPlanIndex, startBatches: cp!.batchesPublished },
       { reader: first.reader, publisher: second, store: first.store, clock: systemClock },
     );
     expect(summary.done).toBe(true);

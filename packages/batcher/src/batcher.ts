@@ -27,8 +27,8 @@ export interface BatcherParams {
   plan: readonly PlannedBlock[];
   /** Plan index to start from (from the checkpoint). */
   startIndex: number;
-  /** Batches published before startIndex (the checkpoint's batchesPublished; null when unknown, 0 for a new run). */
-  startBatches?: number | null;
+  /** Batches published before startIndex: the checkpoint's batchesPublished (absent: unknown, unless startIndex is 0). */
+  startBatches?: number | undefined;
   filter: RecordFilter;
   targets: TargetSet | null;
   batchSize: number;
@@ -96,7 +96,7 @@ export async function runBatcher(p: BatcherParams, deps: BatcherDeps): Promise<B
   const pending = new Map<number, number>();
   const batchesAt = new Map<number, number>();
   let nextCheckpoint = p.startIndex;
-  let published: number | null = p.startBatches === undefined ? (p.startIndex === 0 ? 0 : null) : p.startBatches;
+  let published: number | null = p.startIndex === 0 ? 0 : (p.startBatches ?? null);
   let lastSaved = p.startIndex;
   let lastSaveAt = clock.now();
   let failure: unknown = null;

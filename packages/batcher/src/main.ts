@@ -98,7 +98,7 @@ export async function batcherMain(flags: Partial<Record<ConfigKey, unknown>>, en
             fingerprint,
             plan,
             startIndex,
-            startBatches: checkpoint === null ? 0 : (checkpoint.batchesPublished ?? null),
+            startBatches: checkpoint?.batchesPublished,
             filter,
             targets,
             batchSize: config.batchSize,

@@ -20,15 +20,25 @@ async function putBatch(s: ObjectStore, id: string, urls: string[], ts = '203001
   await s.put(layout.batchMarker(1, id), Buffer.from(JSON.stringify({ v: 1, batchId: id, datasetId: 1, rows: urls.length, part })));
 }
 
+/** A memory store holding version v000001 of `urls` (batch b1), and the merge options that made it. */
+async function oneVersion(urls: string[], over: Partial<MergeOptions> = {}): Promise<{ store: MemoryObjectStore; merge: MergeOptions }> {
+  const store = new MemoryObjectStore();
+  const merge: MergeOptions = { store, rowGroupSize: 2048, keepVersions: 3, graceMs: 0, ...over };
+  await putBatch(store, 'b1', urls);
+  await runMerge(merge);
+  return { store, merge };
+}
+
+/** `store` with some methods replaced: a store that is slow, stuck or watched on some keys. */
+const withMethods = (store: MemoryObjectStore, methods: Partial<MemoryObjectStore>): MemoryObjectStore =>
+  Object.assign(Object.create(store) as MemoryObjectStore, methods);
+
 const urlsOf = async (v: { urls(d: string, ds: number, o: number, l: number): Promise<{ items: { url: string }[] }> } | null, domain: string) =>
   (await v!.urls(domain, 1, 0, 100)).items.map((i) => i.url);
 
 describe('openIndexSource', () => {
   it('a store wiped and rebuilt under the same version name is served anew, not from the caches of the old lake', async () => {
-    const store = new MemoryObjectStore();
-    const merge: MergeOptions = { store, rowGroupSize: 2048, keepVersions: 3, graceMs: 0 };
-    await putBatch(store, 'b1', ['https://a.example/1', 'https://a.example/2', 'https://b.example/x']);
-    await runMerge(merge);
+    const { store, merge } = await oneVersion(['https://a.example/1', 'https://a.example/2', 'https://b.example/x']);
     const source = await openIndexSource({ store, pollMs: 0 });
     try {
       expect(await urlsOf(await source.current(), 'a.example')).toEqual(['https://a.example/1', 'https://a.example/2']);
@@ -48,10 +58,7 @@ describe('openIndexSource', () => {
   });
 
   it('at(): a version newer than this replica has polled is looked up in the manifest, not answered as gone', async () => {
-    const store = new MemoryObjectStore();
-    const merge: MergeOptions = { store, rowGroupSize: 2048, keepVersions: 3, graceMs: 0 };
-    await putBatch(store, 'b1', ['https://a.example/1']);
-    await runMerge(merge);
+    const { store, merge } = await oneVersion(['https://a.example/1']);
     const replica = await openIndexSource({ store, pollMs: 60_000 });
     try {
       expect((await replica.current())!.version).toBe('v000001');
@@ -67,9 +74,7 @@ describe('openIndexSource', () => {
     }
   });
   it('warmUp: a version loaded reads a few pages before it serves; a lake it cannot read does not keep it from serving', async () => {
-    const store = new MemoryObjectStore();
-    await putBatch(store, 'b1', ['https://a.example/1', 'https://a.example/2', 'https://b.example/x', 'https://c.example/y']);
-    await runMerge({ store, rowGroupSize: 2048, keepVersions: 3, graceMs: 0 });
+    const { store, merge } = await oneVersion(['https://a.example/1', 'https://a.example/2', 'https://b.example/x', 'https://c.example/y']);
     const cold = await openIndexSource({ store, pollMs: 0 });
     const warm = await openIndexSource({ store, pollMs: 0, warmUp: true });
     try {
@@ -80,7 +85,7 @@ describe('openIndexSource', () => {
       expect(warmed).toBeGreaterThan(0); // the warm-up decoded row groups
       // a flip is not warmed: requests waiting for the new version never wait on lake reads
       await putBatch(store, 'b2', ['https://d.example/z']);
-      await runMerge({ store, rowGroupSize: 2048, keepVersions: 3, graceMs: 0 });
+      await runMerge(merge);
       expect((await warm.current())!.version).toBe('v000002');
       expect(warm.cacheStats()!.misses).toBe(warmed);
     } finally {
@@ -88,9 +93,8 @@ describe('openIndexSource', () => {
       await warm.close();
     }
     // a lake read that never answers holds the first version back for warmUpMs at most
-    const stuck = Object.assign(Object.create(store) as MemoryObjectStore, {
-      getRange: (key: string, ...rest: unknown[]) =>
-        key.startsWith('urls/') ? new Promise(() => undefined) : (store.getRange as (...a: unknown[]) => unknown).call(store, key, ...rest),
+    const stuck = withMethods(store, {
+      getRange: (key, offset, length) => (key.startsWith('urls/') ? new Promise(() => undefined) : store.getRange(key, offset, length)),
     });
     const slow = await openIndexSource({ store: stuck, pollMs: 0, warmUp: true, warmUpMs: 50 });
     try {
@@ -111,8 +115,8 @@ describe('openIndexSource', () => {
   });
   /** A store whose dictionary fetches are listed: the versions the source (not the merger) loaded. */
   const watchedStore = (store: MemoryObjectStore, loads: string[]): MemoryObjectStore =>
-    Object.assign(Object.create(store) as MemoryObjectStore, {
-      get: async (key: string) => {
+    withMethods(store, {
+      get: async (key) => {
         if (key.endsWith('/domains.bin')) loads.push(key.split('/')[1]!);
         return store.get(key);
       },
@@ -153,11 +157,8 @@ describe('openIndexSource', () => {
   });
 
   it('a version reached through at() before this replica polls is not loaded again when the replica flips to it', async () => {
-    const store = new MemoryObjectStore();
+    const { store, merge } = await oneVersion(['https://a.example/1'], { graceMs: 60_000 });
     const loads: string[] = [];
-    const merge: MergeOptions = { store, rowGroupSize: 2048, keepVersions: 3, graceMs: 60_000 };
-    await putBatch(store, 'b1', ['https://a.example/1']);
-    await runMerge(merge);
     let now = Date.now();
     const clock = jest.spyOn(Date, 'now').mockImplementation(() => now);
     const source = await openIndexSource({ store: watchedStore(store, loads), pollMs: 1000 });
@@ -178,14 +179,11 @@ describe('openIndexSource', () => {
     }
   });
   it('serveWhileLoading: requests keep the served version while a new one loads, and see the new one once it has', async () => {
-    const store = new MemoryObjectStore();
-    const merge: MergeOptions = { store, rowGroupSize: 2048, keepVersions: 3, graceMs: 0 };
-    await putBatch(store, 'b1', ['https://a.example/1']);
-    await runMerge(merge);
+    const { store, merge } = await oneVersion(['https://a.example/1']);
     let release: () => void = () => undefined;
     const gate = new Promise<void>((r) => (release = r));
-    const slow = Object.assign(Object.create(store) as MemoryObjectStore, {
-      get: async (key: string) => {
+    const slow = withMethods(store, {
+      get: async (key) => {
         if (key === 'index/v000002/postings.bin') await gate; // v2's load hangs until released
         return store.get(key);
       },

@@ -131,18 +131,21 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
       bytes -= e.size;
     }
   };
-  const touch = (key: string, e: Pin): void => {
+  /** Marks a pin used now (most recently used last). */
+  const touch = (key: string, e: Pin): Pin => {
     pinned.delete(key);
     e.usedAt = Date.now();
     pinned.set(key, e);
+    return e;
   };
   let manifest: IndexManifest | null = null;
 
   // A version is its name *and* its table of contents: a wiped and rebuilt store reuses names (v000001 again).
   const tocOf = new WeakMap<LakeIndexView, number>();
   const sizeOf = new WeakMap<LakeIndexView, number>();
-  const keyOf = (v: LakeIndexView): string => `${v.version}#${tocOf.get(v)}`;
-  const keptBy = (m: IndexManifest): Set<string> => new Set(m.versions.map((v) => `${v.version}#${v.tocCrc32}`));
+  const keyFor = (version: string, toc: number | undefined): string => `${version}#${toc}`;
+  const keyOf = (v: LakeIndexView): string => keyFor(v.version, tocOf.get(v));
+  const keptBy = (m: IndexManifest): Set<string> => new Set(m.versions.map((v) => keyFor(v.version, v.tocCrc32)));
   let warmed = false;
   const viewOf = async (loaded: LoadedVersion, tocCrc32: number, warm: boolean): Promise<LakeIndexView> => {
     const regBytes = await opts.store.get(layout.datasetRegistry());
@@ -176,7 +179,7 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
     if (meta === undefined) return null;
     if (view !== null && view.version === meta.version && tocOf.get(view) === meta.tocCrc32) return view;
     // already loaded through at() (a client reached it before this replica polled): not loaded twice
-    const key = `${meta.version}#${meta.tocCrc32}`;
+    const key = keyFor(meta.version, meta.tocCrc32);
     const early = pinned.get(key);
     if (early !== undefined) {
       pinned.delete(key);
@@ -195,7 +198,6 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
     async current() {
       open();
       if (Date.now() - checkedAt < pollMs) return view;
-      const loading = inflight !== null;
       inflight ??= refresh()
         .then(
           (v) => {
@@ -222,7 +224,7 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
         });
       if (opts.serveWhileLoading === true && view !== null) {
         // the view at hand answers; the reload (a manifest read, and a new version's load) goes on without the request
-        if (!loading) inflight.catch(() => undefined);
+        inflight.catch(() => undefined);
         return view;
       }
       return inflight;
@@ -239,12 +241,9 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
         meta = metaOf(manifest, version);
       }
       if (meta === undefined) return null;
-      const key = `${meta.version}#${meta.tocCrc32}`;
+      const key = keyFor(meta.version, meta.tocCrc32);
       const had = pinned.get(key);
-      if (had !== undefined) {
-        touch(key, had);
-        return had.p;
-      }
+      if (had !== undefined) return touch(key, had).p;
       let size = 0; // counted from the start for an older version, so two loads at once both count
       if (versionSeq(meta.version) < versionSeq(cur?.version ?? 'v0')) {
         // an older version: loaded only if it fits beside the pinned views used lately (evicting idle ones), so
@@ -266,11 +265,8 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
         for (const k of idle) pinned.delete(k);
       }
       const again = pinned.get(key); // another request started it while the size was read
-      if (again !== undefined) {
-        touch(key, again);
-        return again.p;
-      }
-      const entry: Pin = { p: load(meta.version, meta.tocCrc32, false), size, usedAt: Date.now() };
+      if (again !== undefined) return touch(key, again).p;
+      const entry = touch(key, { p: load(meta.version, meta.tocCrc32, false), size, usedAt: 0 });
       entry.p.then(
         (v) => {
           entry.size = sizeOf.get(v) ?? 0;
@@ -279,7 +275,6 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
           if (pinned.get(key) === entry) pinned.delete(key);
         },
       );
-      touch(key, entry);
       return entry.p;
     },
     cacheStats: () => parquet?.stats(),

@@ -104,6 +104,12 @@ export interface MergeResult {
   ms: number;
 }
 
+/** A lake partition's map key. */
+const partitionKey = (p: { datasetId: number; prefix: string }): string => `${p.datasetId}/${p.prefix}`;
+
+/** A previous lake file as a merge reads it: where its copy sits, and its id in lose_old (negative). */
+const oldLakeFile = (f: LakeFileEntry, path: string, fileId: number): OldLakeFile => ({ datasetId: f.datasetId, prefix: f.prefix, key: f.key, rows: f.rows, path, fileId });
+
 /** Runs per lake partition by default ({@link MergeOptions.lakeMaxRuns}). */
 export const DEFAULT_MAX_RUNS = 4;
 
@@ -208,7 +214,7 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
   const markers = await unmergedMarkers(store, merged);
   // a partition's runs (its lake files, oldest first: file keys carry the version that wrote them)
   const runsOf = new Map<string, LakeFileEntry[]>();
-  for (const f of prev?.files ?? []) runsOf.set(`${f.datasetId}/${f.prefix}`, [...(runsOf.get(`${f.datasetId}/${f.prefix}`) ?? []), f]);
+  for (const f of prev?.files ?? []) runsOf.set(partitionKey(f), [...(runsOf.get(partitionKey(f)) ?? []), f]);
   const compactable = compact ? [...runsOf.values()].filter((runs) => runs.length > 1) : [];
   phase('load');
   if (markers.length === 0 && compactable.length === 0) {
@@ -295,27 +301,25 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
       // The collision check needed every lake file; only the runs of partitions receiving rows are read again
       // (superseded rows are found among them), so staged copies of the others go now (an S3 merge would otherwise
       // hold the whole lake on local disk until the end).
-      const candidates = affected.flatMap((a) => runsOf.get(`${a.datasetId}/${a.prefix}`) ?? []);
+      const candidates = affected.flatMap((a) => runsOf.get(partitionKey(a)) ?? []);
       const keep = new Set(candidates.map((f) => f.key));
       await inputs.release(lakeKeys.filter((k) => !keep.has(k)));
       const oldPaths = await inputs.fetch(candidates.map((f) => f.key));
-      const oldOf = new Map<string, OldLakeFile>(candidates.map((f, i) => [
-        f.key, { datasetId: f.datasetId, prefix: f.prefix, key: f.key, rows: f.rows, path: oldPaths[i]!, fileId: -(i + 1) },
-      ]));
+      const oldOf = new Map<string, OldLakeFile>(candidates.map((f, i) => [f.key, oldLakeFile(f, oldPaths[i]!, -(i + 1))]));
       await dropSuperseded(conn, [...oldOf.values()], lakeColumnsOf(columnSet).includes('url_id') ? 'url_id' : 'url');
       const losing = new Set((await queryRows(conn, 'SELECT DISTINCT _f FROM lose_old')).map((r) => Number(r['_f'])));
       // New rows per partition once de-duplication has deleted the losers: a partition whose new rows all lost (a
       // recapture older than the lake's row) gets no file, and the run policy weighs what is really written.
       const left = new Map((await queryRows(conn, 'SELECT dataset_id AS d, prefix AS p, count(*) AS n FROM staged GROUP BY 1, 2')).map((r) => [
-        `${Number(r['d'])}/${r['p'] as string}`, Number(r['n']),
+        partitionKey({ datasetId: Number(r['d']), prefix: r['p'] as string }), Number(r['n']),
       ]));
       // Each partition's new rows become one new file; which of its runs that file folds in is the run policy's
       // (runsToFold). Runs left alone are carried over by key, their staged copies released now.
       plan = affected.map((p) => {
-        const a = { ...p, rows: left.get(`${p.datasetId}/${p.prefix}`) ?? 0 };
-        const runs = (runsOf.get(`${a.datasetId}/${a.prefix}`) ?? []).map((f) => oldOf.get(f.key)!);
+        const a = { ...p, rows: left.get(partitionKey(p)) ?? 0 };
+        const runs = (runsOf.get(partitionKey(a)) ?? []).map((f) => oldOf.get(f.key)!);
         const fold = runsToFold(runs.map((r) => r.rows), a.rows, runs.flatMap((r, i) => (losing.has(r.fileId) ? [i] : [])), maxRuns);
-        return { a, fold: runs.filter((_, i) => fold.has(i)), keep: runs.filter((_, i) => !fold.has(i)) };
+        return { a, fold: runs.filter((_, i) => fold.has(i)) };
       }).filter((p) => p.a.rows > 0 || p.fold.length > 0);
       const planned = new Set(plan.flatMap((p) => p.fold.map((r) => r.key)));
       await inputs.release(candidates.map((f) => f.key).filter((k) => !planned.has(k)));
@@ -325,13 +329,13 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
     }
     // Compaction: every other partition with more than one run is folded into one file too (no new rows).
     if (compact) {
-      const written = new Set(plan.map((p) => `${p.a.datasetId}/${p.a.prefix}`));
-      const extra = compactable.filter((runs) => !written.has(`${runs[0]!.datasetId}/${runs[0]!.prefix}`));
+      const written = new Set(plan.map((p) => partitionKey(p.a)));
+      const extra = compactable.filter((runs) => !written.has(partitionKey(runs[0]!)));
       const paths = await inputs.fetch(extra.flat().map((f) => f.key));
       let k = 0;
       for (const runs of extra) {
         // file ids below those of the runs de-duplication saw, so no lose_old row can name one of these
-        const fold = runs.map((f) => ({ datasetId: f.datasetId, prefix: f.prefix, key: f.key, rows: f.rows, path: paths[k]!, fileId: -(1_000_000_000 + k++) }));
+        const fold = runs.map((f) => oldLakeFile(f, paths[k]!, -(1_000_000_000 + k++)));
         plan.push({ a: { datasetId: runs[0]!.datasetId, prefix: runs[0]!.prefix, rows: 0 }, fold });
       }
     }

@@ -59,7 +59,7 @@ export async function ingestCrawls(p: IngestParams): Promise<CrawlIngest[]> {
     const filter = compileFilter(filterSpec, { registeredDomainOf });
 
     // Plan every crawl first (the dataset registry has one writer: register datasets one after the other).
-    const runs: { ingest: CrawlIngest; plan: PlannedBlock[]; fingerprint: string; startBatches: number | null }[] = [];
+    const runs: { ingest: CrawlIngest; plan: PlannedBlock[]; fingerprint: string; startBatches: number | undefined }[] = [];
     for (const crawl of p.crawls) {
       const dataset = p.crawls.length === 1 && config.dataset ? config.dataset : crawl;
       const { entries } = await loadClusterIdx(crawl, { localDir: config.clusterIdxDir, reader, signal });
@@ -68,7 +68,7 @@ export async function ingestCrawls(p: IngestParams): Promise<CrawlIngest[]> {
       const cp = await loadCheckpoint(store, dataset, fingerprint);
       const entry = await ensureDataset(store, dataset, crawl, new Date());
       const resumedAt = cp?.done ? plan.length : Math.min(cp?.nextPlanIndex ?? 0, plan.length);
-      runs.push({ ingest: { crawl, dataset, datasetId: entry.id, planned: plan.length, resumedAt, summary: null }, plan, fingerprint, startBatches: cp === null ? 0 : (cp.batchesPublished ?? null) });
+      runs.push({ ingest: { crawl, dataset, datasetId: entry.id, planned: plan.length, resumedAt, summary: null }, plan, fingerprint, startBatches: cp?.batchesPublished });
       counters.blocksPlanned += plan.length;
       counters.blocksRead += resumedAt;
       log.info({ crawl, dataset, datasetId: entry.id, planned: plan.length, resumeAt: resumedAt }, resumedAt >= plan.length ? 'crawl already ingested' : 'plan ready');

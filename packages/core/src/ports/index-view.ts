@@ -59,6 +59,8 @@ export interface IndexView {
   /** Captures of one canonical URL across datasets. */
   captures(canonicalUrl: string): Promise<CaptureItem[]>;
   datasets(): DatasetSummary[];
+  /** Completed batches the version holds, per dataset id (for ingest status). Optional: in-memory views omit it. */
+  batchesMerged?(): ReadonlyMap<number, number>;
 }
 
 /** The current version, following manifest flips. */
