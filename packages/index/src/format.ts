@@ -12,7 +12,7 @@ export class IndexFormatError extends CcpError {
 export const indexLayout = {
   manifest: (): string => 'index/manifest.json',
   versionDir: (v: string): string => `index/${v}/`,
-  versionFile: (v: string, name: IndexFileName): string => `index/${v}/${name}`,
+  versionFile: (v: string, name: string): string => `index/${v}/${name}`,
   /** The version's own table of contents (sizes + CRC32 of every other index file); written last before the manifest. */
   toc: (v: string): string => `index/${v}/version.json`,
   lakePrefix: (): string => 'urls/',
@@ -23,9 +23,37 @@ export const indexLayout = {
   locatorOf: (lakeKey: string): string => `lakeidx/${lakeKey.replace(/^urls\//, '').replace(/\.parquet$/, '.rgx')}`,
 } as const;
 
-/** The index files of one version, besides version.json. */
-export const INDEX_FILES = ['domains.bin', 'domain-datasets.bin', 'postings.bin', 'files.json', 'domain-ids.json', 'collisions.json', 'batches.json', 'status.json'] as const;
+/**
+ * The JSON files every version has, besides version.json. Its domain index is in shards: `shards.json`
+ * ({@link SHARD_TABLE}) and three binary files per shard ({@link shardFileNames}); a version written before shards
+ * has no shards.json and one unnumbered triple ({@link LEGACY_SHARD}).
+ */
+export const INDEX_FILES = ['files.json', 'domain-ids.json', 'collisions.json', 'batches.json', 'status.json'] as const;
 export type IndexFileName = (typeof INDEX_FILES)[number];
+
+/** The binary files of one dictionary-range shard of the domain index. */
+export interface IndexShardFiles {
+  domains: Buffer;
+  bitmaps: Buffer;
+  postings: Buffer;
+}
+
+/** File names of shard k (0-based) in its version's directory. */
+export function shardFileNames(k: number): Record<keyof IndexShardFiles, string> {
+  const s = String(k).padStart(4, '0');
+  return { domains: `domains-${s}.bin`, bitmaps: `domain-datasets-${s}.bin`, postings: `postings-${s}.bin` };
+}
+
+/** The one shard of a version written before shards.json existed. */
+export const LEGACY_SHARD: Record<keyof IndexShardFiles, string> = { domains: 'domains.bin', bitmaps: 'domain-datasets.bin', postings: 'postings.bin' };
+
+export const SHARD_TABLE = 'shards.json';
+
+/** `shards.json`: the domain index's shards in dictionary order, each with its number of domains. */
+export interface ShardTable {
+  v: 1;
+  shards: { domains: number }[];
+}
 
 /** `index/manifest.json`: which version serves, which are kept, which wait out their grace period. */
 export interface IndexManifest {
@@ -160,7 +188,11 @@ export class DomainDictionary {
 
   /** Entry index of a domain name, or -1. O(log n). */
   indexOf(domain: string): number {
-    const key = Buffer.from(domain, 'utf8');
+    return this.indexOfBytes(Buffer.from(domain, 'utf8'));
+  }
+
+  /** Entry index of a domain name's UTF-8 bytes, or -1. O(log n). */
+  indexOfBytes(key: Buffer): number {
     let lo = 0;
     let hi = this.size - 1;
     while (lo <= hi) {
@@ -212,11 +244,6 @@ export function postingsOf(buf: Buffer, i: number): Posting[] {
     out.push({ datasetId: buf.readUInt32LE(at), file: buf.readUInt32LE(at + 4), first: Number(buf.readBigUInt64LE(at + 8)), rows: buf.readUInt32LE(at + 16) });
   }
   return out;
-}
-
-/** Number of dictionary entries a postings.bin covers. */
-export function postingsCount(buf: Buffer): number {
-  return checkHeader(buf, MAGIC.postings, 'postings.bin');
 }
 
 /** Bytes appended in chunks of 1 MiB (no reallocation of what is written), joined once at the end. */
@@ -284,8 +311,138 @@ function assemble(head: Buffer, sinks: ByteSink[], extra: Buffer[] = []): Buffer
 }
 
 /**
- * Writes the three binary index files one domain at a time, entries in dictionary (UTF-8 byte) order, each file a
- * 12-byte header (magic, version 1, n) then:
+ * The domain index of a version over its shards (dictionary ranges, in order): entry i is the i-th domain of the
+ * whole dictionary, so callers see one dictionary, one bitmap and one postings list per entry whatever the number of
+ * shards. Each shard is three buffers (a file is one Buffer, and Node's stop at 4 GiB: one unsharded postings.bin of
+ * Common Crawl's ≈ 40M domains passes that at about the fourth crawl). Reads the buffers in place.
+ */
+export class DomainIndex {
+  readonly size: number;
+  /** Resident bytes of the shards' files. */
+  readonly bytes: number;
+  private readonly dicts: DomainDictionary[];
+  /** First global entry of each shard. */
+  private readonly bases: number[];
+  /** UTF-8 bytes of each shard's first name (routing a name lookup). */
+  private readonly firsts: Buffer[];
+
+  /** @throws IndexFormatError when a shard's files disagree on its size, or shards are empty or out of order */
+  constructor(private readonly shards: readonly IndexShardFiles[]) {
+    if (shards.length === 0) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'an index has at least one shard');
+    this.dicts = shards.map((s) => new DomainDictionary(s.domains));
+    this.bases = [];
+    this.firsts = [];
+    let n = 0;
+    this.dicts.forEach((d, k) => {
+      const sh = shards[k]!;
+      if (checkHeader(sh.bitmaps, MAGIC.bitmaps, 'domain-datasets.bin') !== d.size || checkHeader(sh.postings, MAGIC.postings, 'postings.bin') !== d.size) {
+        throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'shard files disagree on their number of domains', { shard: k });
+      }
+      if (shards.length > 1 && d.size === 0) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'empty index shard', { shard: k });
+      if (k > 0 && Buffer.compare(this.dicts[k - 1]!.nameBytes(this.dicts[k - 1]!.size - 1), d.nameBytes(0)) >= 0) {
+        throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'index shards out of order', { shard: k });
+      }
+      this.bases.push(n);
+      this.firsts.push(d.size > 0 ? d.nameBytes(0) : Buffer.alloc(0));
+      n += d.size;
+    });
+    this.size = n;
+    this.bytes = shards.reduce((a, s) => a + s.domains.length + s.bitmaps.length + s.postings.length, 0);
+  }
+
+  /** Domains of each shard, in order. */
+  shardSizes(): number[] {
+    return this.dicts.map((d) => d.size);
+  }
+
+  /** Shard and local entry of global entry i. */
+  private at(i: number): [number, number] {
+    if (this.shards.length === 1) return [0, i];
+    let lo = 0;
+    let hi = this.bases.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >>> 1;
+      if (this.bases[mid]! <= i) lo = mid;
+      else hi = mid - 1;
+    }
+    return [lo, i - this.bases[lo]!];
+  }
+
+  name(i: number): string {
+    const [k, j] = this.at(i);
+    return this.dicts[k]!.name(j);
+  }
+
+  nameBytes(i: number): Buffer {
+    const [k, j] = this.at(i);
+    return this.dicts[k]!.nameBytes(j);
+  }
+
+  d64(i: number): bigint {
+    const [k, j] = this.at(i);
+    return this.dicts[k]!.d64(j);
+  }
+
+  /** Entry index of a domain name, or -1. O(log shards + log n). */
+  indexOf(domain: string): number {
+    const key = Buffer.from(domain, 'utf8');
+    // the last shard whose first name is ≤ key
+    let lo = 0;
+    let hi = this.firsts.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >>> 1;
+      if (Buffer.compare(this.firsts[mid]!, key) <= 0) lo = mid;
+      else hi = mid - 1;
+    }
+    const j = this.dicts[lo]!.indexOfBytes(key);
+    return j < 0 ? -1 : this.bases[lo]! + j;
+  }
+
+  /** Entry index holding a domain64 key, or -1 (each shard is in name order, so every shard is searched). */
+  indexOfD64(key: bigint): number {
+    for (let k = 0; k < this.dicts.length; k++) {
+      const j = this.dicts[k]!.indexOfD64(key);
+      if (j >= 0) return this.bases[k]! + j;
+    }
+    return -1;
+  }
+
+  /** The serialized bitmap of entry i's datasets. */
+  bitmap(i: number): Buffer {
+    const [k, j] = this.at(i);
+    return bitmapBytes(this.shards[k]!.bitmaps, j);
+  }
+
+  /** Postings of entry i, sorted by datasetId (a dataset's runs in paging order). */
+  postings(i: number): Posting[] {
+    if (i < 0 || i >= this.size) return [];
+    const [k, j] = this.at(i);
+    return postingsOf(this.shards[k]!.postings, j);
+  }
+}
+
+/** When the index writer starts a new shard ({@link IndexWriter}). */
+export interface ShardLimits {
+  /** Domains per shard (default 2²²). */
+  maxDomains?: number;
+  /** Bytes of a shard's biggest file (default 1 GiB; a single domain bigger than that gets a shard of its own). */
+  maxBytes?: number;
+}
+
+export const DEFAULT_SHARD_DOMAINS = 2 ** 22;
+export const DEFAULT_SHARD_BYTES = 2 ** 30;
+
+/** The three files of one shard, each built when asked (once). */
+export interface ShardBuild {
+  domains: () => Buffer;
+  bitmaps: () => Buffer;
+  postings: () => Buffer;
+}
+
+/**
+ * Writes the domain index one domain at a time, entries in dictionary (UTF-8 byte) order, into shards of at most
+ * `maxDomains` domains whose files stay under `maxBytes` each. A shard is three files, each a 12-byte header
+ * (magic, version 1, n) then:
  * - domains.bin: `u64 domain64[n] · u32 byId[n] (entry indices in domain64 order) · u64 nameOffset[n+1] · UTF-8 names`;
  * - domain-datasets.bin: `u64 offset[n+1] · portable Roaring bitmaps` (each distinct dataset set serialized once);
  * - postings.bin: `u64 recordOffset[n+1] · records (u32 datasetId, u32 file, u64 first, u32 rows, u32 0)`.
@@ -293,23 +450,29 @@ function assemble(head: Buffer, sinks: ByteSink[], extra: Buffer[] = []): Buffer
  * step at Common Crawl's ≈ 40M registered domains.
  */
 export class IndexWriter {
+  private readonly done: IndexShardWriter[] = [];
+  private cur: IndexShardWriter;
   private n = 0;
-  private readonly d64 = new ByteSink();
-  private readonly nameOffs = new ByteSink();
-  private readonly names = new ByteSink();
-  private readonly bitmapOffs = new ByteSink();
-  private readonly bitmaps = new ByteSink();
-  private readonly recOffs = new ByteSink();
-  private readonly recs = new ByteSink();
-  private spent = false;
-  private recCount = 0;
   private last: Buffer | null = null;
+  private spent = false;
   private readonly setBitmap = new Map<string, Uint8Array>();
+  private readonly maxDomains: number;
+  private readonly maxBytes: number;
 
-  constructor(private readonly serializeSet: (datasetIds: number[]) => Uint8Array) {}
+  constructor(private readonly serializeSet: (datasetIds: number[]) => Uint8Array, limits: ShardLimits = {}) {
+    this.maxDomains = limits.maxDomains ?? DEFAULT_SHARD_DOMAINS;
+    this.maxBytes = limits.maxBytes ?? DEFAULT_SHARD_BYTES;
+    if (!(this.maxDomains >= 1) || !(this.maxBytes >= 1)) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'shard limits must be ≥ 1', { ...limits });
+    this.cur = new IndexShardWriter();
+  }
 
   get size(): number {
     return this.n;
+  }
+
+  /** Domains of each shard so far, in order (shards.json). */
+  shardSizes(): number[] {
+    return [...this.done, this.cur].map((s) => s.size);
   }
 
   /**
@@ -318,21 +481,71 @@ export class IndexWriter {
    * @throws IndexFormatError when names come out of order
    */
   add(name: Uint8Array, d64: bigint, postings: readonly Posting[]): void {
+    if (this.spent) throw new Error('IndexWriter.add(): the writer is spent');
     const b = Buffer.from(name.buffer, name.byteOffset, name.byteLength);
     if (this.last !== null && Buffer.compare(this.last, b) >= 0) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'index domains out of order', { domain: b.toString('utf8') });
     this.last = Buffer.from(b);
-    this.d64.u64(d64);
-    this.nameOffs.u64(this.names.length);
-    this.names.bytes(b);
     const ids = postings.flatMap((p, k) => (k > 0 && postings[k - 1]!.datasetId === p.datasetId ? [] : [p.datasetId]));
-    const k = ids.join(',');
-    let bm = this.setBitmap.get(k);
+    const key = ids.join(',');
+    let bm = this.setBitmap.get(key);
     if (bm === undefined) {
       bm = this.serializeSet(ids);
-      this.setBitmap.set(k, bm);
+      this.setBitmap.set(key, bm);
     }
+    if (this.cur.size > 0 && (this.cur.size >= this.maxDomains || this.cur.bytesWith(b.length, bm.length, postings.length) > this.maxBytes)) {
+      this.done.push(this.cur);
+      this.cur = new IndexShardWriter();
+    }
+    this.cur.add(b, d64, bm, postings);
+    this.n++;
+  }
+
+  /**
+   * The shards' files, each built when asked: a file is assembled into one buffer of its exact size and the growing
+   * parts it came from are let go of, so a caller that writes one file and drops it before asking for the next holds
+   * about the parts plus one file (not twice every file). The writer is spent; ask for each file once. Always at
+   * least one shard (an empty index is one empty shard).
+   */
+  shards(): ShardBuild[] {
+    if (this.spent) throw new Error('IndexWriter.shards(): the writer is spent');
+    this.spent = true;
+    return [...this.done, this.cur].map((s) => s.files());
+  }
+
+  /** Every shard's files at once. The writer is spent. */
+  finish(): IndexShardFiles[] {
+    return this.shards().map((f) => ({ domains: f.domains(), bitmaps: f.bitmaps(), postings: f.postings() }));
+  }
+}
+
+/** One shard's three growing files. */
+class IndexShardWriter {
+  private n = 0;
+  private readonly d64 = new ByteSink();
+  private readonly nameOffs = new ByteSink();
+  private readonly names = new ByteSink();
+  private readonly bitmapOffs = new ByteSink();
+  private readonly bitmaps = new ByteSink();
+  private readonly recOffs = new ByteSink();
+  private readonly recs = new ByteSink();
+  private recCount = 0;
+
+  get size(): number {
+    return this.n;
+  }
+
+  /** Size of this shard's biggest file once a domain of these sizes is added. */
+  bytesWith(nameBytes: number, bitmapBytes: number, postings: number): number {
+    const n = this.n + 1;
+    return 12 + 8 * (n + 1) + Math.max(12 * n + this.names.length + nameBytes, this.bitmaps.length + bitmapBytes, REC * (this.recCount + postings));
+  }
+
+  add(name: Buffer, d64: bigint, bitmap: Uint8Array, postings: readonly Posting[]): void {
+    this.d64.u64(d64);
+    this.nameOffs.u64(this.names.length);
+    this.names.bytes(name);
     this.bitmapOffs.u64(this.bitmaps.length);
-    this.bitmaps.bytes(bm);
+    this.bitmaps.bytes(bitmap);
     this.recOffs.u64(this.recCount);
     for (const p of postings) {
       this.recs.u32(p.datasetId);
@@ -345,20 +558,13 @@ export class IndexWriter {
     this.n++;
   }
 
-  /**
-   * The three files, each built when asked: a file is assembled into one buffer of its exact size and the growing
-   * parts it came from are let go of, so a caller that writes one file and drops it before asking for the next holds
-   * about the parts plus one file (not twice every file). The writer is spent; ask for each file once.
-   */
-  files(): { domains: () => Buffer; bitmaps: () => Buffer; postings: () => Buffer } {
-    if (this.spent) throw new Error('IndexWriter.files(): the writer is spent');
-    this.spent = true;
+  files(): ShardBuild {
     const n = this.n;
     // each file can be built once: its parts are let go of as it is assembled (a second call would read them empty)
     const once = (name: string, build: () => Buffer): (() => Buffer) => {
       let built = false;
       return () => {
-        if (built) throw new Error(`IndexWriter.files().${name}() was already built`);
+        if (built) throw new Error(`IndexWriter shard ${name}() was already built`);
         built = true;
         return build();
       };
@@ -375,12 +581,6 @@ export class IndexWriter {
       bitmaps: once('bitmaps', () => assemble(header(MAGIC.bitmaps, n), [this.bitmapOffs, this.bitmaps])),
       postings: once('postings', () => assemble(header(MAGIC.postings, n), [this.recOffs, this.recs])),
     };
-  }
-
-  /** The three files at once. The writer is spent. */
-  finish(): { domains: Buffer; bitmaps: Buffer; postings: Buffer } {
-    const f = this.files();
-    return { domains: f.domains(), bitmaps: f.bitmaps(), postings: f.postings() };
   }
 }
 

@@ -117,7 +117,7 @@ describe('openIndexSource', () => {
   const watchedStore = (store: MemoryObjectStore, loads: string[]): MemoryObjectStore =>
     withMethods(store, {
       get: async (key) => {
-        if (key.endsWith('/domains.bin')) loads.push(key.split('/')[1]!);
+        if (key.endsWith('/domains-0000.bin')) loads.push(key.split('/')[1]!);
         return store.get(key);
       },
     });
@@ -184,7 +184,7 @@ describe('openIndexSource', () => {
     const gate = new Promise<void>((r) => (release = r));
     const slow = withMethods(store, {
       get: async (key) => {
-        if (key === 'index/v000002/postings.bin') await gate; // v2's load hangs until released
+        if (key === 'index/v000002/postings-0000.bin') await gate; // v2's load hangs until released
         return store.get(key);
       },
     });

@@ -3,7 +3,7 @@ import { LakeIndexView } from './lake-index-view';
 import { ParquetLakeReader, type LakeReads } from './lake-reader';
 import { initZstd, type ZstdDecoder } from './zstd';
 import { DuckLakeReader } from './lake-reader-duckdb';
-import { loadVersion, readManifest, readVersionToc, type LoadedVersion } from './version-files';
+import { loadVersion, readManifest, readVersionToc, residentBytesOf, type LoadedVersion } from './version-files';
 import type { IndexManifest } from './format';
 import { versionSeq } from './gc';
 
@@ -76,11 +76,8 @@ const PINNED_BYTES = 1 << 30;
 /** A pinned view used this recently is not evicted to make room for loading an older version. */
 const PIN_IDLE_MS = 60_000;
 const WARM_UP_MS = 2000;
-/** Index files a view holds resident. */
-const RESIDENT_FILES = ['domains.bin', 'domain-datasets.bin', 'postings.bin'] as const;
-
 /** Bytes of the resident index files behind a view. */
-const residentBytes = (l: LoadedVersion): number => l.domains.length + l.bitmaps.length + l.postings.length;
+const residentBytes = (l: LoadedVersion): number => l.index.bytes;
 
 /**
  * Follows `index/manifest.json`: `current()` rereads the manifest at most every `pollMs` and, on a flip, loads and
@@ -108,8 +105,7 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
   const pollMs = opts.pollMs ?? 1000;
   /** Resident bytes a version would take, from its table of contents. @throws IndexFormatError as loadVersion. */
   const residentSizeOf = async (version: string, toc: number): Promise<number> => {
-    const t = await readVersionToc(opts.store, version, toc);
-    return RESIDENT_FILES.reduce((a, f) => a + (t.files[f]?.size ?? 0), 0);
+    return residentBytesOf(await readVersionToc(opts.store, version, toc));
   };
   let view: LakeIndexView | null = null;
   let checkedAt = -Infinity;

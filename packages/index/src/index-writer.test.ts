@@ -1,5 +1,5 @@
 import { RoaringBitmap32 } from 'roaring';
-import { DomainDictionary, IndexWriter, bitmapBytes, postingsOf, type Posting } from './format';
+import { DomainDictionary, DomainIndex, IndexWriter, bitmapBytes, postingsOf, type IndexShardFiles, type Posting, type ShardLimits } from './format';
 
 const serialize = (ids: number[]): Uint8Array => new RoaringBitmap32(ids).serialize('portable');
 
@@ -15,13 +15,23 @@ function entries(n: number, blockKeys: boolean): { domain: string; d64: bigint; 
   }));
 }
 
+function shardsOf(list: ReturnType<typeof entries>, limits?: ShardLimits): ReturnType<IndexWriter['finish']> {
+  const w = new IndexWriter(serialize, limits);
+  for (const e of list) w.add(Buffer.from(e.domain), e.d64, e.postings);
+  expect(w.size).toBe(list.length);
+  return w.finish();
+}
+
+const written = (list: ReturnType<typeof entries>, limits?: ShardLimits): DomainIndex => new DomainIndex(shardsOf(list, limits));
+
 describe('IndexWriter', () => {
   it.each([true, false])('writes files the readers take back whole: names, keys both ways, postings, bitmaps (domain block keys: %s)', (blockKeys) => {
     const list = entries(5000, blockKeys);
     const w = new IndexWriter(serialize);
     for (const e of list) w.add(Buffer.from(e.domain), e.d64, e.postings);
-    expect(w.size).toBe(5000);
-    const got = w.finish();
+    const shards = w.finish();
+    expect(shards).toHaveLength(1);
+    const got = shards[0]!;
     const dict = new DomainDictionary(got.domains);
     expect(dict.size).toBe(5000);
     list.forEach((e, i) => {
@@ -32,18 +42,73 @@ describe('IndexWriter', () => {
     });
   });
 
+  it.each<[string, ShardLimits, number]>([
+    ['domains', { maxDomains: 700 }, 8],
+    ['bytes', { maxBytes: 20_000 }, 0],
+  ])('splits the index into dictionary-range shards by %s, and the index over them answers as one dictionary', (_, limits, shardsWanted) => {
+    const list = entries(5000, true);
+    const one = written(list);
+    const files = shardsOf(list, limits);
+    const many = new DomainIndex(files);
+    const sizes = many.shardSizes();
+    if (shardsWanted > 0) expect(sizes).toEqual([...Array<number>(7).fill(700), 100]);
+    else expect(sizes.length).toBeGreaterThan(4);
+    expect([many.size, one.size]).toEqual([5000, 5000]);
+    // under a byte limit every file of every shard stays within it
+    if (limits.maxBytes !== undefined) expect(Math.max(...files.flatMap((f) => [f.domains.length, f.bitmaps.length, f.postings.length]))).toBeLessThanOrEqual(limits.maxBytes);
+    list.forEach((e, i) => {
+      expect([many.name(i), many.nameBytes(i).toString('utf8'), many.d64(i), many.indexOf(e.domain), many.indexOfD64(e.d64)]).toEqual([e.domain, e.domain, e.d64, i, i]);
+      expect(many.postings(i)).toEqual(e.postings);
+      expect(many.bitmap(i).equals(one.bitmap(i))).toBe(true);
+    });
+    // names before the first, between two shards and after the last are not found
+    for (const absent of ['a.example', `${list[699]!.domain}0`, '😀😀.io', '']) expect(many.indexOf(absent)).toBe(-1);
+    expect([many.indexOfD64(1n), many.postings(5000), many.postings(-1)]).toEqual([-1, [], []]);
+  });
+
+  it('each file under the byte limit, a domain bigger than the limit alone in its shard', () => {
+    const big: Posting[] = Array.from({ length: 100 }, (_, k) => ({ datasetId: k + 1, file: 0, first: 0, rows: 1 }));
+    const w = new IndexWriter(serialize, { maxBytes: 1000 });
+    const names = ['a.example', 'b.example', 'c.example', 'd.example', 'e.example'];
+    names.forEach((n, i) => w.add(Buffer.from(n), BigInt(i + 1) << 32n, i === 2 ? big : [{ datasetId: 1, file: 0, first: 0, rows: 1 }]));
+    const shards = w.finish();
+    const index = new DomainIndex(shards);
+    expect(index.shardSizes()).toEqual([2, 1, 2]);
+    for (const [k, s] of shards.entries()) {
+      if (k !== 1) for (const b of [s.domains, s.bitmaps, s.postings]) expect(b.length).toBeLessThanOrEqual(1000);
+    }
+    expect(index.postings(index.indexOf('c.example'))).toEqual(big);
+  });
+
+  it('an empty index is one empty shard', () => {
+    const index = new DomainIndex(new IndexWriter(serialize).finish());
+    expect([index.size, index.shardSizes(), index.indexOf('a.example')]).toEqual([0, [0], -1]);
+  });
+
+  it('DomainIndex refuses shards out of order or whose files disagree', () => {
+    const [a, b] = shardsOf(entries(10, true), { maxDomains: 5 }) as [IndexShardFiles, IndexShardFiles];
+    expect(new DomainIndex([a, b]).shardSizes()).toEqual([5, 5]);
+    expect(() => new DomainIndex([b, a])).toThrow(expect.objectContaining({ code: 'CCP_ERR_INDEX_FORMAT' }));
+    const c = new IndexWriter(serialize);
+    c.add(Buffer.from('zz.example'), 1n << 32n, [{ datasetId: 1, file: 0, first: 0, rows: 1 }]);
+    const [z] = c.finish();
+    expect(() => new DomainIndex([{ ...a, postings: z!.postings }])).toThrow(expect.objectContaining({ code: 'CCP_ERR_INDEX_FORMAT' }));
+    expect(() => new DomainIndex([])).toThrow(expect.objectContaining({ code: 'CCP_ERR_INDEX_FORMAT' }));
+  });
+
   it('builds each file once: a second call throws instead of returning a file whose parts were let go of', () => {
     const w = new IndexWriter(serialize);
     w.add(Buffer.from('a.example'), 1n << 32n, [{ datasetId: 1, file: 0, first: 0, rows: 3 }]);
-    const f = w.files();
-    expect(postingsOf(f.postings(), 0)).toEqual([{ datasetId: 1, file: 0, first: 0, rows: 3 }]);
-    expect(() => f.postings()).toThrow(/already built/);
-    expect(() => w.files()).toThrow(/spent/);
-    expect(new DomainDictionary(f.domains()).name(0)).toBe('a.example');
+    const [f] = w.shards();
+    expect(postingsOf(f!.postings(), 0)).toEqual([{ datasetId: 1, file: 0, first: 0, rows: 3 }]);
+    expect(() => f!.postings()).toThrow(/already built/);
+    expect(() => w.shards()).toThrow(/spent/);
+    expect(() => w.add(Buffer.from('b.example'), 2n << 32n, [{ datasetId: 1, file: 0, first: 0, rows: 1 }])).toThrow(/spent/);
+    expect(new DomainDictionary(f!.domains()).name(0)).toBe('a.example');
   });
 
-  it('refuses names out of dictionary order', () => {
-    const w = new IndexWriter(serialize);
+  it('refuses names out of dictionary order, across shards too', () => {
+    const w = new IndexWriter(serialize, { maxDomains: 1 });
     w.add(Buffer.from('b.example'), 1n << 32n, [{ datasetId: 1, file: 0, first: 0, rows: 1 }]);
     expect(() => w.add(Buffer.from('a.example'), 2n << 32n, [{ datasetId: 1, file: 0, first: 0, rows: 1 }])).toThrow(expect.objectContaining({ code: 'CCP_ERR_INDEX_FORMAT' }));
     expect(() => w.add(Buffer.from('b.example'), 2n << 32n, [{ datasetId: 1, file: 0, first: 0, rows: 1 }])).toThrow(expect.objectContaining({ code: 'CCP_ERR_INDEX_FORMAT' }));

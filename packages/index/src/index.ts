@@ -7,8 +7,8 @@ export { LAKE_COLUMNS, LAKE_API_COLUMNS, LAKE_LEAN_COLUMNS, lakeColumnsOf, type 
 export { hasLocalPath, type LocalPathStore } from './local-inputs';
 export { loadVersion, readManifest, type LoadedVersion } from './version-files';
 export {
-  IndexFormatError, indexLayout, INDEX_FILES, DomainDictionary, crcOf,
-  type IndexManifest, type VersionToc, type LakeFileEntry, type VersionStatus, type Posting, type IndexFileName,
+  IndexFormatError, indexLayout, INDEX_FILES, DomainDictionary, DomainIndex, crcOf,
+  type IndexManifest, type VersionToc, type LakeFileEntry, type VersionStatus, type Posting, type IndexFileName, type ShardLimits,
 } from './format';
 export { ParquetLakeReader, type ParquetLakeReaderOptions, type LakeReads, type LakeUrlRow, type LakeCaptureRow } from './lake-reader';
 export { buildLocator, decodeLocator, type LakeLocator } from './lake-locator';

@@ -1,5 +1,5 @@
 import { indexFiles } from '../../../tests/support/index-files';
-import type { LakeFileEntry, Posting } from './format';
+import { DomainIndex, type LakeFileEntry, type Posting } from './format';
 import { LakeIndexView } from './lake-index-view';
 import type { LakeCaptureRow, LakeReads, LakeUrlRow } from './lake-reader';
 import type { LoadedVersion } from './version-files';
@@ -51,7 +51,7 @@ function version(postings: Posting[]): LoadedVersion {
   const files = postings.map((p): LakeFileEntry => ({ key: `f${p.file}`, datasetId: p.datasetId, prefix: '00', rows: p.first + p.rows, bytes: 0, crc32: 0, rowGroups: [] }));
   return {
     toc: { v: 1, version: 'v000001', parent: null, createdAt: '2030-01-01T00:00:00Z', files: {} },
-    ...indexFiles([{ domain: 'wide.example', d64: 1n << 32n, postings }]),
+    index: new DomainIndex([indexFiles([{ domain: 'wide.example', d64: 1n << 32n, postings }])]),
     files,
     domainIds: {} as LoadedVersion['domainIds'],
     collisions: {},

@@ -2,7 +2,7 @@ import { RoaringBitmap32 } from 'roaring';
 import {
   canonicalizeUrl, formatDomain64, runLanes, urlId, urlIdHex, type CaptureItem, type DatasetSummary, type DomainDatasets, type IndexView, type UrlItem,
 } from '@ccpipe/core';
-import { DomainDictionary, bitmapBytes, postingsOf, type LakeFileEntry, type Posting } from './format';
+import type { DomainIndex, LakeFileEntry, Posting } from './format';
 import type { LakeReads, LakeUrlRow } from './lake-reader';
 import type { LoadedVersion } from './version-files';
 
@@ -20,7 +20,7 @@ const CAPTURE_READS = 8;
  */
 export class LakeIndexView implements IndexView {
   readonly version: string;
-  private readonly dict: DomainDictionary;
+  private readonly index: DomainIndex;
   private readonly files: LakeFileEntry[];
 
   constructor(
@@ -29,17 +29,17 @@ export class LakeIndexView implements IndexView {
     private readonly names: ReadonlyMap<number, { name: string; crawl: string | null }>,
   ) {
     this.version = loaded.toc.version;
-    this.dict = new DomainDictionary(loaded.domains);
+    this.index = loaded.index;
     this.files = loaded.files;
   }
 
   domain(domain: string): DomainDatasets | null {
-    const i = this.dict.indexOf(domain);
+    const i = this.index.indexOf(domain);
     if (i < 0) return null;
-    const ids = RoaringBitmap32.deserialize(bitmapBytes(this.loaded.bitmaps, i), 'portable').toArray();
+    const ids = RoaringBitmap32.deserialize(this.index.bitmap(i), 'portable').toArray();
     const counts = new Map<number, number>();
-    for (const p of postingsOf(this.loaded.postings, i)) counts.set(p.datasetId, (counts.get(p.datasetId) ?? 0) + p.rows);
-    return { domain, domain64: formatDomain64(this.dict.d64(i)), datasets: ids.map((datasetId) => ({ datasetId, urlCount: counts.get(datasetId) ?? 0 })) };
+    for (const p of this.index.postings(i)) counts.set(p.datasetId, (counts.get(p.datasetId) ?? 0) + p.rows);
+    return { domain, domain64: formatDomain64(this.index.d64(i)), datasets: ids.map((datasetId) => ({ datasetId, urlCount: counts.get(datasetId) ?? 0 })) };
   }
 
   async urls(domain: string, datasetId: number, offset: number, limit: number): Promise<{ total: number; items: UrlItem[] }> {
@@ -73,11 +73,11 @@ export class LakeIndexView implements IndexView {
     } catch {
       return [];
     }
-    const i = this.dict.indexOf(domain);
+    const i = this.index.indexOf(domain);
     if (i < 0) return [];
     // every (dataset, run) of the domain may hold the URL: up to CAPTURE_READS scanned at once (a domain in a hundred
     // crawls is a hundred reads, each a ranged GET on first touch), answered in dataset and run order
-    const runs = postingsOf(this.loaded.postings, i);
+    const runs = this.index.postings(i);
     const found: CaptureItem[][] = new Array(runs.length);
     await runLanes(runs.length, CAPTURE_READS, async (k) => {
       const p = runs[k]!;
@@ -93,11 +93,11 @@ export class LakeIndexView implements IndexView {
    */
   async warm(domains = 4): Promise<number> {
     let pages = 0;
-    const n = this.dict.size;
+    const n = this.index.size;
     for (let k = 0; k < Math.min(domains, n); k++) {
       const i = Math.floor((k * n) / Math.min(domains, n));
-      const name = this.dict.nameBytes(i).toString('utf8');
-      const [p] = postingsOf(this.loaded.postings, i);
+      const name = this.index.nameBytes(i).toString('utf8');
+      const [p] = this.index.postings(i);
       if (p === undefined) continue;
       const page = await this.urls(name, p.datasetId, 0, 10);
       if (page.items[0] !== undefined) await this.captures(page.items[0].url);
@@ -135,9 +135,9 @@ export class LakeIndexView implements IndexView {
 
   /** The runs of (domain, dataset) in paging order (none when the domain is not in that dataset). */
   private postings(domain: string, datasetId: number): Posting[] {
-    const i = this.dict.indexOf(domain);
+    const i = this.index.indexOf(domain);
     if (i < 0) return [];
-    return postingsOf(this.loaded.postings, i).filter((p) => p.datasetId === datasetId);
+    return this.index.postings(i).filter((p) => p.datasetId === datasetId);
   }
 
   private item(r: LakeUrlRow): UrlItem {

@@ -7,7 +7,7 @@ import { MemoryObjectStore } from '@ccpipe/adapters';
 import { RecordingStore } from '../../../tests/support/recording-store';
 import type { DuckDBInstance } from '@duckdb/node-api';
 import { openDuck, queryRows, sqlString } from './duck';
-import { crcOf, indexLayout, type LakeFileEntry } from './format';
+import { DomainIndex, crcOf, indexLayout, type LakeFileEntry } from './format';
 import { indexFiles } from '../../../tests/support/index-files';
 import { buildLocator } from './lake-locator';
 import { LakeIndexView } from './lake-index-view';
@@ -83,7 +83,7 @@ function version(bytes: Buffer, meta: FileMetaData, collisions: Record<string, s
   const file: LakeFileEntry = { key: KEY, datasetId: 1, prefix: '00', rows: first, bytes: bytes.length, crc32: crcOf(bytes), rowGroups, ...(locator && { locator }) };
   return {
     toc: { v: 1, version: 'v000001', parent: null, createdAt: '2030-01-01T00:00:00Z', files: {} },
-    ...indexFiles(entries),
+    index: new DomainIndex([indexFiles(entries)]),
     files: [file],
     domainIds: {} as LoadedVersion['domainIds'],
     collisions,

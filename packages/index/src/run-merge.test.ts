@@ -431,6 +431,74 @@ describe('runMerge (synthetic batches)', () => {
     });
   });
 
+  it('a domain index split into shards answers like one shard; merges over it keep ids; a version written before shards still loads and is merged over', async () => {
+    const domains = (from: number, n: number) => Array.from({ length: n }, (_, i) => `d${String(from + i * 2).padStart(3, '0')}.example`);
+    const first = domains(0, 10); // d000, d002, … d018: the second batch's odd names fall between them
+    const rowsOf = (names: string[], ts: string) => names.flatMap((d, i) => [row(1, `https://${d}/a`, ts), ...(i % 3 === 0 ? [row(2, `https://www.${d}/b`, ts)] : [])]);
+    await putBatch(store, 1, 'b1', rowsOf(first, '20300101000000'));
+    // the same batch merged into a second store with the default limits: one shard
+    const plainDir = await mkdtemp(join(tmpdir(), 'ccpipe-index-plain-'));
+    const plain = new FsObjectStore({ root: plainDir });
+    try {
+      await putBatch(plain, 1, 'b1', rowsOf(first, '20300101000000'));
+      await runMerge(opts({ store: plain, dataDir: plainDir }));
+      await runMerge(opts({ indexShards: { maxDomains: 3 } }));
+      const shardsJson = async (v: string) => JSON.parse(await readFile(join(dir, indexLayout.versionFile(v, 'shards.json')), 'utf8')) as unknown;
+      expect(await shardsJson('v000001')).toEqual({ v: 1, shards: [{ domains: 3 }, { domains: 3 }, { domains: 3 }, { domains: 1 }] });
+      const sharded = await openIndexSource({ store, dataDir: dir, pollMs: 0 });
+      const single = await openIndexSource({ store: plain, dataDir: plainDir, pollMs: 0 });
+      try {
+        const [a, b] = [(await sharded.current())!, (await single.current())!];
+        for (const d of [...first, 'd001.example', 'zzz.example']) {
+          expect(a.domain(d)).toEqual(b.domain(d));
+          for (const ds of [1, 2]) expect(await a.urls(d, ds, 0, 10)).toEqual(await b.urls(d, ds, 0, 10));
+        }
+        expect(a.domain('d018.example')!.datasets).toEqual([{ datasetId: 1, urlCount: 1 }, { datasetId: 2, urlCount: 1 }]);
+        const keys = new Map(first.map((d) => [d, a.domain(d)!.domain64]));
+        // a second merge walks the sharded dictionary: old domains keep their keys, new ones land between them
+        await putBatch(store, 1, 'b2', rowsOf(domains(1, 10), '20300102000000'));
+        expect(await runMerge(opts({ indexShards: { maxDomains: 3 } }))).toMatchObject({ version: 'v000002', domains: 20 });
+        expect(await shardsJson('v000002')).toEqual({ v: 1, shards: [...Array<unknown>(6).fill({ domains: 3 }), { domains: 2 }] });
+        const v2 = (await sharded.current())!;
+        expect(v2.version).toBe('v000002');
+        for (const d of first) expect(v2.domain(d)!.domain64).toBe(keys.get(d));
+        for (const d of domains(1, 10)) expect((await v2.urls(d, 1, 0, 10)).items.map((x) => x.url)).toEqual([`https://${d}/a`]);
+      } finally {
+        await sharded.close();
+        await single.close();
+      }
+      // The one-shard version rewritten the way merges wrote it before shards existed: domains.bin,
+      // domain-datasets.bin, postings.bin, no shards.json.
+      const m = JSON.parse(Buffer.from((await plain.get(indexLayout.manifest()))!).toString()) as IndexManifest;
+      const toc = JSON.parse(Buffer.from((await plain.get(indexLayout.toc('v000001')))!).toString()) as { files: Record<string, { size: number; crc32: number }> };
+      for (const [now, legacy] of [['domains-0000.bin', 'domains.bin'], ['domain-datasets-0000.bin', 'domain-datasets.bin'], ['postings-0000.bin', 'postings.bin']] as const) {
+        await plain.put(indexLayout.versionFile('v000001', legacy), (await plain.get(indexLayout.versionFile('v000001', now)))!);
+        await plain.delete(indexLayout.versionFile('v000001', now));
+        toc.files[legacy] = toc.files[now]!;
+        delete toc.files[now];
+      }
+      await plain.delete(indexLayout.versionFile('v000001', 'shards.json'));
+      delete toc.files['shards.json'];
+      const tocBytes = Buffer.from(JSON.stringify(toc));
+      await plain.put(indexLayout.toc('v000001'), tocBytes);
+      m.versions[0]!.tocCrc32 = crcOf(tocBytes);
+      await plain.put(indexLayout.manifest(), Buffer.from(JSON.stringify(m)));
+      const legacy = await openIndexSource({ store: plain, dataDir: plainDir, pollMs: 0 });
+      try {
+        const v1 = (await legacy.current())!;
+        expect(v1.domain('d000.example')!.datasets).toEqual([{ datasetId: 1, urlCount: 1 }, { datasetId: 2, urlCount: 1 }]);
+        await putBatch(plain, 1, 'b2', rowsOf(domains(1, 10), '20300102000000'));
+        expect(await runMerge(opts({ store: plain, dataDir: plainDir }))).toMatchObject({ version: 'v000002', domains: 20 });
+        const v2 = (await legacy.current())!;
+        expect([v2.version, v2.domain('d000.example')!.domain64, (await v2.urls('d001.example', 1, 0, 10)).total]).toEqual(['v000002', v1.domain('d000.example')!.domain64, 1]);
+      } finally {
+        await legacy.close();
+      }
+    } finally {
+      await rm(plainDir, { recursive: true, force: true });
+    }
+  });
+
   it('GC deletes a retired version only after the grace period, and never a file a kept version uses', async () => {
     for (let i = 1; i <= 3; i++) {
       await putBatch(store, 1, `b${i}`, [row(1, `https://s${i}.example/`, '20300101000000'), row(1, 'https://shared.example/', `2030010${i}000000`)]);
@@ -477,7 +545,7 @@ describe('runMerge (synthetic batches)', () => {
   it('a CRC mismatch in an index file is detected when the version is loaded', async () => {
     await putBatch(store, 1, 'b1', [row(1, 'https://one.example/', '20300101000000')]);
     await runMerge(opts());
-    const key = indexLayout.versionFile('v000001', 'postings.bin');
+    const key = indexLayout.versionFile('v000001', 'postings-0000.bin');
     const bytes = Buffer.from((await store.get(key))!);
     bytes.writeUInt8(bytes.readUInt8(bytes.length - 5) ^ 0xff, bytes.length - 5);
     await store.put(key, bytes);
@@ -495,7 +563,7 @@ describe('runMerge (synthetic batches)', () => {
       expect((await src2.current())!.version).toBe('v000001');
       await putBatch(store, 1, 'b2', [row(1, 'https://two.example/', '20300101000000')]);
       await runMerge(opts());
-      const tocKey = indexLayout.versionFile('v000002', 'domains.bin');
+      const tocKey = indexLayout.versionFile('v000002', 'domains-0000.bin');
       const d = Buffer.from((await store.get(tocKey))!);
       d.writeUInt8(d.readUInt8(d.length - 1) ^ 0xff, d.length - 1);
       await store.put(tocKey, d);

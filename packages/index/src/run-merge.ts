@@ -8,8 +8,8 @@ import { resolveCollisions } from './collisions';
 import { DomainIds, partitionOf } from './domain-ids';
 import { appendTo, openDuck, queryRows, sqlList, streamColumns } from './duck';
 import {
-  IndexFormatError, IndexWriter, DomainDictionary, indexLayout, jsonBytes, parseJson, postingsOf,
-  type IndexManifest, type LakeFileEntry, type Posting, type VersionStatus,
+  IndexFormatError, IndexWriter, SHARD_TABLE, indexLayout, jsonBytes, parseJson, shardFileNames,
+  type IndexManifest, type LakeFileEntry, type Posting, type ShardLimits, type VersionStatus,
 } from './format';
 import { collectGarbage, versionSeq } from './gc';
 import { NEW_POSTINGS, dropSuperseded, lakeColumnsOf, runsToFold, stageNewRows, writeLake, type LakeColumnSet, type LakeTarget, type OldLakeFile } from './lake-write';
@@ -80,6 +80,11 @@ export interface MergeOptions {
    * upload); default the OS temp dir (`TMPDIR`). Deleted when the merge ends, whatever the outcome.
    */
   tmpDir?: string;
+  /**
+   * When the domain index starts a new shard (default 2²² domains, 1 GiB per file): each shard is a dictionary range
+   * with its own domains/bitmaps/postings files, so no file meets Node's 4 GiB Buffer limit at Common Crawl's scale.
+   */
+  indexShards?: ShardLimits;
   /** Called after each phase with its wall time (metrics, benchmarks). */
   onPhase?: (phase: 'load' | 'read' | 'domains' | 'collisions' | 'lake' | 'index' | 'publish', ms: number) => void;
 }
@@ -248,7 +253,7 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
     const partKeys = markers.flatMap(([, m]) => (m.part !== null ? [m.part] : []));
     const parts = await inputs.fetch(partKeys);
     let rowsIn = 0;
-    const ids = prev ? DomainIds.fromSnapshot(prev.domainIds, new DomainDictionary(prev.domains)) : DomainIds.empty();
+    const ids = prev ? DomainIds.fromSnapshot(prev.domainIds, prev.index) : DomainIds.empty();
     const collisions = { ...(prev?.collisions ?? {}) };
     let newCollisions = 0;
     const replaced = new Set<string>();
@@ -367,22 +372,24 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
       await flush();
       phase('lake');
     }
-    const built = await buildIndex(conn, prev, replaced, newFiles);
+    const built = await buildIndex(conn, prev, replaced, newFiles, opts.indexShards);
     const status: VersionStatus = {
       version, parent: prev?.toc.version ?? null, createdAt, batchesMerged: markers.length, batchesTotal: merged.size + markers.length, rowsIn,
       urls: built.urls, domains: built.domains, lakeFiles: built.files.length, lakeBytes: built.files.reduce((s, f) => s + f.bytes, 0),
       rewrittenFiles: newFiles.length, collisions: Object.keys(collisions).length, partitionBits: bits, lakeColumns: columnSet, datasets: built.datasets, mergeMs: Date.now() - t0,
     };
-    const tocCrc32 = await writeVersionFiles(store, version, prev?.toc.version ?? null, createdAt, {
-      'domains.bin': built.bin.domains,
-      'domain-datasets.bin': built.bin.bitmaps,
-      'postings.bin': built.bin.postings,
-      'files.json': jsonBytes(built.files),
-      'domain-ids.json': jsonBytes(ids.snapshot()),
-      'collisions.json': jsonBytes(collisions),
-      'batches.json': jsonBytes([...merged, ...markers.map(([k]) => k)].sort()),
-      'status.json': jsonBytes(status),
-    });
+    const tocCrc32 = await writeVersionFiles(store, version, prev?.toc.version ?? null, createdAt, [
+      ...built.shards.flatMap((s, k) => {
+        const n = shardFileNames(k);
+        return [[n.domains, s.domains], [n.bitmaps, s.bitmaps], [n.postings, s.postings]] as const;
+      }),
+      [SHARD_TABLE, jsonBytes({ v: 1, shards: built.shardSizes.map((domains) => ({ domains })) })],
+      ['files.json', jsonBytes(built.files)],
+      ['domain-ids.json', jsonBytes(ids.snapshot())],
+      ['collisions.json', jsonBytes(collisions)],
+      ['batches.json', jsonBytes([...merged, ...markers.map(([k]) => k)].sort())],
+      ['status.json', jsonBytes(status)],
+    ]);
     phase('index');
     const next: IndexManifest = { v: 1, current: version, versions: [...manifest.versions, { version, createdAt, tocCrc32 }], retired: [...manifest.retired] };
     while (next.versions.length > Math.max(1, opts.keepVersions)) next.retired.push({ version: next.versions.shift()!.version, retiredAt: createdAt });
@@ -408,10 +415,10 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
  * DuckDB chunk at a time, so memory is the files being written (IndexWriter), not an object per domain.
  * @throws IndexFormatError when a domain's key differs between the previous version and the new runs
  */
-async function buildIndex(conn: DuckDBConnection, prev: LoadedVersion | null, replaced: ReadonlySet<string>, newFiles: readonly LakeFileEntry[]) {
+async function buildIndex(conn: DuckDBConnection, prev: LoadedVersion | null, replaced: ReadonlySet<string>, newFiles: readonly LakeFileEntry[], limits?: ShardLimits) {
   const files = [...(prev?.files ?? []).filter((f) => !replaced.has(f.key)), ...newFiles].sort((a, b) => (a.key < b.key ? -1 : 1));
   const fileIdx = new Map(files.map((f, i) => [f.key, i]));
-  const w = new IndexWriter((ids) => new RoaringBitmap32(ids).serialize('portable'));
+  const w = new IndexWriter((ids) => new RoaringBitmap32(ids).serialize('portable'), limits);
   const ds = new Map<number, { urlCount: number; domainCount: number }>();
   let urls = 0;
   const emit = (name: Uint8Array, d64: bigint, list: Posting[]): void => {
@@ -427,9 +434,9 @@ async function buildIndex(conn: DuckDBConnection, prev: LoadedVersion | null, re
       urls += p.rows;
     });
   };
-  const dict = prev === null ? null : new DomainDictionary(prev.domains);
+  const dict = prev === null ? null : prev.index;
   const kept = (i: number): Posting[] =>
-    postingsOf(prev!.postings, i).flatMap((p) => {
+    dict!.postings(i).flatMap((p) => {
       const key = prev!.files[p.file]!.key;
       return replaced.has(key) ? [] : [{ ...p, file: fileIdx.get(key)! }];
     });
@@ -461,7 +468,7 @@ async function buildIndex(conn: DuckDBConnection, prev: LoadedVersion | null, re
   if (group !== null) flush(Buffer.from(group.domain, 'utf8'), group.d64, group.list);
   upTo(null);
   return {
-    files, urls, domains: w.size, bin: w.files(),
+    files, urls, domains: w.size, shardSizes: w.shardSizes(), shards: w.shards(),
     datasets: [...ds].sort((a, b) => a[0] - b[0]).map(([datasetId, c]) => ({ datasetId, ...c })),
   };
 }

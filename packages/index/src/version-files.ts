@@ -1,16 +1,15 @@
 import type { ObjectStore } from '@ccpipe/core';
 import type { DomainIdsSnapshot } from './domain-ids';
 import {
-  INDEX_FILES, IndexFormatError, crcOf, indexLayout, jsonBytes, parseJson, type IndexFileName, type IndexManifest, type LakeFileEntry,
-  type VersionStatus, type VersionToc,
+  DomainIndex, INDEX_FILES, IndexFormatError, LEGACY_SHARD, SHARD_TABLE, crcOf, indexLayout, jsonBytes, parseJson, shardFileNames, type IndexManifest, type IndexShardFiles,
+  type LakeFileEntry, type ShardTable, type VersionStatus, type VersionToc,
 } from './format';
 
 /** Every file of one loaded, CRC-verified index version. */
 export interface LoadedVersion {
   toc: VersionToc;
-  domains: Buffer;
-  bitmaps: Buffer;
-  postings: Buffer;
+  /** The domain index over the version's shards (dictionary, bitmaps, postings). */
+  index: DomainIndex;
   files: LakeFileEntry[];
   domainIds: DomainIdsSnapshot;
   /** Canonical URL → substitute url_id (signed decimal string). */
@@ -35,24 +34,50 @@ export async function readManifest(store: ObjectStore): Promise<IndexManifest> {
  * when a file is gone (e.g. collected by GC).
  */
 export async function loadVersion(store: ObjectStore, version: string, tocCrc32: number): Promise<LoadedVersion> {
-  const { toc, got } = await loadIndexFiles(store, version, tocCrc32, INDEX_FILES);
+  const toc = await readVersionToc(store, version, tocCrc32);
+  const table = toc.files[SHARD_TABLE] === undefined ? null : parseShardTable(await getChecked(store, version, toc, SHARD_TABLE));
+  const names = shardNamesOf(toc, table);
+  const got = await getAll(store, version, toc, [...INDEX_FILES, ...names.flatMap((n) => [n.domains, n.bitmaps, n.postings])]);
+  const shards: IndexShardFiles[] = names.map((n) => ({ domains: got.get(n.domains)!, bitmaps: got.get(n.bitmaps)!, postings: got.get(n.postings)! }));
+  const index = new DomainIndex(shards);
+  if (table !== null && index.shardSizes().some((n, k) => n !== table.shards[k]!.domains)) {
+    throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'a shard does not hold the domains shards.json says', { version });
+  }
   return {
     toc,
-    domains: got['domains.bin'],
-    bitmaps: got['domain-datasets.bin'],
-    postings: got['postings.bin'],
-    files: parseJson<LakeFileEntry[]>(got['files.json'], 'files.json'),
-    domainIds: parseJson<DomainIdsSnapshot>(got['domain-ids.json'], 'domain-ids.json'),
-    collisions: parseJson<Record<string, string>>(got['collisions.json'], 'collisions.json'),
-    batches: parseJson<string[]>(got['batches.json'], 'batches.json'),
-    status: parseJson<VersionStatus>(got['status.json'], 'status.json'),
+    index,
+    files: parseJson<LakeFileEntry[]>(got.get('files.json')!, 'files.json'),
+    domainIds: parseJson<DomainIdsSnapshot>(got.get('domain-ids.json')!, 'domain-ids.json'),
+    collisions: parseJson<Record<string, string>>(got.get('collisions.json')!, 'collisions.json'),
+    batches: parseJson<string[]>(got.get('batches.json')!, 'batches.json'),
+    status: parseJson<VersionStatus>(got.get('status.json')!, 'status.json'),
   };
+}
+
+/** shards.json, checked. @throws IndexFormatError CCP_ERR_INDEX_FORMAT */
+function parseShardTable(b: Buffer): ShardTable {
+  const t = parseJson<ShardTable>(b, SHARD_TABLE);
+  if (t.v !== 1 || !Array.isArray(t.shards) || t.shards.length === 0) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'unknown shards.json version');
+  return t;
+}
+
+/** The shard file names of a version: shards.json's, or the one legacy triple of a version written before it. */
+function shardNamesOf(toc: VersionToc, table: ShardTable | null): Record<keyof IndexShardFiles, string>[] {
+  if (table !== null) return table.shards.map((_, k) => shardFileNames(k));
+  if (toc.files[LEGACY_SHARD.domains] === undefined) throw new IndexFormatError('CCP_ERR_INDEX_MISSING', 'index version lists no domain index', { version: toc.version });
+  return [LEGACY_SHARD];
+}
+
+/** Resident bytes of a version's domain index (its .bin files), from its table of contents. */
+export function residentBytesOf(toc: VersionToc): number {
+  return Object.entries(toc.files).reduce((a, [name, f]) => a + (name.endsWith('.bin') ? f.size : 0), 0);
 }
 
 /** What a version has folded in, without its dictionary, bitmaps or postings (a few KB to read). Same checks as loadVersion. */
 export async function loadVersionSummary(store: ObjectStore, version: string, tocCrc32: number): Promise<{ batches: string[]; status: VersionStatus }> {
-  const { got } = await loadIndexFiles(store, version, tocCrc32, ['batches.json', 'status.json']);
-  return { batches: parseJson<string[]>(got['batches.json'], 'batches.json'), status: parseJson<VersionStatus>(got['status.json'], 'status.json') };
+  const toc = await readVersionToc(store, version, tocCrc32);
+  const got = await getAll(store, version, toc, ['batches.json', 'status.json']);
+  return { batches: parseJson<string[]>(got.get('batches.json')!, 'batches.json'), status: parseJson<VersionStatus>(got.get('status.json')!, 'status.json') };
 }
 
 /** A version's version.json (its files' sizes and CRC32s), checked against `tocCrc32`. @throws IndexFormatError */
@@ -63,26 +88,23 @@ export async function readVersionToc(store: ObjectStore, version: string, tocCrc
   return parseJson<VersionToc>(tocBytes, 'version.json');
 }
 
-/** version.json and the files `names` of a version, each checked against its CRC32 and size. */
-async function loadIndexFiles<N extends IndexFileName>(
-  store: ObjectStore, version: string, tocCrc32: number, names: readonly N[],
-): Promise<{ toc: VersionToc; got: Record<N, Buffer> }> {
-  const toc = await readVersionToc(store, version, tocCrc32);
-  const got = {} as Record<N, Buffer>;
-  await Promise.all(
-    names.map(async (name) => {
-      const want = toc.files[name];
-      const b = await store.get(indexLayout.versionFile(version, name));
-      if (want === undefined || b === null) throw new IndexFormatError('CCP_ERR_INDEX_MISSING', 'index file is missing', { version, file: name });
-      if (b.length !== want.size || crcOf(b) !== want.crc32) throw new IndexFormatError('CCP_ERR_INDEX_CRC', 'index file CRC32 mismatch', { version, file: name });
-      got[name] = Buffer.from(b.buffer, b.byteOffset, b.byteLength);
-    }),
-  );
-  return { toc, got };
+/** One file of a version, checked against its CRC32 and size in `toc`. */
+async function getChecked(store: ObjectStore, version: string, toc: VersionToc, name: string): Promise<Buffer> {
+  const want = toc.files[name];
+  const b = want === undefined ? null : await store.get(indexLayout.versionFile(version, name));
+  if (want === undefined || b === null) throw new IndexFormatError('CCP_ERR_INDEX_MISSING', 'index file is missing', { version, file: name });
+  if (b.length !== want.size || crcOf(b) !== want.crc32) throw new IndexFormatError('CCP_ERR_INDEX_CRC', 'index file CRC32 mismatch', { version, file: name });
+  return Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+}
+
+/** The files `names` of a version, read at once, each checked. */
+async function getAll(store: ObjectStore, version: string, toc: VersionToc, names: readonly string[]): Promise<Map<string, Buffer>> {
+  const bufs = await Promise.all(names.map((n) => getChecked(store, version, toc, n)));
+  return new Map(names.map((n, i) => [n, bufs[i]!]));
 }
 
 /**
- * Writes every index file of a version, then its version.json (sizes + CRC32s). Returns version.json's CRC32 for
+ * Writes every index file of a version (in the order given: the shards, then shards.json and the JSON files), then its version.json (sizes + CRC32s). Returns version.json's CRC32 for
  * the manifest. Idempotent: rewriting an unpublished version replaces it whole.
  */
 export async function writeVersionFiles(
@@ -90,11 +112,10 @@ export async function writeVersionFiles(
   version: string,
   parent: string | null,
   createdAt: string,
-  files: Record<IndexFileName, Uint8Array | (() => Uint8Array)>,
+  files: readonly (readonly [string, Uint8Array | (() => Uint8Array)])[],
 ): Promise<number> {
   const toc: VersionToc = { v: 1, version, parent, createdAt, files: {} };
-  for (const name of INDEX_FILES) {
-    const f = files[name];
+  for (const [name, f] of files) {
     const b = typeof f === 'function' ? f() : f; // built when its turn comes: one big file in memory at a time
     await store.put(indexLayout.versionFile(version, name), b);
     toc.files[name] = { size: b.length, crc32: crcOf(b) };
