@@ -173,6 +173,22 @@ describe('runMerge (synthetic batches)', () => {
     }
   });
 
+  it('within one merge, captures of a URL in the same second go to the latest batch part (key order), not to the WARC position', async () => {
+    const url = 'https://tie.example/x';
+    // part keys sort b1 < b2 < b3; the WARC offsets fall the other way, so only the part's rank can pick b3
+    for (const [id, off] of [['b2', 20], ['b3', 10], ['b1', 30]] as const) {
+      await putBatch(store, 1, id, [row(1, url, '20300110000000', { warcOffset: off, title: id }), row(1, `https://tie.example/${id}`, '20300110000000')]);
+    }
+    expect(await runMerge(opts())).toMatchObject({ rowsIn: 6, urls: 4 });
+    const src = await openIndexSource({ store, dataDir: dir, pollMs: 0 });
+    try {
+      const [c, ...more] = await (await src.current())!.captures(url);
+      expect([c!.title, c!.warc.offset, more]).toEqual(['b3', 10, []]);
+    } finally {
+      await src.close();
+    }
+  });
+
   it('pendingMerge reads what the next merge would fold in: new batches, their rows, and the URLs merged so far', async () => {
     expect(await pendingMerge(store)).toEqual({ version: null, batches: 0, rows: 0, lakeUrls: 0 });
     await putBatch(store, 1, 'b1', ['a', 'b', 'c'].map((p) => row(1, `https://one.example/${p}`, '20300101000000')));
