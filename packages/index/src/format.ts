@@ -423,13 +423,13 @@ export class DomainIndex {
 
 /** When the index writer starts a new shard ({@link IndexWriter}). */
 export interface ShardLimits {
-  /** Domains per shard (default 2²²). */
+  /** Domains per shard (default 2²⁰). */
   maxDomains?: number;
   /** Bytes of a shard's biggest file (default 1 GiB; a single domain bigger than that gets a shard of its own). */
   maxBytes?: number;
 }
 
-export const DEFAULT_SHARD_DOMAINS = 2 ** 22;
+export const DEFAULT_SHARD_DOMAINS = 2 ** 20;
 export const DEFAULT_SHARD_BYTES = 2 ** 30;
 
 /** The three files of one shard, each built when asked (once). */
@@ -450,7 +450,9 @@ export interface ShardBuild {
  * step at Common Crawl's ≈ 40M registered domains.
  */
 export class IndexWriter {
-  private readonly done: IndexShardWriter[] = [];
+  private done: IndexShardWriter[] = [];
+  /** Domains of the shards handed out by {@link takeClosed}. */
+  private readonly taken: number[] = [];
   private cur: IndexShardWriter;
   private n = 0;
   private last: Buffer | null = null;
@@ -472,7 +474,23 @@ export class IndexWriter {
 
   /** Domains of each shard so far, in order (shards.json). */
   shardSizes(): number[] {
-    return [...this.done, this.cur].map((s) => s.size);
+    return [...this.taken, ...[...this.done, this.cur].map((s) => s.size)];
+  }
+
+  /** Whether a shard is complete and not yet taken ({@link takeClosed}). */
+  get closedPending(): boolean {
+    return this.done.length > 0;
+  }
+
+  /**
+   * The shards completed since the last call, in order, handed over to be written now (the writer keeps nothing of
+   * them): a merge writes each shard when the next one starts, so it holds one shard's growing files, not the index's.
+   */
+  takeClosed(): ShardBuild[] {
+    const out = this.done.map((s) => s.files());
+    for (const s of this.done) this.taken.push(s.size);
+    this.done = [];
+    return out;
   }
 
   /**
@@ -501,10 +519,10 @@ export class IndexWriter {
   }
 
   /**
-   * The shards' files, each built when asked: a file is assembled into one buffer of its exact size and the growing
-   * parts it came from are let go of, so a caller that writes one file and drops it before asking for the next holds
-   * about the parts plus one file (not twice every file). The writer is spent; ask for each file once. Always at
-   * least one shard (an empty index is one empty shard).
+   * The shards' files (those not taken by {@link takeClosed}), each built when asked: a file is assembled into one
+   * buffer of its exact size and the growing parts it came from are let go of, so a caller that writes one file and
+   * drops it before asking for the next holds about the parts plus one file (not twice every file). The writer is
+   * spent; ask for each file once. Always at least one shard (an empty index is one empty shard).
    */
   shards(): ShardBuild[] {
     if (this.spent) throw new Error('IndexWriter.shards(): the writer is spent');

@@ -66,6 +66,25 @@ describe('IndexWriter', () => {
     expect([many.indexOfD64(1n), many.postings(5000), many.postings(-1)]).toEqual([-1, [], []]);
   });
 
+  it('takeClosed hands over each shard once the next one starts and keeps none of it; the shards taken and the rest make the whole index', async () => {
+    const list = entries(2500, true);
+    const w = new IndexWriter(serialize, { maxDomains: 1000 });
+    const taken: IndexShardFiles[] = [];
+    const at: number[] = [];
+    list.forEach((e, i) => {
+      w.add(Buffer.from(e.domain), e.d64, e.postings);
+      if (w.closedPending) {
+        at.push(i);
+        for (const b of w.takeClosed()) taken.push({ domains: b.domains(), bitmaps: b.bitmaps(), postings: b.postings() });
+      }
+    });
+    expect(at).toEqual([1000, 2000]); // the 1001st and 2001st domains open shards 1 and 2
+    expect([w.closedPending, w.takeClosed(), w.shardSizes()]).toEqual([false, [], [1000, 1000, 500]]);
+    const index = new DomainIndex([...taken, ...w.finish()]);
+    expect(index.shardSizes()).toEqual([1000, 1000, 500]);
+    list.forEach((e, i) => expect([index.indexOf(e.domain), index.postings(i)]).toEqual([i, e.postings]));
+  });
+
   it('each file under the byte limit, a domain bigger than the limit alone in its shard', () => {
     const big: Posting[] = Array.from({ length: 100 }, (_, k) => ({ datasetId: k + 1, file: 0, first: 0, rows: 1 }));
     const w = new IndexWriter(serialize, { maxBytes: 1000 });

@@ -9,12 +9,12 @@ import { DomainIds, partitionOf } from './domain-ids';
 import { appendTo, openDuck, queryRows, sqlList, streamColumns } from './duck';
 import {
   IndexFormatError, IndexWriter, SHARD_TABLE, indexLayout, jsonBytes, parseJson, shardFileNames,
-  type IndexManifest, type LakeFileEntry, type Posting, type ShardLimits, type VersionStatus,
+  type IndexManifest, type LakeFileEntry, type Posting, type ShardBuild, type ShardLimits, type VersionStatus,
 } from './format';
 import { collectGarbage, versionSeq } from './gc';
 import { NEW_POSTINGS, dropSuperseded, lakeColumnsOf, runsToFold, stageNewRows, writeLake, type LakeColumnSet, type LakeTarget, type OldLakeFile } from './lake-write';
 import { openLocalInputs } from './local-inputs';
-import { loadVersion, loadVersionSummary, readManifest, writeVersionFiles, type LoadedVersion } from './version-files';
+import { VersionWriter, loadVersion, loadVersionSummary, readManifest, type LoadedVersion } from './version-files';
 
 /** Options of {@link runMerge}. */
 export interface MergeOptions {
@@ -84,7 +84,7 @@ export interface MergeOptions {
    */
   tmpDir?: string;
   /**
-   * When the domain index starts a new shard (default 2²² domains, 1 GiB per file): each shard is a dictionary range
+   * When the domain index starts a new shard (default 2²⁰ domains, 1 GiB per file): each shard is a dictionary range
    * with its own domains/bitmaps/postings files, so no file meets Node's 4 GiB Buffer limit at Common Crawl's scale.
    */
   indexShards?: ShardLimits;
@@ -372,24 +372,29 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
       await flush();
       phase('lake');
     }
-    const built = await buildIndex(conn, prev, replaced, newFiles, opts.indexShards);
+    // Shards are written as the index build completes them, the rest of the version's files after it.
+    const out = new VersionWriter(store, version);
+    let shardNo = 0;
+    const writeShard = async (b: ShardBuild): Promise<void> => {
+      const n = shardFileNames(shardNo++);
+      // each file built, written and dropped before the next (one shard file in memory at a time)
+      await out.put(n.domains, b.domains());
+      await out.put(n.bitmaps, b.bitmaps());
+      await out.put(n.postings, b.postings());
+    };
+    const built = await buildIndex(conn, prev, replaced, newFiles, writeShard, opts.indexShards);
     const status: VersionStatus = {
       version, parent: prev?.toc.version ?? null, createdAt, batchesMerged: markers.length, batchesTotal: merged.size + markers.length, rowsIn,
       urls: built.urls, domains: built.domains, lakeFiles: built.files.length, lakeBytes: built.files.reduce((s, f) => s + f.bytes, 0),
       rewrittenFiles: newFiles.length, collisions: Object.keys(collisions).length, partitionBits: bits, lakeColumns: columnSet, datasets: built.datasets, mergeMs: Date.now() - t0,
     };
-    const tocCrc32 = await writeVersionFiles(store, version, prev?.toc.version ?? null, createdAt, [
-      ...built.shards.flatMap((s, k) => {
-        const n = shardFileNames(k);
-        return [[n.domains, s.domains], [n.bitmaps, s.bitmaps], [n.postings, s.postings]] as const;
-      }),
-      [SHARD_TABLE, jsonBytes({ v: 1, shards: built.shardSizes.map((domains) => ({ domains })) })],
-      ['files.json', jsonBytes(built.files)],
-      ['domain-ids.json', jsonBytes(ids.snapshot())],
-      ['collisions.json', jsonBytes(collisions)],
-      ['batches.json', jsonBytes([...merged, ...markers.map(([k]) => k)].sort())],
-      ['status.json', jsonBytes(status)],
-    ]);
+    await out.put(SHARD_TABLE, jsonBytes({ v: 1, shards: built.shardSizes.map((domains) => ({ domains })) }));
+    await out.put('files.json', jsonBytes(built.files));
+    await out.put('domain-ids.json', jsonBytes(ids.snapshot()));
+    await out.put('collisions.json', jsonBytes(collisions));
+    await out.put('batches.json', jsonBytes([...merged, ...markers.map(([k]) => k)].sort()));
+    await out.put('status.json', jsonBytes(status));
+    const tocCrc32 = await out.finish(prev?.toc.version ?? null, createdAt);
     phase('index');
     const next: IndexManifest = { v: 1, current: version, versions: [...manifest.versions, { version, createdAt, tocCrc32 }], retired: [...manifest.retired] };
     while (next.versions.length > Math.max(1, opts.keepVersions)) next.retired.push({ version: next.versions.shift()!.version, retiredAt: createdAt });
@@ -412,15 +417,23 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
  * Dictionary, bitmaps, postings, files registry and per-dataset counts of the new version: the entries of `prev`
  * whose lake files are kept, merged in dictionary order with the runs of the files just written (table
  * new_postings, streamed sorted by domain). The previous dictionary is walked in place and the new runs come one
- * DuckDB chunk at a time, so memory is the files being written (IndexWriter), not an object per domain.
+ * DuckDB chunk at a time; each shard of the new index is handed to `writeShard` as soon as the next one starts, so
+ * memory is one shard's growing files (IndexWriter), not the index's, nor an object per domain; the last one when
+ * the walk ends. Returns the shards' sizes for shards.json.
  * @throws IndexFormatError when a domain's key differs between the previous version and the new runs
  */
-async function buildIndex(conn: DuckDBConnection, prev: LoadedVersion | null, replaced: ReadonlySet<string>, newFiles: readonly LakeFileEntry[], limits?: ShardLimits) {
+async function buildIndex(
+  conn: DuckDBConnection, prev: LoadedVersion | null, replaced: ReadonlySet<string>, newFiles: readonly LakeFileEntry[],
+  writeShard: (b: ShardBuild) => Promise<void>, limits?: ShardLimits,
+) {
   const files = [...(prev?.files ?? []).filter((f) => !replaced.has(f.key)), ...newFiles].sort((a, b) => (a.key < b.key ? -1 : 1));
   const fileIdx = new Map(files.map((f, i) => [f.key, i]));
   const w = new IndexWriter((ids) => new RoaringBitmap32(ids).serialize('portable'), limits);
   const ds = new Map<number, { urlCount: number; domainCount: number }>();
   let urls = 0;
+  const drain = async (): Promise<void> => {
+    for (const b of w.takeClosed()) await writeShard(b);
+  };
   const emit = (name: Uint8Array, d64: bigint, list: Posting[]): void => {
     if (list.length === 0) return; // every row of the domain was in replaced files and none came back (cannot happen: rows are only superseded)
     // a dataset's runs in file-key order (older versions first): the order its URLs are paged in
@@ -441,17 +454,23 @@ async function buildIndex(conn: DuckDBConnection, prev: LoadedVersion | null, re
       return replaced.has(key) ? [] : [{ ...p, file: fileIdx.get(key)! }];
     });
   let i = 0;
-  const upTo = (name: Buffer | null): void => {
-    for (; dict !== null && i < dict.size && (name === null || Buffer.compare(dict.nameBytes(i), name) < 0); i++) emit(dict.nameBytes(i), dict.d64(i), kept(i));
+  // the previous entries before `name` (all that are left with null); a walk can pass whole shards (new domains far
+  // apart, or none), so completed ones are written as it goes
+  const upTo = async (name: Buffer | null): Promise<void> => {
+    for (; dict !== null && i < dict.size && (name === null || Buffer.compare(dict.nameBytes(i), name) < 0); i++) {
+      emit(dict.nameBytes(i), dict.d64(i), kept(i));
+      if (w.closedPending) await drain();
+    }
   };
-  const flush = (name: Buffer, d64: bigint, list: Posting[]): void => {
-    upTo(name);
+  const flush = async (name: Buffer, d64: bigint, list: Posting[]): Promise<void> => {
+    await upTo(name);
     if (dict !== null && i < dict.size && Buffer.compare(dict.nameBytes(i), name) === 0) {
       if (dict.d64(i) !== d64) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'a domain changed its key between versions', { domain: name.toString('utf8') });
       list.push(...kept(i));
       i++;
     }
     emit(name, d64, list);
+    if (w.closedPending) await drain();
   };
   let group: { domain: string; d64: bigint; list: Posting[] } | null = null;
   const runs = 'SELECT domain, domain64, dataset_id, file_key, first, rows FROM new_postings ORDER BY domain, dataset_id';
@@ -459,17 +478,18 @@ async function buildIndex(conn: DuckDBConnection, prev: LoadedVersion | null, re
     for (let k = 0; k < domains!.length; k++) {
       const domain = domains![k] as string;
       if (group === null || group.domain !== domain) {
-        if (group !== null) flush(Buffer.from(group.domain, 'utf8'), group.d64, group.list);
+        if (group !== null) await flush(Buffer.from(group.domain, 'utf8'), group.d64, group.list);
         group = { domain, d64: domain64FromInt64(d64s![k] as bigint), list: [] };
       }
       group.list.push({ datasetId: Number(datasets![k]), file: fileIdx.get(keys![k] as string)!, first: Number(firsts![k]), rows: Number(rows![k]) });
     }
   }
-  if (group !== null) flush(Buffer.from(group.domain, 'utf8'), group.d64, group.list);
-  upTo(null);
+  if (group !== null) await flush(Buffer.from(group.domain, 'utf8'), group.d64, group.list);
+  await upTo(null);
+  const [last] = w.shards(); // what is left: the shard in progress
+  await writeShard(last!);
   return {
-    files, urls, domains: w.size, shardSizes: w.shardSizes(), shards: w.shards(),
+    files, urls, domains: w.size, shardSizes: w.shardSizes(),
     datasets: [...ds].sort((a, b) => a[0] - b[0]).map(([datasetId, c]) => ({ datasetId, ...c })),
   };
 }
-

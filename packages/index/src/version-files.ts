@@ -104,23 +104,27 @@ async function getAll(store: ObjectStore, version: string, toc: VersionToc, name
 }
 
 /**
- * Writes every index file of a version (in the order given: the shards, then shards.json and the JSON files), then its version.json (sizes + CRC32s). Returns version.json's CRC32 for
- * the manifest. Idempotent: rewriting an unpublished version replaces it whole.
+ * Writes the files of a version as they come ({@link put}), then its version.json ({@link finish}: sizes + CRC32s of
+ * every file put). Idempotent: rewriting an unpublished version replaces it (a file of an earlier attempt that this
+ * one does not put is listed nowhere and goes with the version's directory).
  */
-export async function writeVersionFiles(
-  store: ObjectStore,
-  version: string,
-  parent: string | null,
-  createdAt: string,
-  files: readonly (readonly [string, Uint8Array | (() => Uint8Array)])[],
-): Promise<number> {
-  const toc: VersionToc = { v: 1, version, parent, createdAt, files: {} };
-  for (const [name, f] of files) {
-    const b = typeof f === 'function' ? f() : f; // built when its turn comes: one big file in memory at a time
-    await store.put(indexLayout.versionFile(version, name), b);
-    toc.files[name] = { size: b.length, crc32: crcOf(b) };
+export class VersionWriter {
+  private readonly files: VersionToc['files'] = {};
+
+  constructor(
+    private readonly store: ObjectStore,
+    private readonly version: string,
+  ) {}
+
+  async put(name: string, b: Uint8Array): Promise<void> {
+    await this.store.put(indexLayout.versionFile(this.version, name), b);
+    this.files[name] = { size: b.length, crc32: crcOf(b) };
   }
-  const tocBytes = jsonBytes(toc);
-  await store.put(indexLayout.toc(version), tocBytes);
-  return crcOf(tocBytes);
+
+  /** Writes version.json; returns its CRC32 for the manifest. */
+  async finish(parent: string | null, createdAt: string): Promise<number> {
+    const tocBytes = jsonBytes({ v: 1, version: this.version, parent, createdAt, files: this.files } satisfies VersionToc);
+    await this.store.put(indexLayout.toc(this.version), tocBytes);
+    return crcOf(tocBytes);
+  }
 }
