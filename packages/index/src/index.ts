@@ -1,4 +1,4 @@
-export { DEFAULT_MAX_RUNS, pendingMerge, runMerge, type MergeOptions, type MergeResult, type PendingMerge } from './run-merge';
+export { DEFAULT_LAKE_ZSTD_LEVEL, DEFAULT_MAX_RUNS, pendingMerge, runMerge, type MergeOptions, type MergeResult, type PendingMerge } from './run-merge';
 export { openIndexSource, type IndexSourceOptions, type LakeIndexSource } from './index-source';
 export { LakeIndexView } from './lake-index-view';
 export { collectGarbage, versionSeq } from './gc';

@@ -119,7 +119,7 @@ const partitionKey = (p: { datasetId: number; prefix: string }): string => `${p.
 const oldLakeFile = (f: LakeFileEntry, path: string, fileId: number): OldLakeFile => ({ datasetId: f.datasetId, prefix: f.prefix, key: f.key, rows: f.rows, path, fileId });
 
 /** ZSTD level of lake files by default ({@link MergeOptions.compressionLevel}). */
-const DEFAULT_LAKE_ZSTD_LEVEL = 1;
+export const DEFAULT_LAKE_ZSTD_LEVEL = 1;
 
 /** Runs per lake partition by default ({@link MergeOptions.lakeMaxRuns}). */
 export const DEFAULT_MAX_RUNS = 4;
@@ -222,6 +222,8 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
   const compact = opts.compact === true;
   const maxRuns = compact ? 1 : (opts.lakeMaxRuns ?? DEFAULT_MAX_RUNS);
   if (!Number.isInteger(maxRuns) || maxRuns < 1) throw new CcpError('CCP_ERR_CONFIG', 'lakeMaxRuns must be an integer ≥ 1', { detail: { lakeMaxRuns: maxRuns } });
+  const zstdLevel = opts.compressionLevel ?? DEFAULT_LAKE_ZSTD_LEVEL;
+  if (!Number.isInteger(zstdLevel) || zstdLevel < 1 || zstdLevel > 22) throw new CcpError('CCP_ERR_CONFIG', 'compressionLevel must be an integer from 1 to 22', { detail: { compressionLevel: zstdLevel } });
   const markers = await unmergedMarkers(store, merged);
   // a partition's runs (its lake files, oldest first: file keys carry the version that wrote them)
   const runsOf = new Map<string, LakeFileEntry[]>();
@@ -354,7 +356,7 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
         if (group.length === 0) return;
         const lake = await writeLake(conn, store, {
           targets: group, columns: lakeColumnsOf(columnSet), rowGroupSize: opts.rowGroupSize,
-          compressionLevel: opts.compressionLevel ?? DEFAULT_LAKE_ZSTD_LEVEL, parquetVersion: opts.parquetVersion ?? 'V2', tmpDir: tmp, dropText: opts.dropText ?? false,
+          compressionLevel: zstdLevel, parquetVersion: opts.parquetVersion ?? 'V2', tmpDir: tmp, dropText: opts.dropText ?? false,
         });
         await inputs.release(group.flatMap((g) => g.old.map((o) => o.key)));
         // a loop, not push(...): one pass can hold hundreds of thousands of postings (one-URL domains), beyond the

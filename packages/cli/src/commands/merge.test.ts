@@ -80,6 +80,33 @@ describe('ccpipe merge', () => {
     }
   });
 
+  it('--lake-zstd-level sets the level of the lake files written (19 writes a smaller lake than 1 from the same batch); a bad level is refused', async () => {
+    const dirs = [await mkdtemp(join(tmpdir(), 'ccpipe-cli-zstd-')), await mkdtemp(join(tmpdir(), 'ccpipe-cli-zstd-'))];
+    try {
+      const lakeBytes: number[] = [];
+      for (const [dir, level] of [[dirs[0]!, '1'], [dirs[1]!, '19']] as const) {
+        const store = new FsObjectStore({ root: dir });
+        const part = layout.batchPart(3, 'b1');
+        const urls = Array.from({ length: 4000 }, (_, i) => `https://news${i % 7}.example/${['world', 'sport', 'tech'][i % 3]}/2030/${(i * 7919) % 100000}-story-about-${i % 13}`);
+        await store.put(part, await writeParquetPart(urls.map(row), { engine: 'duckdb' }));
+        await store.put(layout.batchMarker(3, 'b1'), Buffer.from(JSON.stringify({ v: 1, batchId: 'b1', datasetId: 3, part })));
+        const merge = async (...flags: string[]) => {
+          const program = new Command('ccpipe').exitOverride();
+          registerMergeCommand(program, { write: () => undefined });
+          await program.parseAsync(['node', 'ccpipe', 'merge', '--data', dir, ...flags]);
+        };
+        for (const bad of ['0', '23', '1.5', 'max']) await expect(merge('--lake-zstd-level', bad)).rejects.toThrow(/--lake-zstd-level must be an integer from 1 to 22/);
+        await merge('--lake-zstd-level', level, '--lake-columns', 'api');
+        const status = JSON.parse(Buffer.from((await store.get('index/v000001/status.json'))!).toString('utf8')) as { lakeBytes: number; urls: number };
+        expect(status.urls).toBe(4000);
+        lakeBytes.push(status.lakeBytes);
+      }
+      expect(lakeBytes[1]!).toBeLessThan(lakeBytes[0]!);
+    } finally {
+      for (const d of dirs) await rm(d, { recursive: true, force: true });
+    }
+  });
+
   it('--lake-columns picks the lake column set, which a later merge cannot change; a bad value is refused', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'ccpipe-cli-merge-'));
     try {

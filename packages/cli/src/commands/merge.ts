@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { loadConfig, type ConfigKey } from '@ccpipe/core';
 import { createLogger, localStoreDir, openObjectStore } from '@ccpipe/adapters';
-import { DEFAULT_MAX_RUNS, runMerge, type LakeColumnSet, type MergeOptions, type MergeResult } from '@ccpipe/index';
+import { DEFAULT_LAKE_ZSTD_LEVEL, DEFAULT_MAX_RUNS, runMerge, type LakeColumnSet, type MergeOptions, type MergeResult } from '@ccpipe/index';
 import { mergeProgress } from '../merge/merge-progress';
 import { mergerMain } from '../merge/merger-main';
 import { STORE_KEYS, addConfigFlags, configFlagsOf } from './config-flags';
@@ -39,6 +39,13 @@ function ratioFlag(v: unknown): number {
   return r;
 }
 
+/** Parses `--lake-zstd-level` (ZSTD's levels 1..22). @throws Error naming the flag. */
+function zstdLevelFlag(v: unknown): number {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1 || n > 22) throw new Error('--lake-zstd-level must be an integer from 1 to 22');
+  return n;
+}
+
 /** Parses `--lake-columns`. @throws Error naming the allowed sets. */
 function lakeColumnsFlag(v: unknown): LakeColumnSet {
   if (v === 'all' || v === 'api' || v === 'lean') return v;
@@ -51,8 +58,8 @@ function lakeColumnsFlag(v: unknown): LakeColumnSet {
  * otherwise). `--data`, `--lake-row-group-size` and `--log-level` come from the config table; merge-only flags:
  * `--keep-versions` (default 3), `--grace-ms` (default 600000), `--drop-text`, `--memory-limit` (default 256MB),
  * `--lake-columns all|api|lean` (default all; fixed once the lake exists, docs/index-format.md), `--lake-max-runs`
- * (default 4: files per lake partition, docs/index-format.md), `--compact` (fold every partition into one file, even
- * with nothing new to merge).
+ * (default 4: files per lake partition, docs/index-format.md), `--lake-zstd-level` (default 1; 9 for a lake written
+ * once and read long), `--compact` (fold every partition into one file, even with nothing new to merge).
  * Exit code 0 also when there was nothing to merge (`published: false`).
  *
  * With `--every <seconds>` it is the merger service instead (mergerMain): merge, wait, repeat until SIGTERM, with
@@ -68,6 +75,7 @@ export function registerMergeCommand(program: Command, io: MergeCommandIo = { wr
     .option('--memory-limit <size>', "DuckDB memory limit, e.g. '256MB' (the default; it spills to a temp dir beyond it)")
     .option('--lake-columns <set>', "lake columns: 'all' (every part column), 'api' (what the API and analytics need) or 'lean' ('api' without url_id); fixed once the lake exists")
     .option('--lake-max-runs <n>', 'most files a lake partition may hold (default 4; 1 = rewrite each partition receiving rows whole)')
+    .option('--lake-zstd-level <n>', `ZSTD level of the lake files this merge writes, 1..22 (default ${DEFAULT_LAKE_ZSTD_LEVEL}; 9 is 1–9 % smaller for ≈ 1.4× the write CPU)`)
     .option('--compact', 'also fold every lake partition holding several runs into one file in URL order (after a crawl\'s last merge); publishes even with no new batch')
     .option('--every <seconds>', 'run as the merger service: merge every <seconds> until SIGTERM, serving /metrics')
     .option('--min-new-ratio <r>', 'with --every: merge only once the new rows are r × the URLs already merged (0, the default: every time)')
@@ -92,6 +100,7 @@ export function registerMergeCommand(program: Command, io: MergeCommandIo = { wr
         ...(typeof opts['memoryLimit'] === 'string' ? { memoryLimit: opts['memoryLimit'] } : {}),
         ...(opts['lakeColumns'] !== undefined && { lakeColumns: lakeColumnsFlag(opts['lakeColumns']) }),
         ...(opts['lakeMaxRuns'] !== undefined && { lakeMaxRuns: intFlag('lake-max-runs', opts['lakeMaxRuns'], DEFAULT_MAX_RUNS, 1) }),
+        ...(opts['lakeZstdLevel'] !== undefined && { compressionLevel: zstdLevelFlag(opts['lakeZstdLevel']) }),
         ...(opts['compact'] === true && { compact: true }),
       };
       const stream = io.progress ?? process.stderr;
