@@ -99,6 +99,21 @@ describe('IndexWriter', () => {
     expect(index.postings(index.indexOf('c.example'))).toEqual(big);
   });
 
+  it('a shard file may reach maxBytes exactly; one byte less starts a new shard a domain earlier', () => {
+    const names = ['a0.example', 'a1.example', 'a2.example', 'a3.example', 'a4.example'];
+    const files = (maxBytes: number) => {
+      const w = new IndexWriter(serialize, { maxBytes });
+      names.forEach((n, i) => w.add(Buffer.from(n), BigInt(i + 1) << 32n, [{ datasetId: 1, file: 0, first: i, rows: 1 }]));
+      return w.finish();
+    };
+    // the biggest file of a shard holding the first four domains
+    const w4 = new IndexWriter(serialize);
+    names.slice(0, 4).forEach((n, i) => w4.add(Buffer.from(n), BigInt(i + 1) << 32n, [{ datasetId: 1, file: 0, first: i, rows: 1 }]));
+    const limit = Math.max(...w4.finish().flatMap((f) => [f.domains.length, f.bitmaps.length, f.postings.length]));
+    expect(new DomainIndex(files(limit)).shardSizes()).toEqual([4, 1]);
+    expect(new DomainIndex(files(limit - 1)).shardSizes()).toEqual([3, 2]);
+  });
+
   it('an empty index is one empty shard', () => {
     const index = new DomainIndex(new IndexWriter(serialize).finish());
     expect([index.size, index.shardSizes(), index.indexOf('a.example')]).toEqual([0, [0], -1]);

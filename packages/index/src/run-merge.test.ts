@@ -48,6 +48,31 @@ async function manifest(): Promise<IndexManifest> {
   return JSON.parse((await readFile(join(dir, indexLayout.manifest()), 'utf8')) as string) as IndexManifest;
 }
 
+/**
+ * Edits the files of a published version the way a writer would have written them (another layout, or a damaged but
+ * checksummed file): `put`/`drop` change files and version.json follows, with the manifest's CRC of version.json.
+ */
+async function rewriteVersion(
+  s: ObjectStore, v: string, edit: (put: (name: string, b: Uint8Array) => Promise<void>, drop: (name: string) => Promise<void>) => Promise<void>,
+): Promise<void> {
+  const m = JSON.parse(Buffer.from((await s.get(indexLayout.manifest()))!).toString()) as IndexManifest;
+  const toc = JSON.parse(Buffer.from((await s.get(indexLayout.toc(v)))!).toString()) as { files: Record<string, { size: number; crc32: number }> };
+  await edit(
+    async (name, b) => {
+      await s.put(indexLayout.versionFile(v, name), b);
+      toc.files[name] = { size: b.length, crc32: crcOf(b) };
+    },
+    async (name) => {
+      await s.delete(indexLayout.versionFile(v, name));
+      delete toc.files[name];
+    },
+  );
+  const tocBytes = Buffer.from(JSON.stringify(toc));
+  await s.put(indexLayout.toc(v), tocBytes);
+  m.versions.find((x) => x.version === v)!.tocCrc32 = crcOf(tocBytes);
+  await s.put(indexLayout.manifest(), Buffer.from(JSON.stringify(m)));
+}
+
 describe('runMerge (synthetic batches)', () => {
   it('keeps one row per (dataset, url), the latest capture, and pages in (domain64, url) order with exact totals', async () => {
     const urls = Array.from({ length: 5000 }, (_, i) => `https://www.example.com/p/${String(i).padStart(5, '0')}`);
@@ -479,26 +504,36 @@ describe('runMerge (synthetic batches)', () => {
         expect(v2.version).toBe('v000002');
         for (const d of first) expect(v2.domain(d)!.domain64).toBe(keys.get(d));
         for (const d of domains(1, 10)) expect((await v2.urls(d, 1, 0, 10)).items.map((x) => x.url)).toEqual([`https://${d}/a`]);
+        // a new domain before every old one: the walk passes all the old shards in one go
+        await putBatch(store, 1, 'b3', [row(1, 'https://a.example/x', '20300103000000')]);
+        expect(await runMerge(opts({ indexShards: { maxDomains: 3 } }))).toMatchObject({ version: 'v000003', domains: 21 });
+        expect(await shardsJson('v000003')).toEqual({ v: 1, shards: [...Array<unknown>(7).fill({ domains: 3 })] });
+        const v3 = (await sharded.current())!;
+        for (const d of ['a.example', ...first, ...domains(1, 10)]) expect(v3.domain(d)?.datasets[0]!.urlCount).toBe(1);
       } finally {
         await sharded.close();
         await single.close();
       }
+      // shards.json that drops a shard, or lists one without a count, is refused (the dropped shard's domains would
+      // silently be unknown)
+      for (const table of [{ v: 1, shards: Array(6).fill({ domains: 3 }) }, { v: 1, shards: [null, ...Array(6).fill({ domains: 3 })] }]) {
+        await rewriteVersion(store, 'v000003', (put) => put('shards.json', Buffer.from(JSON.stringify(table))));
+        const bad = await openIndexSource({ store, dataDir: dir, pollMs: 0 });
+        try {
+          await expect(bad.current()).rejects.toMatchObject({ code: 'CCP_ERR_INDEX_FORMAT' });
+        } finally {
+          await bad.close();
+        }
+      }
       // The one-shard version rewritten the way merges wrote it before shards existed: domains.bin,
       // domain-datasets.bin, postings.bin, no shards.json.
-      const m = JSON.parse(Buffer.from((await plain.get(indexLayout.manifest()))!).toString()) as IndexManifest;
-      const toc = JSON.parse(Buffer.from((await plain.get(indexLayout.toc('v000001')))!).toString()) as { files: Record<string, { size: number; crc32: number }> };
-      for (const [now, legacy] of [['domains-0000.bin', 'domains.bin'], ['domain-datasets-0000.bin', 'domain-datasets.bin'], ['postings-0000.bin', 'postings.bin']] as const) {
-        await plain.put(indexLayout.versionFile('v000001', legacy), (await plain.get(indexLayout.versionFile('v000001', now)))!);
-        await plain.delete(indexLayout.versionFile('v000001', now));
-        toc.files[legacy] = toc.files[now]!;
-        delete toc.files[now];
-      }
-      await plain.delete(indexLayout.versionFile('v000001', 'shards.json'));
-      delete toc.files['shards.json'];
-      const tocBytes = Buffer.from(JSON.stringify(toc));
-      await plain.put(indexLayout.toc('v000001'), tocBytes);
-      m.versions[0]!.tocCrc32 = crcOf(tocBytes);
-      await plain.put(indexLayout.manifest(), Buffer.from(JSON.stringify(m)));
+      await rewriteVersion(plain, 'v000001', async (put, drop) => {
+        for (const [now, legacy] of [['domains-0000.bin', 'domains.bin'], ['domain-datasets-0000.bin', 'domain-datasets.bin'], ['postings-0000.bin', 'postings.bin']] as const) {
+          await put(legacy, (await plain.get(indexLayout.versionFile('v000001', now)))!);
+          await drop(now);
+        }
+        await drop('shards.json');
+      });
       const legacy = await openIndexSource({ store: plain, dataDir: plainDir, pollMs: 0 });
       try {
         const v1 = (await legacy.current())!;

@@ -390,6 +390,7 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
       urls: built.urls, domains: built.domains, lakeFiles: built.files.length, lakeBytes: built.files.reduce((s, f) => s + f.bytes, 0),
       rewrittenFiles: newFiles.length, collisions: Object.keys(collisions).length, partitionBits: bits, lakeColumns: columnSet, datasets: built.datasets, mergeMs: Date.now() - t0,
     };
+    if (shardNo !== built.shardSizes.length) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'index shards written differ from the shards built', { written: shardNo, built: built.shardSizes.length });
     await out.put(SHARD_TABLE, jsonBytes({ v: 1, shards: built.shardSizes.map((domains) => ({ domains })) }));
     await out.put('files.json', jsonBytes(built.files));
     await out.put('domain-ids.json', jsonBytes(ids.snapshot()));
@@ -488,8 +489,7 @@ async function buildIndex(
   }
   if (group !== null) await flush(Buffer.from(group.domain, 'utf8'), group.d64, group.list);
   await upTo(null);
-  const [last] = w.shards(); // what is left: the shard in progress
-  await writeShard(last!);
+  for (const b of w.shards()) await writeShard(b); // what is left: the shard in progress (and any not drained)
   return {
     files, urls, domains: w.size, shardSizes: w.shardSizes(),
     datasets: [...ds].sort((a, b) => a[0] - b[0]).map(([datasetId, c]) => ({ datasetId, ...c })),

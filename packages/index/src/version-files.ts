@@ -54,18 +54,33 @@ export async function loadVersion(store: ObjectStore, version: string, tocCrc32:
   };
 }
 
-/** shards.json, checked. @throws IndexFormatError CCP_ERR_INDEX_FORMAT */
+/** shards.json, checked: version 1, at least one shard, each a count of domains (0 only for the one shard of an empty index). @throws IndexFormatError CCP_ERR_INDEX_FORMAT */
 function parseShardTable(b: Buffer): ShardTable {
   const t = parseJson<ShardTable>(b, SHARD_TABLE);
   if (t.v !== 1 || !Array.isArray(t.shards) || t.shards.length === 0) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'unknown shards.json version');
+  const min = t.shards.length === 1 ? 0 : 1;
+  if (!t.shards.every((e) => Number.isSafeInteger((e as { domains?: unknown } | null)?.domains) && e.domains >= min)) {
+    throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'shards.json lists a shard without a number of domains');
+  }
   return t;
 }
 
-/** The shard file names of a version: shards.json's, or the one legacy triple of a version written before it. */
+const SHARD_FILE = /^(?:domains|domain-datasets|postings)(?:-\d+)?\.bin$/;
+
+/**
+ * The shard file names of a version: shards.json's, or the one legacy triple of a version written before it. The
+ * table must name every shard file the version lists and no other (a table that drops a shard would hide its
+ * domains). @throws IndexFormatError
+ */
 function shardNamesOf(toc: VersionToc, table: ShardTable | null): Record<keyof IndexShardFiles, string>[] {
-  if (table !== null) return table.shards.map((_, k) => shardFileNames(k));
-  if (toc.files[LEGACY_SHARD.domains] === undefined) throw new IndexFormatError('CCP_ERR_INDEX_MISSING', 'index version lists no domain index', { version: toc.version });
-  return [LEGACY_SHARD];
+  const names = table !== null ? table.shards.map((_, k) => shardFileNames(k)) : [LEGACY_SHARD];
+  if (table === null && toc.files[LEGACY_SHARD.domains] === undefined) throw new IndexFormatError('CCP_ERR_INDEX_MISSING', 'index version lists no domain index', { version: toc.version });
+  const want = new Set(names.flatMap((n) => [n.domains, n.bitmaps, n.postings]));
+  const listed = Object.keys(toc.files).filter((f) => SHARD_FILE.test(f));
+  if (listed.length !== want.size || !listed.every((f) => want.has(f))) {
+    throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'the index shard files do not match shards.json', { version: toc.version, listed: listed.length, expected: want.size });
+  }
+  return names;
 }
 
 /** Resident bytes of a version's domain index (its .bin files), from its table of contents. */

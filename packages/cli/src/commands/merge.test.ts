@@ -95,7 +95,7 @@ describe('ccpipe merge', () => {
           registerMergeCommand(program, { write: () => undefined });
           await program.parseAsync(['node', 'ccpipe', 'merge', '--data', dir, ...flags]);
         };
-        for (const bad of ['0', '23', '1.5', 'max']) await expect(merge('--lake-zstd-level', bad)).rejects.toThrow(/--lake-zstd-level must be an integer from 1 to 22/);
+        for (const bad of ['0', '23', '1.5', 'max', '1e1', '0x9']) await expect(merge('--lake-zstd-level', bad)).rejects.toThrow(/--lake-zstd-level must be an integer from 1 to 22/);
         await merge('--lake-zstd-level', level, '--lake-columns', 'api');
         const status = JSON.parse(Buffer.from((await store.get('index/v000001/status.json'))!).toString('utf8')) as { lakeBytes: number; urls: number };
         expect(status.urls).toBe(4000);

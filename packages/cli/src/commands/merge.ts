@@ -41,7 +41,7 @@ function ratioFlag(v: unknown): number {
 
 /** Parses `--lake-zstd-level` (ZSTD's levels 1..22). @throws Error naming the flag. */
 function zstdLevelFlag(v: unknown): number {
-  const n = Number(v);
+  const n = typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : NaN;
   if (!Number.isInteger(n) || n < 1 || n > 22) throw new Error('--lake-zstd-level must be an integer from 1 to 22');
   return n;
 }
