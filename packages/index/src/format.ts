@@ -355,17 +355,22 @@ export class DomainIndex {
     return this.dicts.map((d) => d.size);
   }
 
-  /** Shard and local entry of global entry i. */
-  private at(i: number): [number, number] {
-    if (this.shards.length === 1) return [0, i];
+  /** The last shard k for which `atOrBefore(k)` holds (shard 0 when none does): shards are in order, so it is monotone. */
+  private lastShard(atOrBefore: (k: number) => boolean): number {
     let lo = 0;
-    let hi = this.bases.length - 1;
+    let hi = this.shards.length - 1;
     while (lo < hi) {
       const mid = (lo + hi + 1) >>> 1;
-      if (this.bases[mid]! <= i) lo = mid;
+      if (atOrBefore(mid)) lo = mid;
       else hi = mid - 1;
     }
-    return [lo, i - this.bases[lo]!];
+    return lo;
+  }
+
+  /** Shard and local entry of global entry i. */
+  private at(i: number): [number, number] {
+    const k = this.shards.length === 1 ? 0 : this.lastShard((s) => this.bases[s]! <= i);
+    return [k, i - this.bases[k]!];
   }
 
   name(i: number): string {
@@ -386,16 +391,9 @@ export class DomainIndex {
   /** Entry index of a domain name, or -1. O(log shards + log n). */
   indexOf(domain: string): number {
     const key = Buffer.from(domain, 'utf8');
-    // the last shard whose first name is ≤ key
-    let lo = 0;
-    let hi = this.firsts.length - 1;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >>> 1;
-      if (Buffer.compare(this.firsts[mid]!, key) <= 0) lo = mid;
-      else hi = mid - 1;
-    }
-    const j = this.dicts[lo]!.indexOfBytes(key);
-    return j < 0 ? -1 : this.bases[lo]! + j;
+    const k = this.lastShard((s) => Buffer.compare(this.firsts[s]!, key) <= 0);
+    const j = this.dicts[k]!.indexOfBytes(key);
+    return j < 0 ? -1 : this.bases[k]! + j;
   }
 
   /** Entry index holding a domain64 key, or -1 (each shard is in name order, so every shard is searched). */

@@ -76,8 +76,6 @@ const PINNED_BYTES = 1 << 30;
 /** A pinned view used this recently is not evicted to make room for loading an older version. */
 const PIN_IDLE_MS = 60_000;
 const WARM_UP_MS = 2000;
-/** Bytes of the resident index files behind a view. */
-const residentBytes = (l: LoadedVersion): number => l.index.bytes;
 
 /**
  * Follows `index/manifest.json`: `current()` rereads the manifest at most every `pollMs` and, on a flip, loads and
@@ -103,10 +101,6 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
     });
   }
   const pollMs = opts.pollMs ?? 1000;
-  /** Resident bytes a version would take, from its table of contents. @throws IndexFormatError as loadVersion. */
-  const residentSizeOf = async (version: string, toc: number): Promise<number> => {
-    return residentBytesOf(await readVersionToc(opts.store, version, toc));
-  };
   let view: LakeIndexView | null = null;
   let checkedAt = -Infinity;
   let inflight: Promise<LakeIndexView | null> | null = null;
@@ -138,7 +132,6 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
 
   // A version is its name *and* its table of contents: a wiped and rebuilt store reuses names (v000001 again).
   const tocOf = new WeakMap<LakeIndexView, number>();
-  const sizeOf = new WeakMap<LakeIndexView, number>();
   const keyFor = (version: string, toc: number | undefined): string => `${version}#${toc}`;
   const keyOf = (v: LakeIndexView): string => keyFor(v.version, tocOf.get(v));
   const keptBy = (m: IndexManifest): Set<string> => new Set(m.versions.map((v) => keyFor(v.version, v.tocCrc32)));
@@ -148,7 +141,6 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
     const names = new Map((regBytes ? parseDatasetRegistry(regBytes).datasets : []).map((d) => [d.id, { name: d.name, crawl: d.crawl }]));
     const v = new LakeIndexView(loaded, reads, names);
     tocOf.set(v, tocCrc32);
-    sizeOf.set(v, residentBytes(loaded));
     if (warm && opts.warmUp === true && !warmed) {
       warmed = true;
       let timer: NodeJS.Timeout | undefined;
@@ -183,7 +175,7 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
       if (v !== null) return v;
     }
     // room first for the view this flip replaces (it will be pinned): fewer versions resident while the next loads
-    trimPinned(null, view === null ? 0 : (sizeOf.get(view) ?? 0));
+    trimPinned(null, view?.residentBytes ?? 0);
     return load(meta.version, meta.tocCrc32, true);
   };
   const open = (): void => {
@@ -201,7 +193,7 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
             // while the manifest keeps its version
             if (view !== null && v !== view && manifest !== null && keptBy(manifest).has(keyOf(view))) {
               const key = keyOf(view);
-              touch(key, { p: Promise.resolve(view), size: sizeOf.get(view) ?? 0, usedAt: 0 });
+              touch(key, { p: Promise.resolve(view), size: view.residentBytes, usedAt: 0 });
               trimPinned(key);
             }
             view = v;
@@ -244,7 +236,8 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
       if (versionSeq(meta.version) < versionSeq(cur?.version ?? 'v0')) {
         // an older version: loaded only if it fits beside the pinned views used lately (evicting idle ones), so
         // clients on two big older versions do not make the replica reload them in turn
-        size = await residentSizeOf(meta.version, meta.tocCrc32);
+        // resident bytes it would take, from its table of contents
+        size = residentBytesOf(await readVersionToc(opts.store, meta.version, meta.tocCrc32));
         const now = Date.now();
         let bytes = pinnedTotal();
         let count = pinned.size;
@@ -265,7 +258,7 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
       const entry = touch(key, { p: load(meta.version, meta.tocCrc32, false), size, usedAt: 0 });
       entry.p.then(
         (v) => {
-          entry.size = sizeOf.get(v) ?? 0;
+          entry.size = v.residentBytes;
         },
         () => {
           if (pinned.get(key) === entry) pinned.delete(key);

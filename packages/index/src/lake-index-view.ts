@@ -1,6 +1,6 @@
 import { RoaringBitmap32 } from 'roaring';
 import {
-  canonicalizeUrl, formatDomain64, runLanes, urlId, urlIdHex, type CaptureItem, type DatasetSummary, type DomainDatasets, type IndexView, type UrlItem,
+  canonicalizeUrl, formatDomain64, layout, runLanes, urlId, urlIdHex, type CaptureItem, type DatasetSummary, type DomainDatasets, type IndexView, type UrlItem,
 } from '@ccpipe/core';
 import type { DomainIndex, LakeFileEntry, Posting } from './format';
 import type { LakeReads, LakeUrlRow } from './lake-reader';
@@ -96,7 +96,7 @@ export class LakeIndexView implements IndexView {
     const n = this.index.size;
     for (let k = 0; k < Math.min(domains, n); k++) {
       const i = Math.floor((k * n) / Math.min(domains, n));
-      const name = this.index.nameBytes(i).toString('utf8');
+      const name = this.index.name(i);
       const [p] = this.index.postings(i);
       if (p === undefined) continue;
       const page = await this.urls(name, p.datasetId, 0, 10);
@@ -113,6 +113,11 @@ export class LakeIndexView implements IndexView {
     });
   }
 
+  /** Bytes of the resident index files behind this view (its domain index). */
+  get residentBytes(): number {
+    return this.index.bytes;
+  }
+
   /** Progress facts of this version (status.json) for /v1/status. */
   status(): LoadedVersion['status'] {
     return this.loaded.status;
@@ -125,8 +130,8 @@ export class LakeIndexView implements IndexView {
     if (this.mergedBy === null) {
       const by = new Map<number, number>();
       for (const key of this.loaded.batches) {
-        const m = /(?:^|\/)dataset_id=(\d+)\//.exec(key);
-        if (m !== null) by.set(Number(m[1]), (by.get(Number(m[1])) ?? 0) + 1);
+        const id = layout.batchDatasetOf(key);
+        if (id !== null) by.set(id, (by.get(id) ?? 0) + 1);
       }
       this.mergedBy = by;
     }

@@ -83,9 +83,9 @@ function shardNamesOf(toc: VersionToc, table: ShardTable | null): Record<keyof I
   return names;
 }
 
-/** Resident bytes of a version's domain index (its .bin files), from its table of contents. */
+/** Resident bytes of a version's domain index (its shard files), from its table of contents. */
 export function residentBytesOf(toc: VersionToc): number {
-  return Object.entries(toc.files).reduce((a, [name, f]) => a + (name.endsWith('.bin') ? f.size : 0), 0);
+  return Object.entries(toc.files).reduce((a, [name, f]) => a + (SHARD_FILE.test(name) ? f.size : 0), 0);
 }
 
 /** What a version has folded in, without its dictionary, bitmaps or postings (a few KB to read). Same checks as loadVersion. */

@@ -26,4 +26,9 @@ export const layout = {
   batchMarker: (datasetId: number, id: string): string => `${layout.batchDir(datasetId, id)}/_SUCCESS.json`,
   /** True when `key` is a batch completion marker. */
   isBatchMarker: (key: string): boolean => key.startsWith('batches/') && key.endsWith('/_SUCCESS.json'),
+  /** The dataset id of a key under a batch folder (`batches/dataset_id=<id>/…`), or null for any other key. */
+  batchDatasetOf: (key: string): number | null => {
+    const m = /^batches\/dataset_id=(\d+)\//.exec(key);
+    return m === null ? null : Number(m[1]);
+  },
 } as const;
