@@ -311,6 +311,24 @@ function assemble(head: Buffer, sinks: ByteSink[], extra: Buffer[] = []): Buffer
 }
 
 /**
+ * The dictionary of shard k of `count`, its three files checked against each other: the same number of domains, and
+ * none empty unless it is the only shard. @throws IndexFormatError CCP_ERR_INDEX_FORMAT
+ */
+function openShard(files: IndexShardFiles, k: number, count: number): DomainDictionary {
+  const d = new DomainDictionary(files.domains);
+  if (checkHeader(files.bitmaps, MAGIC.bitmaps, 'domain-datasets.bin') !== d.size || checkHeader(files.postings, MAGIC.postings, 'postings.bin') !== d.size) {
+    throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'shard files disagree on their number of domains', { shard: k });
+  }
+  if (count > 1 && d.size === 0) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'empty index shard', { shard: k });
+  return d;
+}
+
+/** Shard k's first name must sort after shard k-1's last. @throws IndexFormatError CCP_ERR_INDEX_FORMAT */
+function checkShardOrder(before: DomainDictionary, after: DomainDictionary, k: number): void {
+  if (Buffer.compare(before.nameBytes(before.size - 1), after.nameBytes(0)) >= 0) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'index shards out of order', { shard: k });
+}
+
+/**
  * The domain index of a version over its shards (dictionary ranges, in order): entry i is the i-th domain of the
  * whole dictionary, so callers see one dictionary, one bitmap and one postings list per entry whatever the number of
  * shards. Each shard is three buffers (a file is one Buffer, and Node's stop at 4 GiB: one unsharded postings.bin of
@@ -329,19 +347,12 @@ export class DomainIndex {
   /** @throws IndexFormatError when a shard's files disagree on its size, or shards are empty or out of order */
   constructor(private readonly shards: readonly IndexShardFiles[]) {
     if (shards.length === 0) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'an index has at least one shard');
-    this.dicts = shards.map((s) => new DomainDictionary(s.domains));
+    this.dicts = shards.map((s, k) => openShard(s, k, shards.length));
     this.bases = [];
     this.firsts = [];
     let n = 0;
     this.dicts.forEach((d, k) => {
-      const sh = shards[k]!;
-      if (checkHeader(sh.bitmaps, MAGIC.bitmaps, 'domain-datasets.bin') !== d.size || checkHeader(sh.postings, MAGIC.postings, 'postings.bin') !== d.size) {
-        throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'shard files disagree on their number of domains', { shard: k });
-      }
-      if (shards.length > 1 && d.size === 0) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'empty index shard', { shard: k });
-      if (k > 0 && Buffer.compare(this.dicts[k - 1]!.nameBytes(this.dicts[k - 1]!.size - 1), d.nameBytes(0)) >= 0) {
-        throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'index shards out of order', { shard: k });
-      }
+      if (k > 0) checkShardOrder(this.dicts[k - 1]!, d, k);
       this.bases.push(n);
       this.firsts.push(d.size > 0 ? d.nameBytes(0) : Buffer.alloc(0));
       n += d.size;
@@ -416,6 +427,141 @@ export class DomainIndex {
     if (i < 0 || i >= this.size) return [];
     const [k, j] = this.at(i);
     return postingsOf(this.shards[k]!.postings, j);
+  }
+}
+
+/** Where {@link OnDemandDomainIndex} gets its shards: their sizes (from shards.json) and a reader of each. */
+export interface ShardSource {
+  /** Domains of each shard, in order. */
+  readonly sizes: readonly number[];
+  /** Shard k's three files, each checked against its size and CRC32. @throws IndexFormatError */
+  read(k: number): IndexShardFiles;
+}
+
+/**
+ * The domain index of a version for a walk in dictionary order (the merger's): the same entries as
+ * {@link DomainIndex}, but a shard is read only when one of its entries is asked for, and only that shard is
+ * resident, so memory is one shard's files (≤ 2²⁰ domains by default), not the whole index (≈ 90 B per domain:
+ * 3.6 GB at Common Crawl's ≈ 40M). Entry numbers come from the sizes, so routing an entry reads nothing. Each shard is
+ * checked as it is read: against the sizes, and against the neighbours read before it for order. A walk in order
+ * reads each shard once; random access works but may read a shard per call. `indexOf` reads the shards of its
+ * binary search. Sync: the reader reads local files.
+ */
+export class OnDemandDomainIndex {
+  readonly size: number;
+  /** Shards read so far (a walk in order reads each once). */
+  reads = 0;
+  private readonly bases: number[] = [];
+  /** First and last names of the shards read so far, for the order checks and indexOf's routing. */
+  private readonly firsts: (Buffer | null)[];
+  private readonly lasts: (Buffer | null)[];
+  private k = -1;
+  private files: IndexShardFiles | null = null;
+  private dict: DomainDictionary | null = null;
+
+  /** @throws IndexFormatError when the source has no shard */
+  constructor(private readonly source: ShardSource) {
+    if (source.sizes.length === 0) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'an index has at least one shard');
+    let n = 0;
+    for (const s of source.sizes) {
+      this.bases.push(n);
+      n += s;
+    }
+    this.size = n;
+    this.firsts = source.sizes.map(() => null);
+    this.lasts = source.sizes.map(() => null);
+  }
+
+  /** Makes shard k the resident one (reading and checking it unless it is already). */
+  private use(k: number): DomainDictionary {
+    if (k === this.k) return this.dict!;
+    this.files = null;
+    this.dict = null;
+    this.k = -1;
+    const count = this.source.sizes.length;
+    const files = this.source.read(k);
+    const d = openShard(files, k, count);
+    if (d.size !== this.source.sizes[k]) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'a shard does not hold the domains shards.json says', { shard: k });
+    this.reads++;
+    if (d.size > 0) {
+      const first = Buffer.from(d.nameBytes(0));
+      const last = Buffer.from(d.nameBytes(d.size - 1));
+      const before = k > 0 ? this.lasts[k - 1] : null;
+      const after = k + 1 < count ? this.firsts[k + 1] : null;
+      if ((before != null && Buffer.compare(before, first) >= 0) || (after != null && Buffer.compare(last, after) >= 0)) {
+        throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'index shards out of order', { shard: k });
+      }
+      this.firsts[k] = first;
+      this.lasts[k] = last;
+    }
+    this.k = k;
+    this.files = files;
+    this.dict = d;
+    return d;
+  }
+
+  /** Shard and local entry of global entry i (0 ≤ i < size). */
+  private at(i: number): [number, number] {
+    const k0 = this.k;
+    if (k0 >= 0 && i >= this.bases[k0]! && i < this.bases[k0]! + this.source.sizes[k0]!) return [k0, i - this.bases[k0]!];
+    let lo = 0;
+    let hi = this.bases.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >>> 1;
+      if (this.bases[mid]! <= i) lo = mid;
+      else hi = mid - 1;
+    }
+    return [lo, i - this.bases[lo]!];
+  }
+
+  name(i: number): string {
+    const [k, j] = this.at(i);
+    return this.use(k).name(j);
+  }
+
+  nameBytes(i: number): Buffer {
+    const [k, j] = this.at(i);
+    return this.use(k).nameBytes(j);
+  }
+
+  d64(i: number): bigint {
+    const [k, j] = this.at(i);
+    return this.use(k).d64(j);
+  }
+
+  /** Entry index of a domain name, or -1: a binary search over the shards (reading those it passes), then in one. */
+  indexOf(domain: string): number {
+    const key = Buffer.from(domain, 'utf8');
+    let lo = 0;
+    let hi = this.bases.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >>> 1;
+      if (Buffer.compare(this.first(mid), key) <= 0) lo = mid;
+      else hi = mid - 1;
+    }
+    const j = this.use(lo).indexOfBytes(key);
+    return j < 0 ? -1 : this.bases[lo]! + j;
+  }
+
+  /** Shard k's first name (reading the shard once; only several shards are searched, and none of those is empty). */
+  private first(k: number): Buffer {
+    if (this.firsts[k] === null) this.use(k);
+    return this.firsts[k]!;
+  }
+
+  /** The serialized bitmap of entry i's datasets. */
+  bitmap(i: number): Buffer {
+    const [k, j] = this.at(i);
+    this.use(k);
+    return bitmapBytes(this.files!.bitmaps, j);
+  }
+
+  /** Postings of entry i, sorted by datasetId (a dataset's runs in paging order). */
+  postings(i: number): Posting[] {
+    if (i < 0 || i >= this.size) return [];
+    const [k, j] = this.at(i);
+    this.use(k);
+    return postingsOf(this.files!.postings, j);
   }
 }
 

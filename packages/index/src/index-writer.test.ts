@@ -1,5 +1,5 @@
 import { RoaringBitmap32 } from 'roaring';
-import { DomainDictionary, DomainIndex, IndexWriter, bitmapBytes, postingsOf, type IndexShardFiles, type Posting, type ShardLimits } from './format';
+import { DomainDictionary, DomainIndex, IndexWriter, OnDemandDomainIndex, bitmapBytes, postingsOf, type IndexShardFiles, type Posting, type ShardLimits } from './format';
 
 const serialize = (ids: number[]): Uint8Array => new RoaringBitmap32(ids).serialize('portable');
 
@@ -146,5 +146,52 @@ describe('IndexWriter', () => {
     w.add(Buffer.from('b.example'), 1n << 32n, [{ datasetId: 1, file: 0, first: 0, rows: 1 }]);
     expect(() => w.add(Buffer.from('a.example'), 2n << 32n, [{ datasetId: 1, file: 0, first: 0, rows: 1 }])).toThrow(expect.objectContaining({ code: 'CCP_ERR_INDEX_FORMAT' }));
     expect(() => w.add(Buffer.from('b.example'), 2n << 32n, [{ datasetId: 1, file: 0, first: 0, rows: 1 }])).toThrow(expect.objectContaining({ code: 'CCP_ERR_INDEX_FORMAT' }));
+  });
+});
+
+describe('OnDemandDomainIndex', () => {
+  /** A source over built shards that records which shard each read was of. */
+  const sourceOf = (files: IndexShardFiles[], sizes = files.map((f) => new DomainDictionary(f.domains).size)) => {
+    const log: number[] = [];
+    return { log, source: { sizes, read: (k: number) => (log.push(k), files[k]!) } };
+  };
+
+  it('answers like the resident index; a walk in order reads each shard once, holding one at a time', () => {
+    const list = entries(2500, true);
+    const files = shardsOf(list, { maxDomains: 700 });
+    const whole = new DomainIndex(files);
+    const { log, source } = sourceOf(files);
+    const lazy = new OnDemandDomainIndex(source);
+    expect([lazy.size, log]).toEqual([2500, []]); // entry numbers come from the sizes: nothing read yet
+    list.forEach((e, i) => {
+      expect([lazy.name(i), lazy.nameBytes(i).toString('utf8'), lazy.d64(i), lazy.postings(i)]).toEqual([e.domain, e.domain, e.d64, e.postings]);
+      expect(lazy.bitmap(i).equals(whole.bitmap(i))).toBe(true);
+    });
+    expect(log).toEqual([0, 1, 2, 3]);
+    // a second walk reads them again (one resident shard), a lookup reads only what its search passes
+    expect(lazy.name(0)).toBe(list[0]!.domain);
+    expect(log).toEqual([0, 1, 2, 3, 0]);
+    for (const [i, e] of list.entries()) if (i % 97 === 0) expect(lazy.indexOf(e.domain)).toBe(i);
+    for (const absent of ['a.example', `${list[699]!.domain}0`, '😀😀.io']) expect(lazy.indexOf(absent)).toBe(-1);
+    expect([lazy.postings(2500), lazy.postings(-1)]).toEqual([[], []]);
+  });
+
+  it('checks each shard as it is read: its size against shards.json, its names against the neighbours read before', () => {
+    const files = shardsOf(entries(15, true), { maxDomains: 5 });
+    const swapped = new OnDemandDomainIndex(sourceOf([files[0]!, files[2]!, files[1]!]).source);
+    // shards 0 and 1 (the third) are in order; the third read (the second) is not
+    expect([swapped.name(4), swapped.name(5)]).toEqual([new DomainDictionary(files[0]!.domains).name(4), new DomainDictionary(files[2]!.domains).name(0)]);
+    expect(() => swapped.name(10)).toThrow(expect.objectContaining({ code: 'CCP_ERR_INDEX_FORMAT', message: 'index shards out of order' }));
+    // read backwards, the shard after is the one checked against
+    const back = new OnDemandDomainIndex(sourceOf([files[0]!, files[2]!, files[1]!]).source);
+    expect(back.name(14)).toBeTruthy();
+    expect(() => back.name(7)).toThrow(expect.objectContaining({ code: 'CCP_ERR_INDEX_FORMAT', message: 'index shards out of order' }));
+    const wrongSize = new OnDemandDomainIndex(sourceOf(files, [5, 4, 6]).source);
+    expect(() => wrongSize.name(6)).toThrow(expect.objectContaining({ code: 'CCP_ERR_INDEX_FORMAT' }));
+    const mixed = new OnDemandDomainIndex(sourceOf([{ ...files[0]!, postings: shardsOf(entries(4, true))[0]!.postings }, files[1]!, files[2]!]).source);
+    expect(() => mixed.d64(0)).toThrow(expect.objectContaining({ code: 'CCP_ERR_INDEX_FORMAT' }));
+    // a failed read leaves no shard resident: asking again reads again and fails again
+    expect(() => mixed.d64(0)).toThrow(expect.objectContaining({ code: 'CCP_ERR_INDEX_FORMAT' }));
+    expect(() => new OnDemandDomainIndex({ sizes: [], read: () => files[0]! })).toThrow(expect.objectContaining({ code: 'CCP_ERR_INDEX_FORMAT' }));
   });
 });

@@ -73,10 +73,12 @@ describe('runMerge through an ObjectStore without a local directory', () => {
     const r2 = await runMerge({ ...base, store: mem });
     await runMerge({ ...base, store: fs, dataDir: dir });
     expect(r2).toMatchObject({ version: 'v000002', rowsIn: 2, urls: 304 });
-    // Staged: the new part, and every lake file of v1 — the collision check reads the whole lake's url_id/url (the
-    // one merge input that grows with the lake, docs/s3.md); v1 has files b2 does not touch, so this is not vacuous.
+    // Staged: the new part, every lake file of v1 — the collision check reads the whole lake's url_id/url (the
+    // one merge input that grows with the lake, docs/s3.md); v1 has files b2 does not touch, so this is not vacuous —
+    // and v1's domain index shard, which the merge reads from its local copy one shard at a time.
     expect(v1Files.length).toBeGreaterThanOrEqual(2);
-    expect([...new Set(mem.ranges.map((r) => r.key))].sort()).toEqual([layout.batchPart(1, 'b2'), ...v1Files].sort());
+    const v1Shard = ['domains-0000.bin', 'domain-datasets-0000.bin', 'postings-0000.bin'].map((f) => indexLayout.versionFile('v000001', f));
+    expect([...new Set(mem.ranges.map((r) => r.key))].sort()).toEqual([layout.batchPart(1, 'b2'), ...v1Files, ...v1Shard].sort());
     expect(r2.rewrittenFiles).toBeLessThan(v1Files.length);
 
     const memLake = await lakeRows(mem, 'v000002');

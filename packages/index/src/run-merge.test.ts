@@ -593,6 +593,24 @@ describe('runMerge (synthetic batches)', () => {
     }
   });
 
+  it('a merge over a version with a damaged or missing shard file fails before it publishes; rerunning after the repair completes', async () => {
+    const names = ['a', 'b', 'c', 'd', 'e', 'f', 'g'].map((x) => `${x}.example`);
+    await putBatch(store, 1, 'b1', names.map((d) => row(1, `https://${d}/`, '20300101000000')));
+    await runMerge(opts({ indexShards: { maxDomains: 3 } }));
+    await putBatch(store, 1, 'b2', [row(1, 'https://h.example/', '20300102000000')]);
+    // the last shard: the merge reads the shards one at a time, and still checks every one of them
+    const key = indexLayout.versionFile('v000001', 'postings-0002.bin');
+    const good = Buffer.from((await store.get(key))!);
+    const manifest = async () => JSON.parse(await readFile(join(dir, indexLayout.manifest()), 'utf8')) as IndexManifest;
+    await store.put(key, Buffer.from(good.map((b, i) => (i === good.length - 1 ? b ^ 0xff : b))));
+    await expect(runMerge(opts({ indexShards: { maxDomains: 3 } }))).rejects.toMatchObject({ code: 'CCP_ERR_INDEX_CRC' });
+    await store.delete(key);
+    await expect(runMerge(opts({ indexShards: { maxDomains: 3 } }))).rejects.toMatchObject({ code: 'CCP_ERR_INDEX_MISSING' });
+    expect((await manifest()).current).toBe('v000001');
+    await store.put(key, good);
+    expect(await runMerge(opts({ indexShards: { maxDomains: 3 } }))).toMatchObject({ version: 'v000002', domains: 8 });
+  });
+
   it('a CRC mismatch in an index file is detected when the version is loaded', async () => {
     await putBatch(store, 1, 'b1', [row(1, 'https://one.example/', '20300101000000')]);
     await runMerge(opts());

@@ -8,13 +8,13 @@ import { resolveCollisions } from './collisions';
 import { DomainIds, partitionOf } from './domain-ids';
 import { appendTo, openDuck, queryRows, sqlList, streamColumns } from './duck';
 import {
-  IndexFormatError, IndexWriter, SHARD_TABLE, indexLayout, jsonBytes, parseJson, shardFileNames,
+  IndexFormatError, IndexWriter, type OnDemandDomainIndex, SHARD_TABLE, indexLayout, jsonBytes, parseJson, shardFileNames,
   type IndexManifest, type LakeFileEntry, type Posting, type ShardBuild, type ShardLimits, type VersionStatus,
 } from './format';
 import { collectGarbage, versionSeq } from './gc';
 import { NEW_POSTINGS, dropSuperseded, lakeColumnsOf, runsToFold, stageNewRows, writeLake, type LakeColumnSet, type LakeTarget, type OldLakeFile } from './lake-write';
 import { openLocalInputs } from './local-inputs';
-import { VersionWriter, loadVersion, loadVersionSummary, readManifest, type LoadedVersion } from './version-files';
+import { VersionWriter, loadVersionHead, loadVersionSummary, openIndexOnDemand, readManifest, type VersionBase } from './version-files';
 
 /** Options of {@link runMerge}. */
 export interface MergeOptions {
@@ -208,7 +208,8 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
   const { store } = opts;
   const manifest = await readManifest(store);
   const prevMeta = manifest.versions.find((v) => v.version === manifest.current) ?? null;
-  const prev = prevMeta ? await loadVersion(store, prevMeta.version, prevMeta.tocCrc32) : null;
+  // the previous version's JSON files now; its domain index is read a shard at a time as the merge walks it
+  const prev = prevMeta ? await loadVersionHead(store, prevMeta.version, prevMeta.tocCrc32) : null;
   const merged = new Set(prev?.batches ?? []);
   const bits = opts.partitionBits ?? prev?.status.partitionBits ?? 8;
   if (!Number.isInteger(bits) || bits < 1 || bits > 8 || (prev !== null && prev.status.partitionBits !== bits)) {
@@ -261,7 +262,8 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
     const partKeys = markers.flatMap(([, m]) => (m.part !== null ? [m.part] : []));
     const parts = await inputs.fetch(partKeys);
     let rowsIn = 0;
-    const ids = prev ? DomainIds.fromSnapshot(prev.domainIds, prev.index) : DomainIds.empty();
+    const prevIndex = prev === null ? null : await openIndexOnDemand(prev, inputs);
+    const ids = prev ? DomainIds.fromSnapshot(prev.domainIds, prevIndex!.index) : DomainIds.empty();
     const collisions = { ...(prev?.collisions ?? {}) };
     let newCollisions = 0;
     const replaced = new Set<string>();
@@ -384,7 +386,8 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
       await out.put(n.bitmaps, b.bitmaps());
       await out.put(n.postings, b.postings());
     };
-    const built = await buildIndex(conn, prev, replaced, newFiles, writeShard, opts.indexShards);
+    const built = await buildIndex(conn, prev, prevIndex?.index ?? null, replaced, newFiles, writeShard, opts.indexShards);
+    if (prevIndex !== null) await inputs.release(prevIndex.keys);
     const status: VersionStatus = {
       version, parent: prev?.toc.version ?? null, createdAt, batchesMerged: markers.length, batchesTotal: merged.size + markers.length, rowsIn,
       urls: built.urls, domains: built.domains, lakeFiles: built.files.length, lakeBytes: built.files.reduce((s, f) => s + f.bytes, 0),
@@ -426,7 +429,7 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
  * @throws IndexFormatError when a domain's key differs between the previous version and the new runs
  */
 async function buildIndex(
-  conn: DuckDBConnection, prev: LoadedVersion | null, replaced: ReadonlySet<string>, newFiles: readonly LakeFileEntry[],
+  conn: DuckDBConnection, prev: VersionBase | null, dict: OnDemandDomainIndex | null, replaced: ReadonlySet<string>, newFiles: readonly LakeFileEntry[],
   writeShard: (b: ShardBuild) => Promise<void>, limits?: ShardLimits,
 ) {
   const files = [...(prev?.files ?? []).filter((f) => !replaced.has(f.key)), ...newFiles].sort((a, b) => (a.key < b.key ? -1 : 1));
@@ -450,7 +453,6 @@ async function buildIndex(
       urls += p.rows;
     });
   };
-  const dict = prev === null ? null : prev.index;
   const kept = (i: number): Posting[] =>
     dict!.postings(i).flatMap((p) => {
       const key = prev!.files[p.file]!.key;

@@ -1,15 +1,15 @@
+import { readFileSync } from 'node:fs';
 import type { ObjectStore } from '@ccpipe/core';
+import type { LocalInputs } from './local-inputs';
 import type { DomainIdsSnapshot } from './domain-ids';
 import {
-  DomainIndex, INDEX_FILES, IndexFormatError, LEGACY_SHARD, SHARD_TABLE, crcOf, indexLayout, jsonBytes, parseJson, shardFileNames, type IndexManifest, type IndexShardFiles,
+  DomainDictionary, DomainIndex, INDEX_FILES, OnDemandDomainIndex, IndexFormatError, LEGACY_SHARD, SHARD_TABLE, crcOf, indexLayout, jsonBytes, parseJson, shardFileNames, type IndexManifest, type IndexShardFiles,
   type LakeFileEntry, type ShardTable, type VersionStatus, type VersionToc,
 } from './format';
 
-/** Every file of one loaded, CRC-verified index version. */
-export interface LoadedVersion {
+/** The JSON files of one loaded, CRC-verified index version: everything but its domain index. */
+export interface VersionBase {
   toc: VersionToc;
-  /** The domain index over the version's shards (dictionary, bitmaps, postings). */
-  index: DomainIndex;
   files: LakeFileEntry[];
   domainIds: DomainIdsSnapshot;
   /** Canonical URL → substitute url_id (signed decimal string). */
@@ -17,6 +17,19 @@ export interface LoadedVersion {
   /** Keys of every batch marker folded into this version or an earlier one. */
   batches: string[];
   status: VersionStatus;
+}
+
+/** Every file of one loaded, CRC-verified index version. */
+export interface LoadedVersion extends VersionBase {
+  /** The domain index over the version's shards (dictionary, bitmaps, postings). */
+  index: DomainIndex;
+}
+
+/** A version's JSON files and the names of its shard files (read by {@link openIndexOnDemand}). */
+export interface VersionHead extends VersionBase {
+  shardNames: Record<keyof IndexShardFiles, string>[];
+  /** Domains per shard from shards.json (null for a version written before it). */
+  shardSizes: number[] | null;
 }
 
 /** The manifest, or an empty one before the first merge. @throws IndexFormatError CCP_ERR_INDEX_FORMAT */
@@ -34,24 +47,63 @@ export async function readManifest(store: ObjectStore): Promise<IndexManifest> {
  * when a file is gone (e.g. collected by GC).
  */
 export async function loadVersion(store: ObjectStore, version: string, tocCrc32: number): Promise<LoadedVersion> {
-  const toc = await readVersionToc(store, version, tocCrc32);
-  const table = toc.files[SHARD_TABLE] === undefined ? null : parseShardTable(await getChecked(store, version, toc, SHARD_TABLE));
-  const names = shardNamesOf(toc, table);
-  const got = await getAll(store, version, toc, [...INDEX_FILES, ...names.flatMap((n) => [n.domains, n.bitmaps, n.postings])]);
-  const shards: IndexShardFiles[] = names.map((n) => ({ domains: got.get(n.domains)!, bitmaps: got.get(n.bitmaps)!, postings: got.get(n.postings)! }));
-  const index = new DomainIndex(shards);
-  if (table !== null && index.shardSizes().some((n, k) => n !== table.shards[k]!.domains)) {
+  const { shardNames, shardSizes, ...base } = await loadVersionHead(store, version, tocCrc32);
+  const got = await getAll(store, version, base.toc, shardNames.flatMap((n) => [n.domains, n.bitmaps, n.postings]));
+  const index = new DomainIndex(shardNames.map((n) => ({ domains: got.get(n.domains)!, bitmaps: got.get(n.bitmaps)!, postings: got.get(n.postings)! })));
+  if (shardSizes !== null && index.shardSizes().some((n, k) => n !== shardSizes[k])) {
     throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'a shard does not hold the domains shards.json says', { version });
   }
+  return { ...base, index };
+}
+
+/** A version's JSON files (each checked like {@link loadVersion} does) and its shard table, no shard read. */
+export async function loadVersionHead(store: ObjectStore, version: string, tocCrc32: number): Promise<VersionHead> {
+  const toc = await readVersionToc(store, version, tocCrc32);
+  const table = toc.files[SHARD_TABLE] === undefined ? null : parseShardTable(await getChecked(store, version, toc, SHARD_TABLE));
+  const shardNames = shardNamesOf(toc, table);
+  const got = await getAll(store, version, toc, INDEX_FILES);
   return {
     toc,
-    index,
     files: parseJson<LakeFileEntry[]>(got.get('files.json')!, 'files.json'),
     domainIds: parseJson<DomainIdsSnapshot>(got.get('domain-ids.json')!, 'domain-ids.json'),
     collisions: parseJson<Record<string, string>>(got.get('collisions.json')!, 'collisions.json'),
     batches: parseJson<string[]>(got.get('batches.json')!, 'batches.json'),
     status: parseJson<VersionStatus>(got.get('status.json')!, 'status.json'),
+    shardNames,
+    shardSizes: table === null ? null : table.shards.map((e) => e.domains),
   };
+}
+
+/**
+ * The domain index of `head`'s version read a shard at a time from local files (in place, or staged by `inputs`
+ * from a remote store): the merger's walk holds one shard, not the whole index. Each shard file is checked against
+ * its size and CRC32 when it is read. Returns the index and the store keys `inputs` fetched (to release after use).
+ * @throws IndexFormatError CCP_ERR_INDEX_MISSING when a staged or local shard file is gone
+ */
+export async function openIndexOnDemand(head: VersionHead, inputs: LocalInputs): Promise<{ index: OnDemandDomainIndex; keys: string[] }> {
+  const { toc } = head;
+  const names = head.shardNames.flatMap((n) => [n.domains, n.bitmaps, n.postings]);
+  const keys = names.map((n) => indexLayout.versionFile(toc.version, n));
+  const fetched = await inputs.fetch(keys);
+  const paths = new Map(names.map((n, i) => [n, fetched[i]!]));
+  const readChecked = (name: string): Buffer => {
+    let b: Buffer;
+    try {
+      b = readFileSync(paths.get(name)!);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new IndexFormatError('CCP_ERR_INDEX_MISSING', 'index file is missing', { version: toc.version, file: name });
+      throw err;
+    }
+    checkAgainstToc(toc, name, b);
+    return b;
+  };
+  const read = (k: number): IndexShardFiles => {
+    const n = head.shardNames[k]!;
+    return { domains: readChecked(n.domains), bitmaps: readChecked(n.bitmaps), postings: readChecked(n.postings) };
+  };
+  // a version written before shards.json is one shard: its size is its dictionary's
+  const sizes = head.shardSizes ?? [new DomainDictionary(readChecked(head.shardNames[0]!.domains)).size];
+  return { index: new OnDemandDomainIndex({ sizes, read }), keys };
 }
 
 /** shards.json, checked: version 1, at least one shard, each a count of domains (0 only for the one shard of an empty index). @throws IndexFormatError CCP_ERR_INDEX_FORMAT */
@@ -108,8 +160,14 @@ async function getChecked(store: ObjectStore, version: string, toc: VersionToc, 
   const want = toc.files[name];
   const b = want === undefined ? null : await store.get(indexLayout.versionFile(version, name));
   if (want === undefined || b === null) throw new IndexFormatError('CCP_ERR_INDEX_MISSING', 'index file is missing', { version, file: name });
-  if (b.length !== want.size || crcOf(b) !== want.crc32) throw new IndexFormatError('CCP_ERR_INDEX_CRC', 'index file CRC32 mismatch', { version, file: name });
+  checkAgainstToc(toc, name, b);
   return Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+}
+
+/** A version file's bytes against the size and CRC32 its version.json lists. @throws IndexFormatError CCP_ERR_INDEX_CRC */
+function checkAgainstToc(toc: VersionToc, name: string, b: Uint8Array): void {
+  const want = toc.files[name]!;
+  if (b.length !== want.size || crcOf(b) !== want.crc32) throw new IndexFormatError('CCP_ERR_INDEX_CRC', 'index file CRC32 mismatch', { version: toc.version, file: name });
 }
 
 /** The files `names` of a version, read at once, each checked. */
