@@ -323,53 +323,59 @@ function openShard(files: IndexShardFiles, k: number, count: number): DomainDict
   return d;
 }
 
-/** Shard k's first name must sort after shard k-1's last. @throws IndexFormatError CCP_ERR_INDEX_FORMAT */
-function checkShardOrder(before: DomainDictionary, after: DomainDictionary, k: number): void {
-  if (Buffer.compare(before.nameBytes(before.size - 1), after.nameBytes(0)) >= 0) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'index shards out of order', { shard: k });
+/**
+ * Shard k's names must sort after shard k-1's: `lastBefore` is shard k-1's last name, `first` shard k's first.
+ * @throws IndexFormatError CCP_ERR_INDEX_FORMAT
+ */
+function checkShardOrder(lastBefore: Uint8Array, first: Uint8Array, k: number): void {
+  if (Buffer.compare(lastBefore, first) >= 0) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'index shards out of order', { shard: k });
+}
+
+/** Shard k holds the number of domains shards.json gives it. @throws IndexFormatError CCP_ERR_INDEX_FORMAT */
+function checkShardSize(dict: DomainDictionary, expected: number, k: number): void {
+  if (dict.size !== expected) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'a shard does not hold the domains shards.json says', { shard: k, domains: dict.size, expected });
+}
+
+/** A shard's dictionary over its three files. */
+interface LiveShard {
+  dict: DomainDictionary;
+  files: IndexShardFiles;
 }
 
 /**
  * The domain index of a version over its shards (dictionary ranges, in order): entry i is the i-th domain of the
  * whole dictionary, so callers see one dictionary, one bitmap and one postings list per entry whatever the number of
- * shards. Each shard is three buffers (a file is one Buffer, and Node's stop at 4 GiB: one unsharded postings.bin of
- * Common Crawl's ≈ 40M domains passes that at about the fourth crawl). Reads the buffers in place.
+ * shards. Entry numbers come from the shards' sizes; where a shard's files are is the subclass's: all resident
+ * ({@link DomainIndex}) or read when asked for ({@link OnDemandDomainIndex}).
  */
-export class DomainIndex {
+abstract class ShardedDomainIndex {
   readonly size: number;
-  /** Resident bytes of the shards' files. */
-  readonly bytes: number;
-  private readonly dicts: DomainDictionary[];
   /** First global entry of each shard. */
-  private readonly bases: number[];
-  /** UTF-8 bytes of each shard's first name (routing a name lookup). */
-  private readonly firsts: Buffer[];
+  private readonly bases: number[] = [];
+  /** The shard the last entry was in (a walk in order stays in it). */
+  private hint = 0;
 
-  /** @throws IndexFormatError when a shard's files disagree on its size, or shards are empty or out of order */
-  constructor(private readonly shards: readonly IndexShardFiles[]) {
-    if (shards.length === 0) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'an index has at least one shard');
-    this.dicts = shards.map((s, k) => openShard(s, k, shards.length));
-    this.bases = [];
-    this.firsts = [];
+  /** @throws IndexFormatError when there is no shard */
+  protected constructor(protected readonly sizes: readonly number[]) {
+    if (sizes.length === 0) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'an index has at least one shard');
     let n = 0;
-    this.dicts.forEach((d, k) => {
-      if (k > 0) checkShardOrder(this.dicts[k - 1]!, d, k);
+    for (const size of sizes) {
       this.bases.push(n);
-      this.firsts.push(d.size > 0 ? d.nameBytes(0) : Buffer.alloc(0));
-      n += d.size;
-    });
+      n += size;
+    }
     this.size = n;
-    this.bytes = shards.reduce((a, s) => a + s.domains.length + s.bitmaps.length + s.postings.length, 0);
   }
 
-  /** Domains of each shard, in order. */
-  shardSizes(): number[] {
-    return this.dicts.map((d) => d.size);
-  }
+  /** Shard k's dictionary and files. */
+  protected abstract shard(k: number): LiveShard;
+
+  /** UTF-8 bytes of shard k's first name (asked only when there are several shards, none of them empty). */
+  protected abstract firstName(k: number): Uint8Array;
 
   /** The last shard k for which `atOrBefore(k)` holds (shard 0 when none does): shards are in order, so it is monotone. */
   private lastShard(atOrBefore: (k: number) => boolean): number {
     let lo = 0;
-    let hi = this.shards.length - 1;
+    let hi = this.sizes.length - 1;
     while (lo < hi) {
       const mid = (lo + hi + 1) >>> 1;
       if (atOrBefore(mid)) lo = mid;
@@ -379,54 +385,96 @@ export class DomainIndex {
   }
 
   /** Shard and local entry of global entry i. */
-  private at(i: number): [number, number] {
-    const k = this.shards.length === 1 ? 0 : this.lastShard((s) => this.bases[s]! <= i);
-    return [k, i - this.bases[k]!];
+  private at(i: number): [LiveShard, number] {
+    let k = this.hint;
+    if (!(i >= this.bases[k]! && i < this.bases[k]! + this.sizes[k]!)) k = this.hint = this.lastShard((s) => this.bases[s]! <= i);
+    return [this.shard(k), i - this.bases[k]!];
   }
 
   name(i: number): string {
-    const [k, j] = this.at(i);
-    return this.dicts[k]!.name(j);
+    const [s, j] = this.at(i);
+    return s.dict.name(j);
   }
 
   nameBytes(i: number): Buffer {
-    const [k, j] = this.at(i);
-    return this.dicts[k]!.nameBytes(j);
+    const [s, j] = this.at(i);
+    return s.dict.nameBytes(j);
   }
 
   d64(i: number): bigint {
-    const [k, j] = this.at(i);
-    return this.dicts[k]!.d64(j);
+    const [s, j] = this.at(i);
+    return s.dict.d64(j);
   }
 
   /** Entry index of a domain name, or -1. O(log shards + log n). */
   indexOf(domain: string): number {
     const key = Buffer.from(domain, 'utf8');
-    const k = this.lastShard((s) => Buffer.compare(this.firsts[s]!, key) <= 0);
-    const j = this.dicts[k]!.indexOfBytes(key);
+    const k = this.sizes.length === 1 ? 0 : this.lastShard((s) => Buffer.compare(this.firstName(s), key) <= 0);
+    const j = this.shard(k).dict.indexOfBytes(key);
     return j < 0 ? -1 : this.bases[k]! + j;
-  }
-
-  /** Entry index holding a domain64 key, or -1 (each shard is in name order, so every shard is searched). */
-  indexOfD64(key: bigint): number {
-    for (let k = 0; k < this.dicts.length; k++) {
-      const j = this.dicts[k]!.indexOfD64(key);
-      if (j >= 0) return this.bases[k]! + j;
-    }
-    return -1;
   }
 
   /** The serialized bitmap of entry i's datasets. */
   bitmap(i: number): Buffer {
-    const [k, j] = this.at(i);
-    return bitmapBytes(this.shards[k]!.bitmaps, j);
+    const [s, j] = this.at(i);
+    return bitmapBytes(s.files.bitmaps, j);
   }
 
   /** Postings of entry i, sorted by datasetId (a dataset's runs in paging order). */
   postings(i: number): Posting[] {
     if (i < 0 || i >= this.size) return [];
-    const [k, j] = this.at(i);
-    return postingsOf(this.shards[k]!.postings, j);
+    const [s, j] = this.at(i);
+    return postingsOf(s.files.postings, j);
+  }
+
+  /** Domains of each shard, in order. */
+  shardSizes(): number[] {
+    return [...this.sizes];
+  }
+}
+
+/**
+ * The domain index with every shard resident (the API's: lookups are random). Each shard is three buffers (a file is
+ * one Buffer, and Node's stop at 4 GiB: one unsharded postings.bin of Common Crawl's ≈ 40M domains passes that at
+ * about the fourth crawl). Reads the buffers in place; every shard is checked when constructed.
+ */
+export class DomainIndex extends ShardedDomainIndex {
+  /** Resident bytes of the shards' files. */
+  readonly bytes: number;
+  private readonly live: LiveShard[];
+
+  /**
+   * `expected`: the domains of each shard as shards.json gives them (null for a version written before it).
+   * @throws IndexFormatError when a shard's files disagree on its size or with `expected`, or shards are empty or out of order
+   */
+  constructor(shards: readonly IndexShardFiles[], expected: readonly number[] | null = null) {
+    const live = shards.map((files, k) => ({ dict: openShard(files, k, shards.length), files }));
+    super(live.map((s) => s.dict.size));
+    live.forEach((s, k) => {
+      if (expected !== null) checkShardSize(s.dict, expected[k]!, k);
+      if (k > 0) checkShardOrder(live[k - 1]!.dict.nameBytes(live[k - 1]!.dict.size - 1), s.dict.nameBytes(0), k);
+    });
+    this.live = live;
+    this.bytes = shards.reduce((a, s) => a + s.domains.length + s.bitmaps.length + s.postings.length, 0);
+  }
+
+  protected shard(k: number): LiveShard {
+    return this.live[k]!;
+  }
+
+  protected firstName(k: number): Uint8Array {
+    return this.live[k]!.dict.nameBytes(0);
+  }
+
+  /** Entry index holding a domain64 key, or -1 (each shard is in name order, so every shard is searched). */
+  indexOfD64(key: bigint): number {
+    let base = 0;
+    for (const { dict } of this.live) {
+      const j = dict.indexOfD64(key);
+      if (j >= 0) return base + j;
+      base += dict.size;
+    }
+    return -1;
   }
 }
 
@@ -444,124 +492,56 @@ export interface ShardSource {
  * resident, so memory is one shard's files (≤ 2²⁰ domains by default), not the whole index (≈ 90 B per domain:
  * 3.6 GB at Common Crawl's ≈ 40M). Entry numbers come from the sizes, so routing an entry reads nothing. Each shard is
  * checked as it is read: against the sizes, and against the neighbours read before it for order. A walk in order
- * reads each shard once; random access works but may read a shard per call. `indexOf` reads the shards of its
- * binary search. Sync: the reader reads local files.
+ * reads each shard once; random access works but may read a shard per call, and `indexOf` reads the shards its
+ * binary search passes. Sync: the reader reads local files.
  */
-export class OnDemandDomainIndex {
-  readonly size: number;
+export class OnDemandDomainIndex extends ShardedDomainIndex {
   /** Shards read so far (a walk in order reads each once). */
   reads = 0;
-  private readonly bases: number[] = [];
   /** First and last names of the shards read so far, for the order checks and indexOf's routing. */
   private readonly firsts: (Buffer | null)[];
   private readonly lasts: (Buffer | null)[];
   private k = -1;
-  private files: IndexShardFiles | null = null;
-  private dict: DomainDictionary | null = null;
+  private live: LiveShard | null = null;
 
   /** @throws IndexFormatError when the source has no shard */
   constructor(private readonly source: ShardSource) {
-    if (source.sizes.length === 0) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'an index has at least one shard');
-    let n = 0;
-    for (const s of source.sizes) {
-      this.bases.push(n);
-      n += s;
-    }
-    this.size = n;
+    super(source.sizes);
     this.firsts = source.sizes.map(() => null);
     this.lasts = source.sizes.map(() => null);
   }
 
+  /** Reads and checks every shard once, in order (a version is refused before a merge writes anything). */
+  verifyAll(): void {
+    for (let k = 0; k < this.sizes.length; k++) this.shard(k);
+  }
+
   /** Makes shard k the resident one (reading and checking it unless it is already). */
-  private use(k: number): DomainDictionary {
-    if (k === this.k) return this.dict!;
-    this.files = null;
-    this.dict = null;
+  protected shard(k: number): LiveShard {
+    if (k === this.k) return this.live!;
+    this.live = null;
     this.k = -1;
-    const count = this.source.sizes.length;
+    const count = this.sizes.length;
     const files = this.source.read(k);
-    const d = openShard(files, k, count);
-    if (d.size !== this.source.sizes[k]) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'a shard does not hold the domains shards.json says', { shard: k });
+    const dict = openShard(files, k, count);
+    checkShardSize(dict, this.sizes[k]!, k);
     this.reads++;
-    if (d.size > 0) {
-      const first = Buffer.from(d.nameBytes(0));
-      const last = Buffer.from(d.nameBytes(d.size - 1));
-      const before = k > 0 ? this.lasts[k - 1] : null;
-      const after = k + 1 < count ? this.firsts[k + 1] : null;
-      if ((before != null && Buffer.compare(before, first) >= 0) || (after != null && Buffer.compare(last, after) >= 0)) {
-        throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'index shards out of order', { shard: k });
-      }
+    if (dict.size > 0) {
+      const first = Buffer.from(dict.nameBytes(0));
+      const last = Buffer.from(dict.nameBytes(dict.size - 1));
+      if (k > 0 && this.lasts[k - 1] != null) checkShardOrder(this.lasts[k - 1]!, first, k);
+      if (k + 1 < count && this.firsts[k + 1] != null) checkShardOrder(last, this.firsts[k + 1]!, k + 1);
       this.firsts[k] = first;
       this.lasts[k] = last;
     }
     this.k = k;
-    this.files = files;
-    this.dict = d;
-    return d;
+    this.live = { dict, files };
+    return this.live;
   }
 
-  /** Shard and local entry of global entry i (0 ≤ i < size). */
-  private at(i: number): [number, number] {
-    const k0 = this.k;
-    if (k0 >= 0 && i >= this.bases[k0]! && i < this.bases[k0]! + this.source.sizes[k0]!) return [k0, i - this.bases[k0]!];
-    let lo = 0;
-    let hi = this.bases.length - 1;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >>> 1;
-      if (this.bases[mid]! <= i) lo = mid;
-      else hi = mid - 1;
-    }
-    return [lo, i - this.bases[lo]!];
-  }
-
-  name(i: number): string {
-    const [k, j] = this.at(i);
-    return this.use(k).name(j);
-  }
-
-  nameBytes(i: number): Buffer {
-    const [k, j] = this.at(i);
-    return this.use(k).nameBytes(j);
-  }
-
-  d64(i: number): bigint {
-    const [k, j] = this.at(i);
-    return this.use(k).d64(j);
-  }
-
-  /** Entry index of a domain name, or -1: a binary search over the shards (reading those it passes), then in one. */
-  indexOf(domain: string): number {
-    const key = Buffer.from(domain, 'utf8');
-    let lo = 0;
-    let hi = this.bases.length - 1;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >>> 1;
-      if (Buffer.compare(this.first(mid), key) <= 0) lo = mid;
-      else hi = mid - 1;
-    }
-    const j = this.use(lo).indexOfBytes(key);
-    return j < 0 ? -1 : this.bases[lo]! + j;
-  }
-
-  /** Shard k's first name (reading the shard once; only several shards are searched, and none of those is empty). */
-  private first(k: number): Buffer {
-    if (this.firsts[k] === null) this.use(k);
+  protected firstName(k: number): Uint8Array {
+    if (this.firsts[k] === null) this.shard(k);
     return this.firsts[k]!;
-  }
-
-  /** The serialized bitmap of entry i's datasets. */
-  bitmap(i: number): Buffer {
-    const [k, j] = this.at(i);
-    this.use(k);
-    return bitmapBytes(this.files!.bitmaps, j);
-  }
-
-  /** Postings of entry i, sorted by datasetId (a dataset's runs in paging order). */
-  postings(i: number): Posting[] {
-    if (i < 0 || i >= this.size) return [];
-    const [k, j] = this.at(i);
-    this.use(k);
-    return postingsOf(this.files!.postings, j);
   }
 }
 

@@ -156,7 +156,7 @@ describe('OnDemandDomainIndex', () => {
     return { log, source: { sizes, read: (k: number) => (log.push(k), files[k]!) } };
   };
 
-  it('answers like the resident index; a walk in order reads each shard once, holding one at a time', () => {
+  it('answers like the resident index; a walk in order reads each shard once and keeps only the last one read', () => {
     const list = entries(2500, true);
     const files = shardsOf(list, { maxDomains: 700 });
     const whole = new DomainIndex(files);
@@ -171,7 +171,13 @@ describe('OnDemandDomainIndex', () => {
     // a second walk reads them again (one resident shard), a lookup reads only what its search passes
     expect(lazy.name(0)).toBe(list[0]!.domain);
     expect(log).toEqual([0, 1, 2, 3, 0]);
-    for (const [i, e] of list.entries()) if (i % 97 === 0) expect(lazy.indexOf(e.domain)).toBe(i);
+    // a lookup reads at most the shards of its binary search (2 of the 4 here) and the one it lands in
+    for (const [i, e] of list.entries()) {
+      if (i % 97 !== 0) continue;
+      const before = log.length;
+      expect(lazy.indexOf(e.domain)).toBe(i);
+      expect(log.length - before).toBeLessThanOrEqual(3);
+    }
     for (const absent of ['a.example', `${list[699]!.domain}0`, '😀😀.io']) expect(lazy.indexOf(absent)).toBe(-1);
     expect([lazy.postings(2500), lazy.postings(-1)]).toEqual([[], []]);
   });
@@ -188,10 +194,19 @@ describe('OnDemandDomainIndex', () => {
     expect(() => back.name(7)).toThrow(expect.objectContaining({ code: 'CCP_ERR_INDEX_FORMAT', message: 'index shards out of order' }));
     const wrongSize = new OnDemandDomainIndex(sourceOf(files, [5, 4, 6]).source);
     expect(() => wrongSize.name(6)).toThrow(expect.objectContaining({ code: 'CCP_ERR_INDEX_FORMAT' }));
-    const mixed = new OnDemandDomainIndex(sourceOf([{ ...files[0]!, postings: shardsOf(entries(4, true))[0]!.postings }, files[1]!, files[2]!]).source);
-    expect(() => mixed.d64(0)).toThrow(expect.objectContaining({ code: 'CCP_ERR_INDEX_FORMAT' }));
+    const mixed = sourceOf([{ ...files[0]!, postings: shardsOf(entries(4, true))[0]!.postings }, files[1]!, files[2]!]);
+    const mixedIndex = new OnDemandDomainIndex(mixed.source);
+    expect(() => mixedIndex.d64(0)).toThrow(expect.objectContaining({ code: 'CCP_ERR_INDEX_FORMAT' }));
     // a failed read leaves no shard resident: asking again reads again and fails again
-    expect(() => mixed.d64(0)).toThrow(expect.objectContaining({ code: 'CCP_ERR_INDEX_FORMAT' }));
+    expect(() => mixedIndex.d64(0)).toThrow(expect.objectContaining({ code: 'CCP_ERR_INDEX_FORMAT' }));
+    expect(mixed.log).toEqual([0, 0]);
+    // verifyAll reads every shard in order and stops at the first bad one
+    const bad = sourceOf([files[0]!, files[2]!, files[1]!]);
+    expect(() => new OnDemandDomainIndex(bad.source).verifyAll()).toThrow(expect.objectContaining({ message: 'index shards out of order' }));
+    expect(bad.log).toEqual([0, 1, 2]);
+    const good = sourceOf(files);
+    new OnDemandDomainIndex(good.source).verifyAll();
+    expect(good.log).toEqual([0, 1, 2]);
     expect(() => new OnDemandDomainIndex({ sizes: [], read: () => files[0]! })).toThrow(expect.objectContaining({ code: 'CCP_ERR_INDEX_FORMAT' }));
   });
 });

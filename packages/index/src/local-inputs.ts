@@ -32,7 +32,7 @@ const CHUNK = 8 * 2 ** 20;
  * Local paths for store objects. With `dataDir` (the directory behind the store) or a store that has a
  * `localPath(key)`, objects are read in place. Otherwise each object is staged into `stageDir` by ranged `getRange`
  * reads of 8 MiB written to a file in order (memory stays at one chunk, whatever the object's size), and deleted
- * again by `release`. @throws IndexFormatError CCP_ERR_INDEX_FORMAT when an object to stage is missing.
+ * again by `release`. @throws IndexFormatError CCP_ERR_INDEX_MISSING when an object to stage is missing.
  */
 export function openLocalInputs(store: ObjectStore, dataDir: string | undefined, stageDir: string): LocalInputs {
   if (dataDir !== undefined) return { inPlace: true, fetch: async (keys) => keys.map((k) => join(dataDir, k)), release: async () => undefined };
@@ -41,7 +41,7 @@ export function openLocalInputs(store: ObjectStore, dataDir: string | undefined,
   const pathOf = (key: string): string => join(stageDir, ...key.split('/'));
   const stage = async (key: string): Promise<void> => {
     const info = await store.head(key);
-    if (info === null) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'merge input is missing from the store', { key });
+    if (info === null) throw new IndexFormatError('CCP_ERR_INDEX_MISSING', 'merge input is missing from the store', { key });
     const path = pathOf(key);
     await mkdir(dirname(path), { recursive: true });
     const out = createWriteStream(path);

@@ -166,6 +166,23 @@ describe('runMerge through an ObjectStore without a local directory', () => {
     expect(id(b.url)).not.toBe(a.urlId);
   });
 
+  it('a previous index shard gone from the store: the merge fails as missing before it writes anything, and completes once it is back', async () => {
+    const mem = new MemoryObjectStore();
+    const o = { store: mem, rowGroupSize: 2048, keepVersions: 2, graceMs: 0, indexShards: { maxDomains: 1 } } satisfies MergeOptions;
+    await putBatch(mem, 1, 'b1', batch1.slice(-4)); // 4 domains: 4 shards
+    await runMerge(o);
+    await putBatch(mem, 1, 'b2', batch2);
+    const key = indexLayout.versionFile('v000001', 'postings-0002.bin');
+    const bytes = (await mem.get(key))!;
+    await mem.delete(key);
+    await expect(runMerge(o)).rejects.toMatchObject({ code: 'CCP_ERR_INDEX_MISSING' });
+    const written: string[] = [];
+    for (const prefix of ['urls/', 'index/']) for await (const x of mem.list(prefix)) if (x.key.includes('v000002')) written.push(x.key);
+    expect(written).toEqual([]);
+    await mem.put(key, bytes);
+    await expect(runMerge(o)).resolves.toMatchObject({ version: 'v000002', domains: 5 });
+  });
+
   it('refuses to change lakeColumns once the lake exists', async () => {
     const mem = new MemoryObjectStore();
     await putBatch(mem, 1, 'b1', batch1.slice(0, 3));

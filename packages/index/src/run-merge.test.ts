@@ -602,11 +602,18 @@ describe('runMerge (synthetic batches)', () => {
     const key = indexLayout.versionFile('v000001', 'postings-0002.bin');
     const good = Buffer.from((await store.get(key))!);
     const manifest = async () => JSON.parse(await readFile(join(dir, indexLayout.manifest()), 'utf8')) as IndexManifest;
+    /** Keys a failed merge left of version 2: none, since the previous index is checked before anything is written. */
+    const leftOfV2 = async () => {
+      const keys: string[] = [];
+      for (const prefix of ['urls/', 'lakeidx/', 'index/v000002/']) for await (const o of store.list(prefix)) if (o.key.includes('v000002')) keys.push(o.key);
+      return keys;
+    };
     await store.put(key, Buffer.from(good.map((b, i) => (i === good.length - 1 ? b ^ 0xff : b))));
     await expect(runMerge(opts({ indexShards: { maxDomains: 3 } }))).rejects.toMatchObject({ code: 'CCP_ERR_INDEX_CRC' });
+    expect([(await manifest()).current, await leftOfV2()]).toEqual(['v000001', []]);
     await store.delete(key);
     await expect(runMerge(opts({ indexShards: { maxDomains: 3 } }))).rejects.toMatchObject({ code: 'CCP_ERR_INDEX_MISSING' });
-    expect((await manifest()).current).toBe('v000001');
+    expect([(await manifest()).current, await leftOfV2()]).toEqual(['v000001', []]);
     await store.put(key, good);
     expect(await runMerge(opts({ indexShards: { maxDomains: 3 } }))).toMatchObject({ version: 'v000002', domains: 8 });
   });

@@ -49,10 +49,7 @@ export async function readManifest(store: ObjectStore): Promise<IndexManifest> {
 export async function loadVersion(store: ObjectStore, version: string, tocCrc32: number): Promise<LoadedVersion> {
   const { shardNames, shardSizes, ...base } = await loadVersionHead(store, version, tocCrc32);
   const got = await getAll(store, version, base.toc, shardNames.flatMap((n) => [n.domains, n.bitmaps, n.postings]));
-  const index = new DomainIndex(shardNames.map((n) => ({ domains: got.get(n.domains)!, bitmaps: got.get(n.bitmaps)!, postings: got.get(n.postings)! })));
-  if (shardSizes !== null && index.shardSizes().some((n, k) => n !== shardSizes[k])) {
-    throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'a shard does not hold the domains shards.json says', { version });
-  }
+  const index = new DomainIndex(shardNames.map((n) => ({ domains: got.get(n.domains)!, bitmaps: got.get(n.bitmaps)!, postings: got.get(n.postings)! })), shardSizes);
   return { ...base, index };
 }
 
@@ -77,8 +74,10 @@ export async function loadVersionHead(store: ObjectStore, version: string, tocCr
 /**
  * The domain index of `head`'s version read a shard at a time from local files (in place, or staged by `inputs`
  * from a remote store): the merger's walk holds one shard, not the whole index. Each shard file is checked against
- * its size and CRC32 when it is read. Returns the index and the store keys `inputs` fetched (to release after use).
- * @throws IndexFormatError CCP_ERR_INDEX_MISSING when a staged or local shard file is gone
+ * its size and CRC32 whenever it is read, and every shard is read and checked once here, so a damaged version is
+ * refused before a merge writes anything. Returns the index and the store keys `inputs` fetched (to release after
+ * use). @throws IndexFormatError CCP_ERR_INDEX_MISSING when a shard file is gone, CCP_ERR_INDEX_CRC or
+ * CCP_ERR_INDEX_FORMAT when one is damaged
  */
 export async function openIndexOnDemand(head: VersionHead, inputs: LocalInputs): Promise<{ index: OnDemandDomainIndex; keys: string[] }> {
   const { toc } = head;
@@ -103,7 +102,9 @@ export async function openIndexOnDemand(head: VersionHead, inputs: LocalInputs):
   };
   // a version written before shards.json is one shard: its size is its dictionary's
   const sizes = head.shardSizes ?? [new DomainDictionary(readChecked(head.shardNames[0]!.domains)).size];
-  return { index: new OnDemandDomainIndex({ sizes, read }), keys };
+  const index = new OnDemandDomainIndex({ sizes, read });
+  index.verifyAll();
+  return { index, keys };
 }
 
 /** shards.json, checked: version 1, at least one shard, each a count of domains (0 only for the one shard of an empty index). @throws IndexFormatError CCP_ERR_INDEX_FORMAT */
