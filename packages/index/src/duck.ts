@@ -42,6 +42,24 @@ export async function* streamColumns(conn: DuckDBConnection, sql: string): Async
   for (let c = await res.fetchChunk(); c !== null && c.rowCount > 0; c = await res.fetchChunk()) yield c.getColumns();
 }
 
+/**
+ * The values of a one-column query (`SELECT v FROM …`: distinct, no NULL) in ascending byte order, as JS strings
+ * fetched `bucket` at a time, each bucket one joined string. The bindings copy every string of more than 12 bytes
+ * across on its own (≈ 1 µs each: most domain names); one copy per bucket made the merger's domain list ≈ 3× faster
+ * (632k domains: 0.37–0.45 s against 1.24–1.27 s). @throws Error when a value is NULL or holds a newline (the separator)
+ */
+export async function* streamSortedStrings(conn: DuckDBConnection, sql: string, bucket = 4096): AsyncGenerator<string[]> {
+  const q = `SELECT string_agg(v, chr(10) ORDER BY v) AS s, count(*) AS n
+    FROM (SELECT v, (row_number() OVER (ORDER BY v) - 1) // ${bucket} AS b FROM (${sql})) GROUP BY b ORDER BY b`;
+  for await (const [joined, counts] of streamColumns(conn, q)) {
+    for (let i = 0; i < joined!.length; i++) {
+      const values = (joined![i] as string).split('\n');
+      if (values.length !== Number(counts![i])) throw new Error('a value is NULL or holds a newline: it cannot be streamed joined');
+      yield values;
+    }
+  }
+}
+
 /** Appends rows to `table` through one appender (flushed, then closed whatever happens). */
 export async function appendTo(conn: DuckDBConnection, table: string, fill: (app: DuckDBAppender) => void | Promise<void>): Promise<void> {
   const app = await conn.createAppender(table);

@@ -151,6 +151,16 @@ function checkHeader(b: Buffer, magic: number, what: string): number {
   return b.readUInt32LE(8);
 }
 
+/**
+ * A u64 offset or count at `at` as a number (two 32-bit halves: no BigInt per read, which cost the dictionary's binary
+ * search two BigInts a probe). @throws IndexFormatError beyond 2⁵³ (no index file is that big)
+ */
+function readU64(buf: Buffer, at: number): number {
+  const hi = buf.readUInt32LE(at + 4);
+  if (hi >= 2 ** 21) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'index offset beyond 2^53');
+  return hi * 2 ** 32 + buf.readUInt32LE(at);
+}
+
 /** The resident domain dictionary over domains.bin (no copies: reads the buffer). */
 export class DomainDictionary {
   readonly size: number;
@@ -169,7 +179,7 @@ export class DomainDictionary {
   }
 
   private offset(i: number): number {
-    return Number(this.buf.readBigUInt64LE(this.offAt + 8 * i));
+    return readU64(this.buf, this.offAt + 8 * i);
   }
 
   /** UTF-8 bytes of entry i's name (a view into the buffer). */
@@ -226,7 +236,7 @@ export function bitmapBytes(buf: Buffer, i: number): Buffer {
   const n = checkHeader(buf, MAGIC.bitmaps, 'domain-datasets.bin');
   if (i < 0 || i >= n) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'bitmap index out of range');
   const base = 12 + 8 * (n + 1);
-  return buf.subarray(base + Number(buf.readBigUInt64LE(12 + 8 * i)), base + Number(buf.readBigUInt64LE(12 + 8 * (i + 1))));
+  return buf.subarray(base + readU64(buf, 12 + 8 * i), base + readU64(buf, 12 + 8 * (i + 1)));
 }
 
 const REC = 24;
@@ -236,12 +246,12 @@ export function postingsOf(buf: Buffer, i: number): Posting[] {
   const n = checkHeader(buf, MAGIC.postings, 'postings.bin');
   if (i < 0 || i >= n) return [];
   const base = 12 + 8 * (n + 1);
-  const a = Number(buf.readBigUInt64LE(12 + 8 * i));
-  const b = Number(buf.readBigUInt64LE(12 + 8 * (i + 1)));
+  const a = readU64(buf, 12 + 8 * i);
+  const b = readU64(buf, 12 + 8 * (i + 1));
   const out: Posting[] = [];
   for (let r = a; r < b; r++) {
     const at = base + REC * r;
-    out.push({ datasetId: buf.readUInt32LE(at), file: buf.readUInt32LE(at + 4), first: Number(buf.readBigUInt64LE(at + 8)), rows: buf.readUInt32LE(at + 16) });
+    out.push({ datasetId: buf.readUInt32LE(at), file: buf.readUInt32LE(at + 4), first: readU64(buf, at + 8), rows: buf.readUInt32LE(at + 16) });
   }
   return out;
 }
@@ -276,7 +286,12 @@ class ByteSink {
 
   u64(v: number | bigint): void {
     this.room(8);
-    this.cur.writeBigUInt64LE(BigInt(v), this.at);
+    if (typeof v === 'bigint') this.cur.writeBigUInt64LE(v, this.at);
+    else {
+      // offsets and row numbers: safe integers, written as two halves (no BigInt per value)
+      this.cur.writeUInt32LE(v % 2 ** 32, this.at);
+      this.cur.writeUInt32LE(Math.floor(v / 2 ** 32), this.at + 4);
+    }
     this.at += 8;
     this.length += 8;
   }
@@ -579,9 +594,11 @@ export class IndexWriter {
   private readonly taken: number[] = [];
   private cur: IndexShardWriter;
   private n = 0;
-  private last: Buffer | null = null;
+  private last = Buffer.allocUnsafe(256);
+  private lastLength = 0;
   private spent = false;
   private readonly setBitmap = new Map<string, Uint8Array>();
+  private readonly oneBitmap = new Map<number, Uint8Array>();
   private readonly maxDomains: number;
   private readonly maxBytes: number;
 
@@ -625,21 +642,35 @@ export class IndexWriter {
   add(name: Uint8Array, d64: bigint, postings: readonly Posting[]): void {
     if (this.spent) throw new Error('IndexWriter.add(): the writer is spent');
     const b = Buffer.from(name.buffer, name.byteOffset, name.byteLength);
-    if (this.last !== null && Buffer.compare(this.last, b) >= 0) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'index domains out of order', { domain: b.toString('utf8') });
-    this.last = Buffer.from(b);
-    const ids = postings.flatMap((p, k) => (k > 0 && postings[k - 1]!.datasetId === p.datasetId ? [] : [p.datasetId]));
-    const key = ids.join(',');
-    let bm = this.setBitmap.get(key);
-    if (bm === undefined) {
-      bm = this.serializeSet(ids);
-      this.setBitmap.set(key, bm);
-    }
+    // the previous name is kept as a copy in one reused buffer (no allocation per domain; the caller's bytes may be
+    // a view it reuses)
+    if (this.n > 0 && b.compare(this.last, 0, this.lastLength) <= 0) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'index domains out of order', { domain: b.toString('utf8') });
+    if (b.length > this.last.length) this.last = Buffer.allocUnsafe(Math.max(b.length, 2 * this.last.length));
+    this.lastLength = b.copy(this.last);
+    const bm = this.bitmapOf(postings);
     if (this.cur.size > 0 && (this.cur.size >= this.maxDomains || this.cur.bytesWith(b.length, bm.length, postings.length) > this.maxBytes)) {
       this.done.push(this.cur);
       this.cur = new IndexShardWriter();
     }
     this.cur.add(b, d64, bm, postings);
     this.n++;
+  }
+
+  /** The serialized bitmap of the postings' datasets, serialized once per distinct set (most domains are in one). */
+  private bitmapOf(postings: readonly Posting[]): Uint8Array {
+    const first = postings[0]?.datasetId;
+    let one = first !== undefined;
+    for (const p of postings) if (p.datasetId !== first) one = false;
+    if (one && first !== undefined) {
+      let bm = this.oneBitmap.get(first);
+      if (bm === undefined) this.oneBitmap.set(first, (bm = this.serializeSet([first])));
+      return bm;
+    }
+    const ids = postings.flatMap((p, k) => (k > 0 && postings[k - 1]!.datasetId === p.datasetId ? [] : [p.datasetId]));
+    const key = ids.join(',');
+    let bm = this.setBitmap.get(key);
+    if (bm === undefined) this.setBitmap.set(key, (bm = this.serializeSet(ids)));
+    return bm;
   }
 
   /**

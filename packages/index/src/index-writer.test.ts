@@ -141,6 +141,21 @@ describe('IndexWriter', () => {
     expect(new DomainDictionary(f!.domains()).name(0)).toBe('a.example');
   });
 
+  it('compares each name with the whole previous one: prefixes, equal names and names longer than the kept copy', () => {
+    const one = [{ datasetId: 1, file: 0, first: 0, rows: 1 }];
+    const w = new IndexWriter(serialize);
+    const long = `${'x'.repeat(300)}.example`;
+    w.add(Buffer.from('b.example'), 1n << 32n, one);
+    for (const bad of ['b.exampl', 'b.example', 'a.example']) expect(() => w.add(Buffer.from(bad), 2n << 32n, one)).toThrow(/out of order/);
+    w.add(Buffer.from('b.example0'), 2n << 32n, one);
+    w.add(Buffer.from(long), 3n << 32n, one);
+    expect(() => w.add(Buffer.from(long), 4n << 32n, one)).toThrow(/out of order/);
+    expect(() => w.add(Buffer.from(long.slice(0, -1)), 4n << 32n, one)).toThrow(/out of order/);
+    w.add(Buffer.from('y.example'), 4n << 32n, one);
+    const index = new DomainIndex(w.finish());
+    expect([0, 1, 2, 3].map((i) => index.name(i))).toEqual(['b.example', 'b.example0', long, 'y.example']);
+  });
+
   it('refuses names out of dictionary order, across shards too', () => {
     const w = new IndexWriter(serialize, { maxDomains: 1 });
     w.add(Buffer.from('b.example'), 1n << 32n, [{ datasetId: 1, file: 0, first: 0, rows: 1 }]);
