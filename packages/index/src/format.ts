@@ -207,7 +207,8 @@ export class DomainDictionary {
     let hi = this.size - 1;
     while (lo <= hi) {
       const mid = (lo + hi) >>> 1;
-      const c = Buffer.compare(this.buf.subarray(this.strAt + this.offset(mid), this.strAt + this.offset(mid + 1)), key);
+      // the key against entry mid's bytes in place (no view allocated per probe)
+      const c = -key.compare(this.buf, this.strAt + this.offset(mid), this.strAt + this.offset(mid + 1));
       if (c === 0) return mid;
       if (c < 0) lo = mid + 1;
       else hi = mid - 1;
