@@ -12,7 +12,10 @@
 //  - parquet-warm: the parquet reader with `warmUp` (a few pages read when a version loads, as `ccpipe api` does);
 //    the "cold" rows against `parquet` are what the warm-up saves the first requests after a start;
 //  - parquet-js: the parquet reader with fzstd (pure JS) instead of libzstd-wasm for ZSTD pages — cold pages are
-//    dominated by decompression, so this is the ratio that chose the decoder.
+//    dominated by decompression, so this is the ratio that chose the decoder;
+//  - parquet-files: the parquet reader with the domain index read in place from its shard files (`indexReads:
+//    'files'`) instead of resident: lookups by positional reads, the server's RSS without the index (not in the
+//    default list: BENCH_READERS=parquet,parquet-files).
 // The lake: 1M domains (8 TLDs), each with one URL in dataset 1; every 10,000th domain holds 5,000 URLs; merged
 // with rowGroupSize BENCH_ROW_GROUP_SIZE (default 8,192 rows) and partitionBits 8 (256 files). Built once, served by each reader.
 //
@@ -299,7 +302,7 @@ async function lakeServer(reader, dir) {
   const t0 = process.hrtime.bigint();
   const source = await openIndexSource({
     store: new FsObjectStore({ root: dir }), dataDir: dir, lakeReader: reader === 'duckdb' ? 'duckdb' : 'parquet', zstd: reader === 'parquet-js' ? 'js' : 'wasm',
-    locators: reader !== 'parquet-footer', warmUp: reader === 'parquet-warm',
+    locators: reader !== 'parquet-footer', warmUp: reader === 'parquet-warm', indexReads: reader === 'parquet-files' ? 'files' : 'resident',
   });
   await source.current();
   const buildMs = Number(process.hrtime.bigint() - t0) / 1e6;

@@ -136,7 +136,8 @@ export function parseJson<T>(b: Uint8Array, what: string): T {
 
 export const jsonBytes = (v: unknown): Buffer => Buffer.from(JSON.stringify(v) + '\n', 'utf8');
 
-const MAGIC = { domains: 0x44444343, bitmaps: 0x42444343, postings: 0x50444343 } as const; // 'CCDD' 'CCDB' 'CCDP' LE
+/** @internal File magics of the shard files (also read by file-index.ts). */
+export const MAGIC = { domains: 0x44444343, bitmaps: 0x42444343, postings: 0x50444343 } as const; // 'CCDD' 'CCDB' 'CCDP' LE
 
 function header(magic: number, n: number): Buffer {
   const h = Buffer.alloc(12);
@@ -146,7 +147,8 @@ function header(magic: number, n: number): Buffer {
   return h;
 }
 
-function checkHeader(b: Buffer, magic: number, what: string): number {
+/** @internal The entry count of a shard file's 12-byte header, checked. */
+export function checkHeader(b: Buffer, magic: number, what: string): number {
   if (b.length < 12 || b.readUInt32LE(0) !== magic || b.readUInt32LE(4) !== 1) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'bad index file header', { file: what });
   return b.readUInt32LE(8);
 }
@@ -155,7 +157,7 @@ function checkHeader(b: Buffer, magic: number, what: string): number {
  * A u64 offset or count at `at` as a number (two 32-bit halves: no BigInt per read, which cost the dictionary's binary
  * search two BigInts a probe). @throws IndexFormatError beyond 2⁵³ (no index file is that big)
  */
-function readU64(buf: Buffer, at: number): number {
+export function readU64(buf: Buffer, at: number): number {
   const hi = buf.readUInt32LE(at + 4);
   if (hi >= 2 ** 21) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'index offset beyond 2^53');
   return hi * 2 ** 32 + buf.readUInt32LE(at);
@@ -240,7 +242,13 @@ export function bitmapBytes(buf: Buffer, i: number): Buffer {
   return buf.subarray(base + readU64(buf, 12 + 8 * i), base + readU64(buf, 12 + 8 * (i + 1)));
 }
 
-const REC = 24;
+/** Bytes of one postings.bin record. */
+export const REC = 24;
+
+/** @internal The posting record at byte `at`. */
+export function postingAt(buf: Buffer, at: number): Posting {
+  return { datasetId: buf.readUInt32LE(at), file: buf.readUInt32LE(at + 4), first: readU64(buf, at + 8), rows: buf.readUInt32LE(at + 16) };
+}
 
 /** Postings of dictionary entry i, sorted by datasetId (a dataset's runs in paging order). */
 export function postingsOf(buf: Buffer, i: number): Posting[] {
@@ -252,7 +260,7 @@ export function postingsOf(buf: Buffer, i: number): Posting[] {
   const out: Posting[] = [];
   for (let r = a; r < b; r++) {
     const at = base + REC * r;
-    out.push({ datasetId: buf.readUInt32LE(at), file: buf.readUInt32LE(at + 4), first: readU64(buf, at + 8), rows: buf.readUInt32LE(at + 16) });
+    out.push(postingAt(buf, at));
   }
   return out;
 }
@@ -343,19 +351,76 @@ function openShard(files: IndexShardFiles, k: number, count: number): DomainDict
  * Shard k's names must sort after shard k-1's: `lastBefore` is shard k-1's last name, `first` shard k's first.
  * @throws IndexFormatError CCP_ERR_INDEX_FORMAT
  */
-function checkShardOrder(lastBefore: Uint8Array, first: Uint8Array, k: number): void {
+export function checkShardOrder(lastBefore: Uint8Array, first: Uint8Array, k: number): void {
   if (Buffer.compare(lastBefore, first) >= 0) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'index shards out of order', { shard: k });
 }
 
 /** Shard k holds the number of domains shards.json gives it. @throws IndexFormatError CCP_ERR_INDEX_FORMAT */
-function checkShardSize(dict: DomainDictionary, expected: number, k: number): void {
-  if (dict.size !== expected) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'a shard does not hold the domains shards.json says', { shard: k, domains: dict.size, expected });
+export function checkShardSize(size: number, expected: number, k: number): void {
+  if (size !== expected) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'a shard does not hold the domains shards.json says', { shard: k, domains: size, expected });
 }
 
-/** A shard's dictionary over its three files. */
-interface LiveShard {
-  dict: DomainDictionary;
-  files: IndexShardFiles;
+/** One shard's entries, however its files are read (local entry numbers). */
+export interface ShardView {
+  readonly size: number;
+  name(j: number): string;
+  nameBytes(j: number): Buffer;
+  d64(j: number): bigint;
+  /** Local entry of a name's UTF-8 bytes, or -1. */
+  indexOfBytes(key: Buffer): number;
+  bitmap(j: number): Buffer;
+  postings(j: number): Posting[];
+}
+
+/** A shard held in memory: its dictionary over its three buffers. */
+class LiveShard implements ShardView {
+  constructor(
+    readonly dict: DomainDictionary,
+    readonly files: IndexShardFiles,
+  ) {}
+
+  get size(): number {
+    return this.dict.size;
+  }
+
+  name(j: number): string {
+    return this.dict.name(j);
+  }
+
+  nameBytes(j: number): Buffer {
+    return this.dict.nameBytes(j);
+  }
+
+  d64(j: number): bigint {
+    return this.dict.d64(j);
+  }
+
+  indexOfBytes(key: Buffer): number {
+    return this.dict.indexOfBytes(key);
+  }
+
+  bitmap(j: number): Buffer {
+    return bitmapBytes(this.files.bitmaps, j);
+  }
+
+  postings(j: number): Posting[] {
+    return postingsOf(this.files.postings, j);
+  }
+}
+
+/** What the API's views and the merger read of a version's domain index, whichever way its shards are held. */
+export interface DomainEntries {
+  readonly size: number;
+  /** Bytes the index holds in memory. */
+  readonly bytes: number;
+  name(i: number): string;
+  nameBytes(i: number): Buffer;
+  d64(i: number): bigint;
+  indexOf(domain: string): number;
+  bitmap(i: number): Buffer;
+  postings(i: number): Posting[];
+  /** Lets go of what the index holds open (files); absent for an index in memory. */
+  close?(): Promise<void>;
 }
 
 /**
@@ -364,7 +429,7 @@ interface LiveShard {
  * shards. Entry numbers come from the shards' sizes; where a shard's files are is the subclass's: all resident
  * ({@link DomainIndex}) or read when asked for ({@link OnDemandDomainIndex}).
  */
-abstract class ShardedDomainIndex {
+export abstract class ShardedDomainIndex {
   readonly size: number;
   /** First global entry of each shard. */
   private readonly bases: number[] = [];
@@ -382,8 +447,8 @@ abstract class ShardedDomainIndex {
     this.size = n;
   }
 
-  /** Shard k's dictionary and files. */
-  protected abstract shard(k: number): LiveShard;
+  /** Shard k's entries. */
+  protected abstract shard(k: number): ShardView;
 
   /** UTF-8 bytes of shard k's first name (asked only when there are several shards, none of them empty). */
   protected abstract firstName(k: number): Uint8Array;
@@ -401,7 +466,7 @@ abstract class ShardedDomainIndex {
   }
 
   /** Shard and local entry of global entry i. */
-  private at(i: number): [LiveShard, number] {
+  private at(i: number): [ShardView, number] {
     let k = this.hint;
     if (!(i >= this.bases[k]! && i < this.bases[k]! + this.sizes[k]!)) k = this.hint = this.lastShard((s) => this.bases[s]! <= i);
     return [this.shard(k), i - this.bases[k]!];
@@ -409,38 +474,38 @@ abstract class ShardedDomainIndex {
 
   name(i: number): string {
     const [s, j] = this.at(i);
-    return s.dict.name(j);
+    return s.name(j);
   }
 
   nameBytes(i: number): Buffer {
     const [s, j] = this.at(i);
-    return s.dict.nameBytes(j);
+    return s.nameBytes(j);
   }
 
   d64(i: number): bigint {
     const [s, j] = this.at(i);
-    return s.dict.d64(j);
+    return s.d64(j);
   }
 
   /** Entry index of a domain name, or -1. O(log shards + log n). */
   indexOf(domain: string): number {
     const key = Buffer.from(domain, 'utf8');
     const k = this.sizes.length === 1 ? 0 : this.lastShard((s) => Buffer.compare(this.firstName(s), key) <= 0);
-    const j = this.shard(k).dict.indexOfBytes(key);
+    const j = this.shard(k).indexOfBytes(key);
     return j < 0 ? -1 : this.bases[k]! + j;
   }
 
   /** The serialized bitmap of entry i's datasets. */
   bitmap(i: number): Buffer {
     const [s, j] = this.at(i);
-    return bitmapBytes(s.files.bitmaps, j);
+    return s.bitmap(j);
   }
 
   /** Postings of entry i, sorted by datasetId (a dataset's runs in paging order). */
   postings(i: number): Posting[] {
     if (i < 0 || i >= this.size) return [];
     const [s, j] = this.at(i);
-    return postingsOf(s.files.postings, j);
+    return s.postings(j);
   }
 
   /** Domains of each shard, in order. */
@@ -464,10 +529,10 @@ export class DomainIndex extends ShardedDomainIndex {
    * @throws IndexFormatError when a shard's files disagree on its size or with `expected`, or shards are empty or out of order
    */
   constructor(shards: readonly IndexShardFiles[], expected: readonly number[] | null = null) {
-    const live = shards.map((files, k) => ({ dict: openShard(files, k, shards.length), files }));
+    const live = shards.map((files, k) => new LiveShard(openShard(files, k, shards.length), files));
     super(live.map((s) => s.dict.size));
     live.forEach((s, k) => {
-      if (expected !== null) checkShardSize(s.dict, expected[k]!, k);
+      if (expected !== null) checkShardSize(s.size, expected[k]!, k);
       if (k > 0) checkShardOrder(live[k - 1]!.dict.nameBytes(live[k - 1]!.dict.size - 1), s.dict.nameBytes(0), k);
     });
     this.live = live;
@@ -540,7 +605,7 @@ export class OnDemandDomainIndex extends ShardedDomainIndex {
     const count = this.sizes.length;
     const files = this.source.read(k);
     const dict = openShard(files, k, count);
-    checkShardSize(dict, this.sizes[k]!, k);
+    checkShardSize(dict.size, this.sizes[k]!, k);
     this.reads++;
     if (dict.size > 0) {
       const first = Buffer.from(dict.nameBytes(0));
@@ -551,7 +616,7 @@ export class OnDemandDomainIndex extends ShardedDomainIndex {
       this.lasts[k] = last;
     }
     this.k = k;
-    this.live = { dict, files };
+    this.live = new LiveShard(dict, files);
     return this.live;
   }
 

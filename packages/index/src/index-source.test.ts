@@ -37,6 +37,10 @@ const urlsOf = async (v: { urls(d: string, ds: number, o: number, l: number): Pr
   (await v!.urls(domain, 1, 0, 100)).items.map((i) => i.url);
 
 describe('openIndexSource', () => {
+  it("indexReads 'files' on a store without local files is refused at open, naming what it needs", async () => {
+    await expect(openIndexSource({ store: new MemoryObjectStore(), indexReads: 'files' })).rejects.toMatchObject({ code: 'CCP_ERR_INDEX_OPTIONS', message: expect.stringMatching(/local files/) });
+  });
+
   it('a store wiped and rebuilt under the same version name is served anew, not from the caches of the old lake', async () => {
     const { store, merge } = await oneVersion(['https://a.example/1', 'https://a.example/2', 'https://b.example/x']);
     const source = await openIndexSource({ store, pollMs: 0 });

@@ -3,7 +3,9 @@ import { LakeIndexView } from './lake-index-view';
 import { ParquetLakeReader, type LakeReads } from './lake-reader';
 import { initZstd, type ZstdDecoder } from './zstd';
 import { DuckLakeReader } from './lake-reader-duckdb';
-import { loadVersion, readManifest, readVersionToc, residentBytesOf, type LoadedVersion } from './version-files';
+import { join } from 'node:path';
+import { hasLocalPath } from './local-inputs';
+import { loadVersion, loadVersionInPlace, readManifest, readVersionToc, residentBytesOf, type LoadedVersion } from './version-files';
 import type { IndexManifest } from './format';
 import { versionSeq } from './gc';
 
@@ -55,6 +57,14 @@ export interface IndexSourceOptions {
    * Common Crawl's ≈ 40M domains one version is ≈ 3.7 GB: a replica then keeps current + the replaced view.
    */
   pinnedBytes?: number;
+  /**
+   * How a version's domain index (dictionary, bitmaps, postings) is held: `resident` (default) — read into memory,
+   * ≈ 90 B per domain (≈ 3.6 GB a version at Common Crawl's ≈ 40M domains); `files` — read in place from the local
+   * shard files by positional reads (`FileDomainIndex`: the page cache keeps what is hot, the process a few KB a
+   * shard), for a store with local files (`dataDir` or a store with `localPath`, such as a directory). Lookups cost
+   * more (≈ 20 small reads each; see docs/api.md), and a version's files stay open until its view is dropped.
+   */
+  indexReads?: 'resident' | 'files';
 }
 
 /** An IndexSource that also says which version it serves. */
@@ -85,9 +95,17 @@ const WARM_UP_MS = 2000;
  * its grace period. Every view reads the lake through one shared reader (its caches are keyed by immutable lake
  * file keys, so a flip keeps the hot row groups of files the new version carries over). Concurrent calls share one
  * reload. `close()` is idempotent.
- * @throws CcpError CCP_ERR_INDEX_OPTIONS when `lakeReader: 'duckdb'` comes without `dataDir`.
+ * @throws CcpError CCP_ERR_INDEX_OPTIONS when `lakeReader: 'duckdb'` comes without `dataDir`, or `indexReads: 'files'` without local files.
  */
 export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeIndexSource> {
+  // the local file behind a store key, for an index read in place
+  let pathOf: ((key: string) => string) | null = null;
+  if (opts.indexReads === 'files') {
+    const { dataDir, store } = opts;
+    if (dataDir !== undefined) pathOf = (key) => join(dataDir, key);
+    else if (hasLocalPath(store)) pathOf = (key) => store.localPath(key);
+    else throw new CcpError('CCP_ERR_INDEX_OPTIONS', "indexReads 'files' needs a store with local files (a directory, or dataDir)");
+  }
   let reads: LakeReads;
   let parquet: ParquetLakeReader | undefined;
   if (opts.lakeReader === 'duckdb') {
@@ -154,7 +172,14 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
     return v;
   };
   const load = (version: string, toc: number, warm: boolean): Promise<LakeIndexView> =>
-    loadVersion(opts.store, version, toc).then((loaded) => viewOf(loaded, toc, warm));
+    (pathOf === null ? loadVersion(opts.store, version, toc) : loadVersionInPlace(opts.store, version, toc, pathOf)).then(async (loaded) => {
+      try {
+        return await viewOf(loaded, toc, warm);
+      } catch (err) {
+        await loaded.index.close?.();
+        throw err;
+      }
+    });
   const metaOf = (m: IndexManifest, version: string | null) => m.versions.find((v) => v.version === version);
 
   const refresh = async (): Promise<LakeIndexView | null> => {
@@ -237,7 +262,7 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
         // an older version: loaded only if it fits beside the pinned views used lately (evicting idle ones), so
         // clients on two big older versions do not make the replica reload them in turn
         // resident bytes it would take, from its table of contents
-        size = residentBytesOf(await readVersionToc(opts.store, meta.version, meta.tocCrc32));
+        size = pathOf !== null ? 0 : residentBytesOf(await readVersionToc(opts.store, meta.version, meta.tocCrc32));
         const now = Date.now();
         let bytes = pinnedTotal();
         let count = pinned.size;
@@ -271,6 +296,9 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
       if (closed) return;
       closed = true;
       await inflight?.catch(() => undefined);
+      // views evicted earlier close their files when collected; these may still be at hand
+      const views = [view, ...(await Promise.all([...pinned.values()].map((e) => e.p.catch(() => null))))];
+      await Promise.all([...new Set(views)].map((v) => v?.close()));
       await reads.close();
     },
   };

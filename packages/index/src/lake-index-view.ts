@@ -2,7 +2,7 @@ import { RoaringBitmap32 } from 'roaring';
 import {
   canonicalizeUrl, formatDomain64, layout, runLanes, urlId, urlIdHex, type CaptureItem, type DatasetSummary, type DomainDatasets, type IndexView, type UrlItem,
 } from '@ccpipe/core';
-import type { DomainIndex, LakeFileEntry, Posting } from './format';
+import type { DomainEntries, LakeFileEntry, Posting } from './format';
 import type { LakeReads, LakeUrlRow } from './lake-reader';
 import type { LoadedVersion } from './version-files';
 
@@ -20,7 +20,7 @@ const CAPTURE_READS = 8;
  */
 export class LakeIndexView implements IndexView {
   readonly version: string;
-  private readonly index: DomainIndex;
+  private readonly index: DomainEntries;
   private readonly files: LakeFileEntry[];
 
   constructor(
@@ -116,6 +116,11 @@ export class LakeIndexView implements IndexView {
   /** Bytes of the resident index files behind this view (its domain index). */
   get residentBytes(): number {
     return this.index.bytes;
+  }
+
+  /** Lets go of files the view's index holds open (an index read in place); reads afterwards throw. Idempotent. */
+  async close(): Promise<void> {
+    await this.index.close?.();
   }
 
   /** Progress facts of this version (status.json) for /v1/status. */

@@ -488,11 +488,18 @@ describe('runMerge (synthetic batches)', () => {
       expect(await shardsJson('v000001')).toEqual({ v: 1, shards: [{ domains: 3 }, { domains: 3 }, { domains: 3 }, { domains: 1 }] });
       const sharded = await openIndexSource({ store, dataDir: dir, pollMs: 0 });
       const single = await openIndexSource({ store: plain, dataDir: plainDir, pollMs: 0 });
+      // the same sharded version with its index read in place from the shard files (FsObjectStore has localPath)
+      const inPlace = await openIndexSource({ store, pollMs: 0, indexReads: 'files' });
       try {
-        const [a, b] = [(await sharded.current())!, (await single.current())!];
+        const [a, b, c] = [(await sharded.current())!, (await single.current())!, (await inPlace.current())!];
+        expect(c.residentBytes).toBeLessThan(a.residentBytes);
         for (const d of [...first, 'd001.example', 'zzz.example']) {
           expect(a.domain(d)).toEqual(b.domain(d));
-          for (const ds of [1, 2]) expect(await a.urls(d, ds, 0, 10)).toEqual(await b.urls(d, ds, 0, 10));
+          expect(c.domain(d)).toEqual(b.domain(d));
+          for (const ds of [1, 2]) {
+            expect(await a.urls(d, ds, 0, 10)).toEqual(await b.urls(d, ds, 0, 10));
+            expect(await c.urls(d, ds, 0, 10)).toEqual(await b.urls(d, ds, 0, 10));
+          }
         }
         expect(a.domain('d018.example')!.datasets).toEqual([{ datasetId: 1, urlCount: 1 }, { datasetId: 2, urlCount: 1 }]);
         const keys = new Map(first.map((d) => [d, a.domain(d)!.domain64]));
@@ -503,6 +510,11 @@ describe('runMerge (synthetic batches)', () => {
         const v2 = (await sharded.current())!;
         expect(v2.version).toBe('v000002');
         for (const d of first) expect(v2.domain(d)!.domain64).toBe(keys.get(d));
+        // a flip reaches the in-place source too; the view it replaced still answers (its files stay open)
+        const c2 = (await inPlace.current())!;
+        expect(c2.version).toBe('v000002');
+        for (const d of [...first, ...domains(1, 10)]) expect(c2.domain(d)).toEqual(v2.domain(d));
+        expect(c.domain('d000.example')).toEqual(a.domain('d000.example'));
         for (const d of domains(1, 10)) expect((await v2.urls(d, 1, 0, 10)).items.map((x) => x.url)).toEqual([`https://${d}/a`]);
         // a new domain before every old one: the walk passes all the old shards in one go
         await putBatch(store, 1, 'b3', [row(1, 'https://a.example/x', '20300103000000')]);
@@ -513,6 +525,7 @@ describe('runMerge (synthetic batches)', () => {
       } finally {
         await sharded.close();
         await single.close();
+        await inPlace.close();
       }
       // shards.json that drops a shard, or lists one without a count, is refused (the dropped shard's domains would
       // silently be unknown)

@@ -1,10 +1,11 @@
 import { readFileSync } from 'node:fs';
 import type { ObjectStore } from '@ccpipe/core';
 import type { LocalInputs } from './local-inputs';
+import { FileDomainIndex, type ShardFileRef } from './file-index';
 import type { DomainIdsSnapshot } from './domain-ids';
 import {
   DomainDictionary, DomainIndex, INDEX_FILES, OnDemandDomainIndex, IndexFormatError, LEGACY_SHARD, SHARD_TABLE, crcOf, indexLayout, jsonBytes, parseJson, shardFileNames, type IndexManifest, type IndexShardFiles,
-  type LakeFileEntry, type ShardTable, type VersionStatus, type VersionToc,
+  type DomainEntries, type LakeFileEntry, type ShardTable, type VersionStatus, type VersionToc,
 } from './format';
 
 /** The JSON files of one loaded, CRC-verified index version: everything but its domain index. */
@@ -21,8 +22,8 @@ export interface VersionBase {
 
 /** Every file of one loaded, CRC-verified index version. */
 export interface LoadedVersion extends VersionBase {
-  /** The domain index over the version's shards (dictionary, bitmaps, postings). */
-  index: DomainIndex;
+  /** The domain index over the version's shards (dictionary, bitmaps, postings): in memory, or read in place. */
+  index: DomainEntries;
 }
 
 /** A version's JSON files and the names of its shard files (read by {@link openIndexOnDemand}). */
@@ -50,6 +51,18 @@ export async function loadVersion(store: ObjectStore, version: string, tocCrc32:
   const { shardNames, shardSizes, ...base } = await loadVersionHead(store, version, tocCrc32);
   const got = await getAll(store, version, base.toc, shardNames.flatMap((n) => [n.domains, n.bitmaps, n.postings]));
   const index = new DomainIndex(shardNames.map((n) => ({ domains: got.get(n.domains)!, bitmaps: got.get(n.bitmaps)!, postings: got.get(n.postings)! })), shardSizes);
+  return { ...base, index };
+}
+
+/**
+ * {@link loadVersion} with the domain index read in place from local files (`pathOf(key)`: the file behind a store
+ * key) instead of held in memory: {@link FileDomainIndex}. Same checks. Close the index when the version is dropped.
+ * @throws IndexFormatError as loadVersion
+ */
+export async function loadVersionInPlace(store: ObjectStore, version: string, tocCrc32: number, pathOf: (key: string) => string): Promise<LoadedVersion> {
+  const { shardNames, shardSizes, ...base } = await loadVersionHead(store, version, tocCrc32);
+  const ref = (name: string): ShardFileRef => ({ path: pathOf(indexLayout.versionFile(version, name)), size: base.toc.files[name]!.size, crc32: base.toc.files[name]!.crc32, name });
+  const index = await FileDomainIndex.open(shardNames.map((n) => ({ domains: ref(n.domains), bitmaps: ref(n.bitmaps), postings: ref(n.postings) })), shardSizes);
   return { ...base, index };
 }
 

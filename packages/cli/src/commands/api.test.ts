@@ -17,9 +17,9 @@ function parse(args: string[]): Promise<{ flags: unknown; opts: unknown } | Erro
 }
 
 describe('ccpipe api', () => {
-  it('passes config flags (port, host, ACL file included) to apiMain', async () => {
-    expect(await parse(['--data', '/srv/ccpipe', '--log-level', 'debug', '--api-port', '0', '--api-host', '127.0.0.1', '--acl-file', '/etc/acl.json'])).toEqual({
-      flags: { data: '/srv/ccpipe', logLevel: 'debug', apiPort: '0', apiHost: '127.0.0.1', aclFile: '/etc/acl.json' },
+  it('passes config flags (port, host, ACL file, index reads included) to apiMain', async () => {
+    expect(await parse(['--data', '/srv/ccpipe', '--log-level', 'debug', '--api-port', '0', '--api-host', '127.0.0.1', '--acl-file', '/etc/acl.json', '--index-reads', 'files'])).toEqual({
+      flags: { data: '/srv/ccpipe', logLevel: 'debug', apiPort: '0', apiHost: '127.0.0.1', aclFile: '/etc/acl.json', apiIndexReads: 'files' },
       opts: {},
     });
     expect(await parse([])).toEqual({ flags: {}, opts: {} });
@@ -29,5 +29,10 @@ describe('ccpipe api', () => {
     for (const p of ['65536', 'http', '-1']) expect(() => loadConfig({}, { apiPort: p })).toThrow(/--api-port \/ CCPIPE_API_PORT/);
     expect(loadConfig({ CCPIPE_API_PORT: '9090' }).apiPort).toBe(9090);
     expect(loadConfig({}).apiPort).toBe(8080);
+  });
+
+  it('index reads: resident by default, files on request, anything else refused naming flag and env var', () => {
+    expect([loadConfig({}).apiIndexReads, loadConfig({ CCPIPE_API_INDEX_READS: 'files' }).apiIndexReads]).toEqual(['resident', 'files']);
+    expect(() => loadConfig({}, { apiIndexReads: 'mmap' })).toThrow(/--index-reads \/ CCPIPE_API_INDEX_READS/);
   });
 });

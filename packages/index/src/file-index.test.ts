@@ -1,0 +1,107 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { RoaringBitmap32 } from 'roaring';
+import { FileDomainIndex, type ShardFileRef } from './file-index';
+import { DomainIndex, IndexWriter, crcOf, type IndexShardFiles, type Posting } from './format';
+
+const serialize = (ids: number[]): Uint8Array => new RoaringBitmap32(ids).serialize('portable');
+
+/** n domains in UTF-8 byte order, ASCII and non-ASCII, each with 1–3 postings over two datasets. */
+function entries(n: number): { domain: string; d64: bigint; postings: Posting[] }[] {
+  const names = Array.from({ length: n }, (_, i) => [`d${i}.example`, `é${i}.fr`, `😀${i}.io`][i % 3]!);
+  names.sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+  return names.map((domain, i) => ({
+    domain,
+    d64: BigInt((i * 7919) % n + 1) << 32n,
+    postings: Array.from({ length: 1 + (i % 3) }, (_, k) => ({ datasetId: 1 + (k % 2), file: i % 4, first: i * 10 + k, rows: 1 + k })),
+  }));
+}
+
+describe('FileDomainIndex', () => {
+  let dir: string;
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'ccpipe-file-index-'));
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  /** Writes the shards as files and returns their refs (size and CRC32 as version.json would list them). */
+  async function written(shards: IndexShardFiles[]): Promise<Record<keyof IndexShardFiles, ShardFileRef>[]> {
+    return Promise.all(
+      shards.map(async (files, k) => {
+        const refs = {} as Record<keyof IndexShardFiles, ShardFileRef>;
+        for (const f of ['domains', 'bitmaps', 'postings'] as const) {
+          const path = join(dir, `${f}-${k}.bin`);
+          await writeFile(path, files[f]);
+          refs[f] = { path, size: files[f].length, crc32: crcOf(files[f]), name: `${f}-${k}.bin` };
+        }
+        return refs;
+      }),
+    );
+  }
+
+  function build(n: number, maxDomains?: number): IndexShardFiles[] {
+    const w = new IndexWriter(serialize, maxDomains === undefined ? {} : { maxDomains });
+    for (const e of entries(n)) w.add(Buffer.from(e.domain), e.d64, e.postings);
+    return w.finish();
+  }
+
+  it.each([[undefined], [300]])('answers exactly like the resident index over the same files (shards of %s domains)', async (maxDomains) => {
+    const shards = build(2000, maxDomains);
+    const resident = new DomainIndex(shards);
+    const files = await FileDomainIndex.open(await written(shards), resident.shardSizes());
+    try {
+      expect([files.size, files.shardSizes()]).toEqual([2000, resident.shardSizes()]);
+      for (let i = 0; i < 2000; i++) {
+        const name = resident.name(i);
+        expect([files.name(i), files.nameBytes(i).toString('utf8'), files.d64(i), files.indexOf(name), files.postings(i)]).toEqual([name, name, resident.d64(i), i, resident.postings(i)]);
+        expect(files.bitmap(i).equals(resident.bitmap(i))).toBe(true);
+      }
+      for (const absent of ['', 'a.example', `${resident.name(299)}0`, '😀😀.io', 'zzzz']) expect(files.indexOf(absent)).toBe(-1);
+      expect([files.postings(2000), files.postings(-1)]).toEqual([[], []]);
+      // what it holds: at most the first ten levels of each shard's search (1,023 names), not the files
+      let longest = 0;
+      for (let i = 0; i < 2000; i++) longest = Math.max(longest, resident.nameBytes(i).length);
+      expect(files.bytes).toBeGreaterThan(0);
+      expect(files.bytes).toBeLessThanOrEqual(shards.length * 1024 * (longest + 48));
+    } finally {
+      await files.close();
+    }
+  });
+
+  it('an empty index is one empty shard', async () => {
+    const files = await FileDomainIndex.open(await written(new IndexWriter(serialize).finish()), [0]);
+    expect([files.size, files.indexOf('a.example')]).toEqual([0, -1]);
+    await files.close();
+  });
+
+  it('checks every file when opened: CRC32, size, a missing file, counts against shards.json, shards out of order', async () => {
+    const shards = build(900, 300);
+    const refs = await written(shards);
+    const reopen = (r: typeof refs, expected: number[] | null = [300, 300, 300]) => FileDomainIndex.open(r, expected);
+    const ok = await reopen(refs);
+    await ok.close();
+    // one byte changed in the last shard's postings
+    const bad = Buffer.from(shards[2]!.postings);
+    bad.writeUInt8(bad.readUInt8(bad.length - 1) ^ 0xff, bad.length - 1);
+    await writeFile(refs[2]!.postings.path, bad);
+    await expect(reopen(refs)).rejects.toMatchObject({ code: 'CCP_ERR_INDEX_CRC' });
+    await writeFile(refs[2]!.postings.path, shards[2]!.postings);
+    await expect(reopen([refs[0]!, refs[1]!, { ...refs[2]!, domains: { ...refs[2]!.domains, size: refs[2]!.domains.size + 1 } }])).rejects.toMatchObject({ code: 'CCP_ERR_INDEX_CRC' });
+    await expect(reopen([refs[0]!, refs[1]!, { ...refs[2]!, bitmaps: { ...refs[2]!.bitmaps, path: join(dir, 'gone.bin') } }])).rejects.toMatchObject({ code: 'CCP_ERR_INDEX_MISSING' });
+    await expect(reopen(refs, [300, 299, 301])).rejects.toMatchObject({ code: 'CCP_ERR_INDEX_FORMAT' });
+    await expect(reopen([refs[0]!, refs[2]!, refs[1]!])).rejects.toMatchObject({ code: 'CCP_ERR_INDEX_FORMAT', message: 'index shards out of order' });
+  });
+
+  it('after close, reads throw a clear error instead of reading a reused descriptor', async () => {
+    const files = await FileDomainIndex.open(await written(build(50)), [50]);
+    const first = files.name(0);
+    expect([files.indexOf(files.name(7)), files.indexOf(first)]).toEqual([7, 0]);
+    await files.close();
+    await files.close(); // idempotent
+    expect(() => files.name(7)).toThrow(/closed/);
+    expect(() => files.indexOf(first)).toThrow(/closed/); // though the search's memo holds that name
+  });
+});
