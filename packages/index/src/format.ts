@@ -467,6 +467,7 @@ export abstract class ShardedDomainIndex {
 
   /** Shard and local entry of global entry i. */
   private at(i: number): [ShardView, number] {
+    if (!(i >= 0 && i < this.size)) throw new RangeError(`index entry ${i} out of range (${this.size} entries)`);
     let k = this.hint;
     if (!(i >= this.bases[k]! && i < this.bases[k]! + this.sizes[k]!)) k = this.hint = this.lastShard((s) => this.bases[s]! <= i);
     return [this.shard(k), i - this.bases[k]!];

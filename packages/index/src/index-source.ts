@@ -62,9 +62,12 @@ export interface IndexSourceOptions {
    * ≈ 90 B per domain (≈ 3.6 GB a version at Common Crawl's ≈ 40M domains); `files` — read in place from the local
    * shard files by positional reads (`FileDomainIndex`: the page cache keeps what is hot, the process a few KB a
    * shard), for a store with local files (`dataDir` or a store with `localPath`, such as a directory). Lookups cost
-   * more (≈ 20 small reads each; see docs/api.md), and a version's files stay open until its view is dropped.
+   * more (≈ 20 small blocking reads each; see docs/api.md); a view's files stay open while the source holds it, and
+   * for `retireGraceMs` after it lets go of it.
    */
   indexReads?: 'resident' | 'files';
+  /** How long a view the source has let go of keeps its files open for requests still holding it (default 60 s). */
+  retireGraceMs?: number;
 }
 
 /** An IndexSource that also says which version it serves. */
@@ -86,6 +89,7 @@ const PINNED_BYTES = 1 << 30;
 /** A pinned view used this recently is not evicted to make room for loading an older version. */
 const PIN_IDLE_MS = 60_000;
 const WARM_UP_MS = 2000;
+const RETIRE_GRACE_MS = 60_000;
 
 /**
  * Follows `index/manifest.json`: `current()` rereads the manifest at most every `pollMs` and, on a flip, loads and
@@ -135,9 +139,38 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
     for (const [k, e] of pinned) {
       if (pinned.size <= PINNED_VIEWS && bytes + reserve <= budget) break;
       if (k === keep) continue;
-      pinned.delete(k);
+      unpin(k);
       bytes -= e.size;
     }
+  };
+  // A view the source lets go of may still be answering a request that took it a moment ago: its files (an index read
+  // in place) are closed after a grace period, not at once (every index read of a view happens at the start of a
+  // call, so a request holds it for a moment, not for its lake reads).
+  const retiring = new Set<NodeJS.Timeout>();
+  const retireGraceMs = opts.retireGraceMs ?? RETIRE_GRACE_MS;
+  const retire = (p: Promise<LakeIndexView> | LakeIndexView): void => {
+    void Promise.resolve(p).then(
+      (v) => {
+        if (closed) {
+          void v.close();
+          return;
+        }
+        const timer = setTimeout(() => {
+          retiring.delete(timer);
+          if (v !== view) void v.close();
+        }, retireGraceMs);
+        timer.unref();
+        retiring.add(timer);
+      },
+      () => undefined,
+    );
+  };
+  /** Drops a pin (its view closes after the grace period). */
+  const unpin = (key: string): void => {
+    const e = pinned.get(key);
+    if (e === undefined) return;
+    pinned.delete(key);
+    retire(e.p);
   };
   /** Marks a pin used now (most recently used last). */
   const touch = (key: string, e: Pin): Pin => {
@@ -187,7 +220,7 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
     manifest = m;
     // views of versions the manifest no longer keeps can never be served again
     const kept = keptBy(m);
-    for (const k of pinned.keys()) if (!kept.has(k)) pinned.delete(k);
+    for (const k of [...pinned.keys()]) if (!kept.has(k)) unpin(k);
     const meta = metaOf(m, m.current);
     if (meta === undefined) return null;
     if (view !== null && view.version === meta.version && tocOf.get(view) === meta.tocCrc32) return view;
@@ -220,7 +253,7 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
               const key = keyOf(view);
               touch(key, { p: Promise.resolve(view), size: view.residentBytes, usedAt: 0 });
               trimPinned(key);
-            }
+            } else if (view !== null && v !== view) retire(view);
             view = v;
             checkedAt = Date.now();
             return v;
@@ -276,10 +309,11 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
         }
         // one view is allowed whatever its size once nothing in use is pinned (as the replaced view always is)
         if (count >= PINNED_VIEWS || (count > 0 && bytes + size > budget)) return null;
-        for (const k of idle) pinned.delete(k);
+        for (const k of idle) unpin(k);
       }
       const again = pinned.get(key); // another request started it while the size was read
       if (again !== undefined) return touch(key, again).p;
+      open(); // the awaits above may have met a close(): no view is loaded after it
       const entry = touch(key, { p: load(meta.version, meta.tocCrc32, false), size, usedAt: 0 });
       entry.p.then(
         (v) => {
@@ -296,7 +330,10 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
       if (closed) return;
       closed = true;
       await inflight?.catch(() => undefined);
-      // views evicted earlier close their files when collected; these may still be at hand
+      // every view still at hand, and those waiting out their grace period, close their files now
+      const pending = [...retiring];
+      retiring.clear();
+      for (const t of pending) clearTimeout(t);
       const views = [view, ...(await Promise.all([...pinned.values()].map((e) => e.p.catch(() => null))))];
       await Promise.all([...new Set(views)].map((v) => v?.close()));
       await reads.close();

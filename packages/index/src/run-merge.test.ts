@@ -510,7 +510,7 @@ describe('runMerge (synthetic batches)', () => {
         const v2 = (await sharded.current())!;
         expect(v2.version).toBe('v000002');
         for (const d of first) expect(v2.domain(d)!.domain64).toBe(keys.get(d));
-        // a flip reaches the in-place source too; the view it replaced still answers (its files stay open)
+        // a flip reaches the in-place source too, and does not close the view it replaced (kept for clients paging on it)
         const c2 = (await inPlace.current())!;
         expect(c2.version).toBe('v000002');
         for (const d of [...first, ...domains(1, 10)]) expect(c2.domain(d)).toEqual(v2.domain(d));
@@ -601,6 +601,28 @@ describe('runMerge (synthetic batches)', () => {
     try {
       const v = (await src.current())!;
       for (let i = 1; i <= 3; i++) expect((await v.urls(`s${i}.example`, 1, 0, 5)).items).toHaveLength(1);
+    } finally {
+      await src.close();
+    }
+  });
+
+  it('an index read in place: a view the source lets go of closes its files after the grace period, the rest when the source closes', async () => {
+    await putBatch(store, 1, 'b1', [row(1, 'https://one.example/', '20300101000000')]);
+    await runMerge(opts({ keepVersions: 1 }));
+    const src = await openIndexSource({ store, dataDir: dir, pollMs: 0, indexReads: 'files', retireGraceMs: 50 });
+    try {
+      const v1 = (await src.current())!;
+      expect(v1.domain('one.example')!.datasets).toEqual([{ datasetId: 1, urlCount: 1 }]);
+      await putBatch(store, 1, 'b2', [row(1, 'https://two.example/', '20300102000000')]);
+      await runMerge(opts({ keepVersions: 1 })); // v1 leaves the manifest: the source cannot serve it again
+      const v2 = (await src.current())!;
+      expect(v2.version).toBe('v000002');
+      expect(v1.domain('one.example')).not.toBeNull(); // within the grace period a request holding v1 still reads
+      await new Promise((r) => setTimeout(r, 200));
+      expect(() => v1.domain('one.example')).toThrow(expect.objectContaining({ code: 'CCP_ERR_INDEX_CLOSED' }));
+      expect(v2.domain('two.example')).not.toBeNull();
+      await src.close();
+      expect(() => v2.domain('two.example')).toThrow(expect.objectContaining({ code: 'CCP_ERR_INDEX_CLOSED' }));
     } finally {
       await src.close();
     }
