@@ -62,11 +62,29 @@ describe('FileDomainIndex', () => {
       }
       for (const absent of ['', 'a.example', `${resident.name(299)}0`, '😀😀.io', 'zzzz']) expect(files.indexOf(absent)).toBe(-1);
       expect([files.postings(2000), files.postings(-1)]).toEqual([[], []]);
-      // what it holds: at most the first ten levels of each shard's search (1,023 names), not the files
+      // what it holds: every 64th name of each shard (and each shard's first), not the files
       let longest = 0;
       for (let i = 0; i < 2000; i++) longest = Math.max(longest, resident.nameBytes(i).length);
       expect(files.bytes).toBeGreaterThan(0);
-      expect(files.bytes).toBeLessThanOrEqual(shards.length * 1024 * (longest + 100));
+      expect(files.bytes).toBeLessThanOrEqual((Math.ceil(2000 / 64) + 2 * shards.length) * (longest + 4));
+    } finally {
+      await files.close();
+    }
+  });
+
+  it.each([1, 63, 64, 65, 128, 129])('finds every name and no name between them around the 64-name blocks (%s domains)', async (n) => {
+    const shards = build(n);
+    const resident = new DomainIndex(shards);
+    const files = await FileDomainIndex.open(await written(shards), [n]);
+    try {
+      for (let i = 0; i < n; i++) {
+        const name = resident.name(i);
+        expect(files.indexOf(name)).toBe(i);
+        // just after a name and just before the next: not found
+        expect(files.indexOf(`${name}\u0000`)).toBe(-1);
+      }
+      expect(files.indexOf('')).toBe(-1);
+      expect(files.indexOf('\u{10FFFF}')).toBe(-1);
     } finally {
       await files.close();
     }

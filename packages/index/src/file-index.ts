@@ -7,8 +7,8 @@ import {
   type IndexShardFiles, type Posting, type ShardView,
 } from './format';
 
-/** Levels of a shard's name search whose probes are kept in memory (2¹⁰ − 1 names per shard at most). */
-const MEMO_LEVELS = 10;
+/** Every SAMPLE-th name of a shard is kept in memory: a lookup finds its block there, then reads the block. */
+const SAMPLE = 64;
 const CHUNK = 1 << 20;
 
 /** Where one shard file is and what version.json says of it. */
@@ -25,24 +25,23 @@ class FileShard implements ShardView {
   private readonly byIdAt: number;
   private readonly offAt: number;
   private readonly strAt: number;
-  /** Names of the search's first levels, by entry. */
-  private readonly memo = new Map<number, Buffer>();
 
   constructor(
     private readonly fds: Record<keyof IndexShardFiles, number>,
     readonly size: number,
     private readonly alive: () => void,
+    /** Names of entries 0, SAMPLE, 2·SAMPLE, … packed: sample i is sampleBytes[sampleEnds[i-1] ?? 0, sampleEnds[i]). */
+    private readonly sampleBytes: Buffer,
+    private readonly sampleEnds: Uint32Array,
   ) {
     this.byIdAt = 12 + 8 * size;
     this.offAt = this.byIdAt + 4 * size;
     this.strAt = this.offAt + 8 * (size + 1);
   }
 
-  /** Bytes of the memo (what this shard holds in memory): each name in its own allocation, ≈ 100 B of overhead. */
+  /** Bytes this shard holds in memory: its name sample. */
   get memoBytes(): number {
-    let n = 0;
-    for (const b of this.memo.values()) n += b.length + 100;
-    return n;
+    return this.sampleBytes.length + this.sampleEnds.byteLength;
   }
 
   private read(file: keyof IndexShardFiles, at: number, length: number): Buffer {
@@ -77,20 +76,35 @@ class FileShard implements ShardView {
   }
 
   indexOfBytes(key: Buffer): number {
-    this.alive(); // the memo could answer without a read
+    this.alive(); // the sample could answer without a read
+    // the last sample at or before the key: its block holds the key if any entry does
+    const ends = this.sampleEnds;
     let lo = 0;
-    let hi = this.size - 1;
-    for (let depth = 0; lo <= hi; depth++) {
+    let hi = ends.length - 1;
+    let block = -1;
+    while (lo <= hi) {
       const mid = (lo + hi) >>> 1;
-      let name = depth < MEMO_LEVELS ? this.memo.get(mid) : undefined;
-      if (name === undefined) {
-        name = this.nameBytes(mid);
-        // a memo entry gets its own memory: a pooled Buffer would keep its whole 8 KiB pool block alive
-        if (depth < MEMO_LEVELS) this.memo.set(mid, (name = copySlow(name)));
-      }
-      const c = Buffer.compare(name, key);
-      if (c === 0) return mid;
-      if (c < 0) lo = mid + 1;
+      const c = key.compare(this.sampleBytes, mid === 0 ? 0 : ends[mid - 1]!, ends[mid]!);
+      if (c === 0) return mid * SAMPLE;
+      if (c > 0) {
+        block = mid;
+        lo = mid + 1;
+      } else hi = mid - 1;
+    }
+    if (block < 0) return -1;
+    // the block's offsets and names, one read each, searched in memory (its first entry is the sample: not equal)
+    const from = block * SAMPLE;
+    const count = Math.min(SAMPLE, this.size - from);
+    const offs = this.read('domains', this.offAt + 8 * from, 8 * (count + 1));
+    const base = readU64(offs, 0);
+    const names = this.read('domains', this.strAt + base, readU64(offs, 8 * count) - base);
+    lo = 1;
+    hi = count - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      const c = key.compare(names, readU64(offs, 8 * mid) - base, readU64(offs, 8 * (mid + 1)) - base);
+      if (c === 0) return from + mid;
+      if (c > 0) lo = mid + 1;
       else hi = mid - 1;
     }
     return -1;
@@ -118,9 +132,9 @@ const orphans = new FinalizationRegistry<FileHandle[]>((handles) => {
 
 /**
  * A version's domain index read in place from its local shard files by positional reads: the same entries as the
- * resident `DomainIndex`, but what it holds in memory is the first levels of each shard's name search (≤ 1,023 names
- * a shard), not ≈ 90 B per domain (≈ 3.6 GB at Common Crawl's ≈ 40M domains); the operating system's page cache
- * keeps the hot pages. A lookup is ≈ 10 probes past the memo, two small reads each. Opened by {@link open}, which
+ * resident `DomainIndex`, but what it holds in memory is every 64th name of each shard (≈ 0.5 B per domain), not ≈ 90 B
+ * per domain (≈ 3.6 GB at Common Crawl's ≈ 40M domains); the operating system's page cache keeps the hot pages. A
+ * lookup finds its block of 64 names in the sample, then reads the block's offsets and names (two reads). Opened by {@link open}, which
  * checks every file as `loadVersion` does (size and CRC32 in one streamed pass, headers, counts, shard order).
  * Holds three descriptors per shard until {@link close} (or until it is collected).
  */
@@ -155,9 +169,11 @@ export class FileDomainIndex extends ShardedDomainIndex {
       for (const [k, refs] of shards.entries()) {
         const heads = {} as Record<keyof IndexShardFiles, Buffer>;
         const fds = {} as Record<keyof IndexShardFiles, number>;
+        let domainsHandle: FileHandle | null = null;
         for (const file of ['domains', 'bitmaps', 'postings'] as const) {
           const { handle, head } = await openChecked(refs[file]);
           handles.push(handle);
+          if (file === 'domains') domainsHandle = handle;
           fds[file] = handle.fd;
           heads[file] = head;
         }
@@ -167,12 +183,13 @@ export class FileDomainIndex extends ShardedDomainIndex {
         }
         if (shards.length > 1 && n === 0) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'empty index shard', { shard: k });
         if (expected !== null) checkShardSize(n, expected[k]!, k);
-        const shard = new FileShard(fds, n, alive);
         // the layout's sizes must add up: the names end where the file does
         const strAt = 12 + 8 * n + 4 * n + 8 * (n + 1);
         if (refs.domains.size < strAt || strAt + readU64(readAt(fds.domains, strAt - 8, 8), 0) !== refs.domains.size) {
           throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'domains.bin size mismatch', { shard: k });
         }
+        const sample = await sampleNames(domainsHandle!, n, strAt - 8 * (n + 1), strAt, refs.domains.size);
+        const shard = new FileShard(fds, n, alive, sample.bytes, sample.ends);
         if (n > 0) {
           const first = shard.nameBytes(0);
           if (lastBefore !== null) checkShardOrder(lastBefore, first, k);
@@ -189,7 +206,7 @@ export class FileDomainIndex extends ShardedDomainIndex {
     }
   }
 
-  /** Bytes held in memory: the name memos (the files stay in the page cache). */
+  /** Bytes held in memory: the name samples (the files stay in the page cache). */
   get bytes(): number {
     return this.shards.reduce((a, s) => a + s.memoBytes, 0) + this.firsts.reduce((a, b) => a + b.length, 0);
   }
@@ -211,10 +228,55 @@ export class FileDomainIndex extends ShardedDomainIndex {
   }
 }
 
-function copySlow(b: Buffer): Buffer {
-  const out = Buffer.allocUnsafeSlow(b.length);
-  b.copy(out);
-  return out;
+/**
+ * Every SAMPLE-th name of a shard's domains.bin, packed, read in chunks: the offsets table, then the names region in
+ * windows of about 1 MiB (the sampled names lie in order, SAMPLE names apart). @throws IndexFormatError on offsets
+ * outside the file or out of order
+ */
+async function sampleNames(h: FileHandle, n: number, offAt: number, strAt: number, fileSize: number): Promise<{ bytes: Buffer; ends: Uint32Array }> {
+  const count = Math.ceil(n / SAMPLE);
+  const starts = new Float64Array(count);
+  const stops = new Float64Array(count);
+  const PER = 1 << 16; // offsets per read
+  const buf = Buffer.allocUnsafe(8 * (PER + 1));
+  for (let first = 0; first < n; first += PER) {
+    const m = Math.min(PER, n - first); // entries [first, first + m), plus the offset after the last
+    await readFully(h, buf, 8 * (m + 1), offAt + 8 * first);
+    for (let e = Math.ceil(first / SAMPLE) * SAMPLE; e < first + m; e += SAMPLE) {
+      starts[e / SAMPLE] = readU64(buf, 8 * (e - first));
+      stops[e / SAMPLE] = readU64(buf, 8 * (e - first + 1));
+    }
+  }
+  let total = 0;
+  for (let i = 0; i < count; i++) {
+    if (stops[i]! < starts[i]! || (i > 0 && starts[i]! < stops[i - 1]!) || strAt + stops[i]! > fileSize) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'domains.bin name offsets out of order');
+    total += stops[i]! - starts[i]!;
+  }
+  const bytes = Buffer.allocUnsafeSlow(total);
+  const ends = new Uint32Array(count);
+  let at = 0;
+  for (let i = 0; i < count; ) {
+    // a window from sample i's name to the last sampled name ending within CHUNK of it (at least one name)
+    let j = i + 1;
+    while (j < count && stops[j]! - starts[i]! <= CHUNK) j++;
+    const w = Buffer.allocUnsafe(stops[j - 1]! - starts[i]!);
+    await readFully(h, w, w.length, strAt + starts[i]!);
+    for (let q = i; q < j; q++) {
+      at += w.copy(bytes, at, starts[q]! - starts[i]!, stops[q]! - starts[i]!);
+      ends[q] = at;
+    }
+    i = j;
+  }
+  return { bytes, ends };
+}
+
+/** Reads exactly `length` bytes at `position` into `buf`. */
+async function readFully(h: FileHandle, buf: Buffer, length: number, position: number): Promise<void> {
+  for (let got = 0; got < length; ) {
+    const { bytesRead } = await h.read(buf, got, length - got, position + got);
+    if (bytesRead === 0) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'index file shorter than its offsets say');
+    got += bytesRead;
+  }
 }
 
 function readAt(fd: number, at: number, length: number): Buffer {

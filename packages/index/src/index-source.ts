@@ -60,10 +60,10 @@ export interface IndexSourceOptions {
   /**
    * How a version's domain index (dictionary, bitmaps, postings) is held: `resident` (default) — read into memory,
    * ≈ 90 B per domain (≈ 3.6 GB a version at Common Crawl's ≈ 40M domains); `files` — read in place from the local
-   * shard files by positional reads (`FileDomainIndex`: the page cache keeps what is hot, the process a few KB a
-   * shard), for a store with local files (`dataDir` or a store with `localPath`, such as a directory). Lookups cost
-   * more (≈ 20 small blocking reads each; see docs/api.md); a view's files stay open while the source holds it, and
-   * for `retireGraceMs` after it lets go of it.
+   * shard files by positional reads (`FileDomainIndex`: the page cache keeps what is hot, the process every 64th
+   * name, ≈ 0.5 B per domain), for a store with local files (`dataDir` or a store with `localPath`, such as a
+   * directory). A lookup is a few small blocking reads (see docs/api.md); a view's files stay open while the source
+   * holds it, and for `retireGraceMs` after it lets go of it.
    */
   indexReads?: 'resident' | 'files';
   /** How long a view the source has let go of keeps its files open for requests still holding it (default 60 s). */
