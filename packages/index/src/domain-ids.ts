@@ -51,9 +51,10 @@ export class DomainIds {
    * The registry of an index version: its allocator snapshot and, for a version 2 snapshot, the domains of its
    * dictionary `assigned` — looked up in place, not copied (O(1) memory for a dictionary of any size). @throws
    * IndexFormatError CCP_ERR_INDEX_FORMAT for an unknown snapshot version, or a dictionary key the allocator never
-   * handed out (another layout, an unopened slot, an id not yet allocated).
+   * handed out (another layout, an unopened slot, an id not yet allocated); `keysChecked`: the caller has run
+   * {@link keyCheck} over every entry already.
    */
-  static fromSnapshot(s: DomainIdsSnapshot, assigned: AssignedDomains): DomainIds {
+  static fromSnapshot(s: DomainIdsSnapshot, assigned: AssignedDomains, keysChecked = false): DomainIds {
     if (s.v !== 1 && s.v !== 2) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'unknown domain-ids snapshot version', { v: (s as { v: unknown }).v });
     const tlds = SlotSpace.fromSnapshot(s.tlds);
     if (s.v === 1) {
@@ -61,14 +62,29 @@ export class DomainIds {
       for (const [d, tld, id] of s.domains) r.byDomain.set(d, packDomain64({ tld, domain: id, sub: 0, path: 0 }, r.layout));
       return r;
     }
-    const r = new DomainIds({ ...s.layout }, tlds, assigned);
-    for (let i = 0; i < assigned.size; i++) {
-      const f = unpackDomain64(assigned.d64(i), r.layout);
-      if (f.sub !== 0 || f.path !== 0 || f.tld >= s.tlds.next.length || f.domain >= s.tlds.next[f.tld]!) {
+    if (!keysChecked) {
+      const check = DomainIds.keyCheck(s);
+      for (let i = 0; i < assigned.size; i++) check(assigned, i);
+    }
+    return new DomainIds({ ...s.layout }, tlds, assigned);
+  }
+
+  /**
+   * The check {@link fromSnapshot} makes of each dictionary entry of a version 2 snapshot — its key is one the
+   * allocator handed out (this layout, an opened slot, an id already allocated) — for a caller that reads every entry
+   * anyway and then passes `keysChecked` (no check for another snapshot version). The check throws IndexFormatError
+   * CCP_ERR_INDEX_FORMAT.
+   */
+  static keyCheck(s: DomainIdsSnapshot): (assigned: AssignedDomains, i: number) => void {
+    if (s.v !== 2) return () => undefined;
+    const layout = { ...s.layout };
+    const next = s.tlds.next;
+    return (assigned, i) => {
+      const f = unpackDomain64(assigned.d64(i), layout);
+      if (f.sub !== 0 || f.path !== 0 || f.tld >= next.length || f.domain >= next[f.tld]!) {
         throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'domains.bin holds a key the domain allocator never assigned', { domain: assigned.name(i) });
       }
-    }
-    return r;
+    };
   }
 
   /** Domains known: the dictionary's plus those assigned since (a domain walked by {@link assignSorted} not counted). */

@@ -3,7 +3,7 @@ import { open, type FileHandle } from 'node:fs/promises';
 import { crc32 } from 'node:zlib';
 import { CcpError } from '@ccpipe/core';
 import {
-  IndexFormatError, MAGIC, REC, ShardedDomainIndex, checkHeader, checkShardOrder, checkShardSize, postingAt, readU64,
+  IndexFormatError, REC, ShardedDomainIndex, checkShardOrder, checkShardSize, domainsLayout, offsetTableEnd, postingAt, readU64, shardCount,
   type IndexShardFiles, type Posting, type ShardView,
 } from './format';
 
@@ -22,7 +22,6 @@ export interface ShardFileRef {
 
 /** A shard whose three files are read by positional reads (the page cache holds what is hot), not held in memory. */
 class FileShard implements ShardView {
-  private readonly byIdAt: number;
   private readonly offAt: number;
   private readonly strAt: number;
 
@@ -34,9 +33,12 @@ class FileShard implements ShardView {
     private readonly sampleBytes: Buffer,
     private readonly sampleEnds: Uint32Array,
   ) {
-    this.byIdAt = 12 + 8 * size;
-    this.offAt = this.byIdAt + 4 * size;
-    this.strAt = this.offAt + 8 * (size + 1);
+    ({ offAt: this.offAt, strAt: this.strAt } = domainsLayout(size));
+  }
+
+  /** Entry 0's name (the sample's first; empty for an empty shard). */
+  get firstName(): Buffer {
+    return this.sampleBytes.subarray(0, this.sampleEnds[0] ?? 0);
   }
 
   /** Bytes this shard holds in memory: its name sample. */
@@ -111,13 +113,12 @@ class FileShard implements ShardView {
   }
 
   bitmap(j: number): Buffer {
-    const [s, e] = this.span('bitmaps', 12, 12 + 8 * (this.size + 1), j);
+    const [s, e] = this.span('bitmaps', 12, offsetTableEnd(this.size), j);
     return this.read('bitmaps', s, e - s);
   }
 
   postings(j: number): Posting[] {
-    const base = 12 + 8 * (this.size + 1);
-    const [s, e] = this.span('postings', 12, base, j, REC);
+    const [s, e] = this.span('postings', 12, offsetTableEnd(this.size), j, REC);
     const b = this.read('postings', s, e - s);
     const out: Posting[] = [];
     for (let at = 0; at < b.length; at += REC) out.push(postingAt(b, at));
@@ -144,7 +145,6 @@ export class FileDomainIndex extends ShardedDomainIndex {
   private constructor(
     private readonly handles: FileHandle[],
     private readonly shards: FileShard[],
-    private readonly firsts: Buffer[],
   ) {
     super(shards.map((s) => s.size));
     orphans.register(this, handles, this);
@@ -160,7 +160,6 @@ export class FileDomainIndex extends ShardedDomainIndex {
     const handles: FileHandle[] = [];
     try {
       const built: FileShard[] = [];
-      const firsts: Buffer[] = [];
       let lastBefore: Buffer | null = null;
       let index: FileDomainIndex | null = null;
       const alive = (): void => {
@@ -177,28 +176,24 @@ export class FileDomainIndex extends ShardedDomainIndex {
           fds[file] = handle.fd;
           heads[file] = head;
         }
-        const n = checkHeader(heads.domains, MAGIC.domains, 'domains.bin');
-        if (checkHeader(heads.bitmaps, MAGIC.bitmaps, 'domain-datasets.bin') !== n || checkHeader(heads.postings, MAGIC.postings, 'postings.bin') !== n) {
-          throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'shard files disagree on their number of domains', { shard: k });
-        }
-        if (shards.length > 1 && n === 0) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'empty index shard', { shard: k });
+        const n = shardCount(heads, k, shards.length);
         if (expected !== null) checkShardSize(n, expected[k]!, k);
         // the layout's sizes must add up: the names end where the file does
-        const strAt = 12 + 8 * n + 4 * n + 8 * (n + 1);
-        if (refs.domains.size < strAt || strAt + readU64(readAt(fds.domains, strAt - 8, 8), 0) !== refs.domains.size) {
+        const { offAt, strAt } = domainsLayout(n);
+        const lastOffset = Buffer.alloc(8);
+        if (refs.domains.size >= strAt) await readFully(domainsHandle!, lastOffset, 8, strAt - 8);
+        if (refs.domains.size < strAt || strAt + readU64(lastOffset, 0) !== refs.domains.size) {
           throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'domains.bin size mismatch', { shard: k });
         }
-        const sample = await sampleNames(domainsHandle!, n, strAt - 8 * (n + 1), strAt, refs.domains.size);
+        const sample = await sampleNames(domainsHandle!, n, offAt, strAt, refs.domains.size);
         const shard = new FileShard(fds, n, alive, sample.bytes, sample.ends);
         if (n > 0) {
-          const first = shard.nameBytes(0);
-          if (lastBefore !== null) checkShardOrder(lastBefore, first, k);
+          if (lastBefore !== null) checkShardOrder(lastBefore, shard.firstName, k);
           lastBefore = shard.nameBytes(n - 1);
-          firsts.push(first);
-        } else firsts.push(Buffer.alloc(0));
+        }
         built.push(shard);
       }
-      index = new FileDomainIndex(handles, built, firsts);
+      index = new FileDomainIndex(handles, built);
       return index;
     } catch (err) {
       await Promise.all(handles.map((h) => h.close().catch(() => undefined)));
@@ -208,7 +203,7 @@ export class FileDomainIndex extends ShardedDomainIndex {
 
   /** Bytes held in memory: the name samples (the files stay in the page cache). */
   get bytes(): number {
-    return this.shards.reduce((a, s) => a + s.memoBytes, 0) + this.firsts.reduce((a, b) => a + b.length, 0);
+    return this.shards.reduce((a, s) => a + s.memoBytes, 0);
   }
 
   /** Closes the files; reads afterwards throw. Idempotent. */
@@ -224,7 +219,7 @@ export class FileDomainIndex extends ShardedDomainIndex {
   }
 
   protected firstName(k: number): Uint8Array {
-    return this.firsts[k]!;
+    return this.shards[k]!.firstName;
   }
 }
 
@@ -277,12 +272,6 @@ async function readFully(h: FileHandle, buf: Buffer, length: number, position: n
     if (bytesRead === 0) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'index file shorter than its offsets say');
     got += bytesRead;
   }
-}
-
-function readAt(fd: number, at: number, length: number): Buffer {
-  const b = Buffer.alloc(length);
-  if (readSync(fd, b, 0, length, at) !== length) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'index file shorter than its header says');
-  return b;
 }
 
 /** Opens a file, checks its size and CRC32 in one streamed pass, returns its handle and its first 12 bytes. */

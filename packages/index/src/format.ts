@@ -163,6 +163,19 @@ export function readU64(buf: Buffer, at: number): number {
   return hi * 2 ** 32 + buf.readUInt32LE(at);
 }
 
+/**
+ * @internal Where domains.bin's parts start for `n` entries (12-byte header, then `u64 domain64[n] · u32 byId[n] ·
+ * u64 nameOffset[n+1] · names`): the one statement of that layout, for the resident and the in-place reader.
+ */
+export function domainsLayout(n: number): { d64At: number; byIdAt: number; offAt: number; strAt: number } {
+  const byIdAt = 12 + 8 * n;
+  const offAt = byIdAt + 4 * n;
+  return { d64At: 12, byIdAt, offAt, strAt: offAt + 8 * (n + 1) };
+}
+
+/** @internal Where the data of domain-datasets.bin and postings.bin starts for `n` entries (after `u64 offset[n+1]`). */
+export const offsetTableEnd = (n: number): number => 12 + 8 * (n + 1);
+
 /** The resident domain dictionary over domains.bin (no copies: reads the buffer). */
 export class DomainDictionary {
   readonly size: number;
@@ -173,10 +186,7 @@ export class DomainDictionary {
 
   constructor(private readonly buf: Buffer) {
     this.size = checkHeader(buf, MAGIC.domains, 'domains.bin');
-    this.d64At = 12;
-    this.byIdAt = this.d64At + 8 * this.size;
-    this.offAt = this.byIdAt + 4 * this.size;
-    this.strAt = this.offAt + 8 * (this.size + 1);
+    ({ d64At: this.d64At, byIdAt: this.byIdAt, offAt: this.offAt, strAt: this.strAt } = domainsLayout(this.size));
     if (buf.length < this.strAt || this.strAt + this.offset(this.size) !== buf.length) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'domains.bin size mismatch');
   }
 
@@ -238,7 +248,7 @@ export class DomainDictionary {
 export function bitmapBytes(buf: Buffer, i: number): Buffer {
   const n = checkHeader(buf, MAGIC.bitmaps, 'domain-datasets.bin');
   if (i < 0 || i >= n) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'bitmap index out of range');
-  const base = 12 + 8 * (n + 1);
+  const base = offsetTableEnd(n);
   return buf.subarray(base + readU64(buf, 12 + 8 * i), base + readU64(buf, 12 + 8 * (i + 1)));
 }
 
@@ -254,7 +264,7 @@ export function postingAt(buf: Buffer, at: number): Posting {
 export function postingsOf(buf: Buffer, i: number): Posting[] {
   const n = checkHeader(buf, MAGIC.postings, 'postings.bin');
   if (i < 0 || i >= n) return [];
-  const base = 12 + 8 * (n + 1);
+  const base = offsetTableEnd(n);
   const a = readU64(buf, 12 + 8 * i);
   const b = readU64(buf, 12 + 8 * (i + 1));
   const out: Posting[] = [];
@@ -339,12 +349,21 @@ function assemble(head: Buffer, sinks: ByteSink[], extra: Buffer[] = []): Buffer
  * none empty unless it is the only shard. @throws IndexFormatError CCP_ERR_INDEX_FORMAT
  */
 function openShard(files: IndexShardFiles, k: number, count: number): DomainDictionary {
-  const d = new DomainDictionary(files.domains);
-  if (checkHeader(files.bitmaps, MAGIC.bitmaps, 'domain-datasets.bin') !== d.size || checkHeader(files.postings, MAGIC.postings, 'postings.bin') !== d.size) {
+  shardCount(files, k, count);
+  return new DomainDictionary(files.domains);
+}
+
+/**
+ * @internal The number of domains of shard k of `count` from its three files' headers (each at least its first 12
+ * bytes), checked: the files agree, and the shard is empty only when it is the only one. @throws IndexFormatError
+ */
+export function shardCount(heads: Record<keyof IndexShardFiles, Buffer>, k: number, count: number): number {
+  const n = checkHeader(heads.domains, MAGIC.domains, 'domains.bin');
+  if (checkHeader(heads.bitmaps, MAGIC.bitmaps, 'domain-datasets.bin') !== n || checkHeader(heads.postings, MAGIC.postings, 'postings.bin') !== n) {
     throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'shard files disagree on their number of domains', { shard: k });
   }
-  if (count > 1 && d.size === 0) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'empty index shard', { shard: k });
-  return d;
+  if (count > 1 && n === 0) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'empty index shard', { shard: k });
+  return n;
 }
 
 /**
@@ -578,8 +597,6 @@ export interface ShardSource {
  * binary search passes. Sync: the reader reads local files.
  */
 export class OnDemandDomainIndex extends ShardedDomainIndex {
-  /** Shards read so far (a walk in order reads each once). */
-  reads = 0;
   /** First and last names of the shards read so far, for the order checks and indexOf's routing. */
   private readonly firsts: (Buffer | null)[];
   private readonly lasts: (Buffer | null)[];
@@ -593,9 +610,17 @@ export class OnDemandDomainIndex extends ShardedDomainIndex {
     this.lasts = source.sizes.map(() => null);
   }
 
-  /** Reads and checks every shard once, in order (a version is refused before a merge writes anything). */
-  verifyAll(): void {
-    for (let k = 0; k < this.sizes.length; k++) this.shard(k);
+  /**
+   * Reads and checks every shard once, in order (a version is refused before a merge writes anything); `visit` is
+   * called for each entry while its shard is resident, so a caller's own check of every entry costs no second read.
+   */
+  verifyAll(visit?: (i: number) => void): void {
+    let first = 0;
+    for (let k = 0; k < this.sizes.length; k++) {
+      this.shard(k);
+      if (visit !== undefined) for (let i = first; i < first + this.sizes[k]!; i++) visit(i);
+      first += this.sizes[k]!;
+    }
   }
 
   /** Makes shard k the resident one (reading and checking it unless it is already). */
@@ -607,7 +632,6 @@ export class OnDemandDomainIndex extends ShardedDomainIndex {
     const files = this.source.read(k);
     const dict = openShard(files, k, count);
     checkShardSize(dict.size, this.sizes[k]!, k);
-    this.reads++;
     if (dict.size > 0) {
       const first = Buffer.from(dict.nameBytes(0));
       const last = Buffer.from(dict.nameBytes(dict.size - 1));
@@ -665,7 +689,6 @@ export class IndexWriter {
   private lastLength = 0;
   private spent = false;
   private readonly setBitmap = new Map<string, Uint8Array>();
-  private readonly oneBitmap = new Map<number, Uint8Array>();
   private readonly maxDomains: number;
   private readonly maxBytes: number;
 
@@ -723,20 +746,18 @@ export class IndexWriter {
     this.n++;
   }
 
-  /** The serialized bitmap of the postings' datasets, serialized once per distinct set (most domains are in one). */
+  /** The serialized bitmap of the postings' datasets (sorted by dataset), serialized once per distinct set. */
   private bitmapOf(postings: readonly Posting[]): Uint8Array {
-    const first = postings[0]?.datasetId;
-    let one = first !== undefined;
-    for (const p of postings) if (p.datasetId !== first) one = false;
-    if (one && first !== undefined) {
-      let bm = this.oneBitmap.get(first);
-      if (bm === undefined) this.oneBitmap.set(first, (bm = this.serializeSet([first])));
-      return bm;
+    // the set's key without an array per domain: most domains are in one dataset, whose key is its id alone
+    let key = '';
+    let prev = -1;
+    for (const p of postings) {
+      if (p.datasetId === prev) continue;
+      key = prev === -1 ? String(p.datasetId) : `${key},${p.datasetId}`;
+      prev = p.datasetId;
     }
-    const ids = postings.flatMap((p, k) => (k > 0 && postings[k - 1]!.datasetId === p.datasetId ? [] : [p.datasetId]));
-    const key = ids.join(',');
     let bm = this.setBitmap.get(key);
-    if (bm === undefined) this.setBitmap.set(key, (bm = this.serializeSet(ids)));
+    if (bm === undefined) this.setBitmap.set(key, (bm = this.serializeSet(key === '' ? [] : key.split(',').map(Number))));
     return bm;
   }
 
@@ -777,7 +798,7 @@ class IndexShardWriter {
   /** Size of this shard's biggest file once a domain of these sizes is added. */
   bytesWith(nameBytes: number, bitmapBytes: number, postings: number): number {
     const n = this.n + 1;
-    return 12 + 8 * (n + 1) + Math.max(12 * n + this.names.length + nameBytes, this.bitmaps.length + bitmapBytes, REC * (this.recCount + postings));
+    return offsetTableEnd(n) + Math.max(12 * n + this.names.length + nameBytes, this.bitmaps.length + bitmapBytes, REC * (this.recCount + postings));
   }
 
   add(name: Buffer, d64: bigint, bitmap: Uint8Array, postings: readonly Posting[]): void {

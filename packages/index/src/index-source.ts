@@ -3,8 +3,7 @@ import { LakeIndexView } from './lake-index-view';
 import { ParquetLakeReader, type LakeReads } from './lake-reader';
 import { initZstd, type ZstdDecoder } from './zstd';
 import { DuckLakeReader } from './lake-reader-duckdb';
-import { join } from 'node:path';
-import { hasLocalPath } from './local-inputs';
+import { inPlaceInputs } from './local-inputs';
 import { loadVersion, loadVersionInPlace, readManifest, readVersionToc, residentBytesOf, type LoadedVersion } from './version-files';
 import type { IndexManifest } from './format';
 import { versionSeq } from './gc';
@@ -102,14 +101,9 @@ const RETIRE_GRACE_MS = 60_000;
  * @throws CcpError CCP_ERR_INDEX_OPTIONS when `lakeReader: 'duckdb'` comes without `dataDir`, or `indexReads: 'files'` without local files.
  */
 export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeIndexSource> {
-  // the local file behind a store key, for an index read in place
-  let pathOf: ((key: string) => string) | null = null;
-  if (opts.indexReads === 'files') {
-    const { dataDir, store } = opts;
-    if (dataDir !== undefined) pathOf = (key) => join(dataDir, key);
-    else if (hasLocalPath(store)) pathOf = (key) => store.localPath(key);
-    else throw new CcpError('CCP_ERR_INDEX_OPTIONS', "indexReads 'files' needs a store with local files (a directory, or dataDir)");
-  }
+  // the local files behind store keys, for an index read in place (nothing is staged)
+  const local = opts.indexReads === 'files' ? inPlaceInputs(opts.store, opts.dataDir) : null;
+  if (opts.indexReads === 'files' && local === null) throw new CcpError('CCP_ERR_INDEX_OPTIONS', "indexReads 'files' needs a store with local files (a directory, or dataDir)");
   let reads: LakeReads;
   let parquet: ParquetLakeReader | undefined;
   if (opts.lakeReader === 'duckdb') {
@@ -205,7 +199,7 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
     return v;
   };
   const load = (version: string, toc: number, warm: boolean): Promise<LakeIndexView> =>
-    (pathOf === null ? loadVersion(opts.store, version, toc) : loadVersionInPlace(opts.store, version, toc, pathOf)).then(async (loaded) => {
+    (local === null ? loadVersion(opts.store, version, toc) : loadVersionInPlace(opts.store, version, toc, local)).then(async (loaded) => {
       try {
         return await viewOf(loaded, toc, warm);
       } catch (err) {
@@ -295,7 +289,7 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
         // an older version: loaded only if it fits beside the pinned views used lately (evicting idle ones), so
         // clients on two big older versions do not make the replica reload them in turn
         // resident bytes it would take, from its table of contents
-        size = pathOf !== null ? 0 : residentBytesOf(await readVersionToc(opts.store, meta.version, meta.tocCrc32));
+        size = local !== null ? 0 : residentBytesOf(await readVersionToc(opts.store, meta.version, meta.tocCrc32));
         const now = Date.now();
         let bytes = pinnedTotal();
         let count = pinned.size;

@@ -25,6 +25,13 @@ export interface LocalInputs {
   release(keys: readonly string[]): Promise<void>;
 }
 
+/** The store's objects read in place — `dataDir` (the directory behind the store) or the store's `localPath` — or null when it has no local files. */
+export function inPlaceInputs(store: ObjectStore, dataDir: string | undefined): LocalInputs | null {
+  if (dataDir !== undefined) return { inPlace: true, fetch: async (keys) => keys.map((k) => join(dataDir, k)), release: async () => undefined };
+  if (hasLocalPath(store)) return { inPlace: true, fetch: async (keys) => keys.map((k) => store.localPath(k)), release: async () => undefined };
+  return null;
+}
+
 /** Bytes per ranged read when staging an object (bounds memory for big lake files). */
 const CHUNK = 8 * 2 ** 20;
 
@@ -35,8 +42,8 @@ const CHUNK = 8 * 2 ** 20;
  * again by `release`. @throws IndexFormatError CCP_ERR_INDEX_MISSING when an object to stage is missing.
  */
 export function openLocalInputs(store: ObjectStore, dataDir: string | undefined, stageDir: string): LocalInputs {
-  if (dataDir !== undefined) return { inPlace: true, fetch: async (keys) => keys.map((k) => join(dataDir, k)), release: async () => undefined };
-  if (hasLocalPath(store)) return { inPlace: true, fetch: async (keys) => keys.map((k) => store.localPath(k)), release: async () => undefined };
+  const here = inPlaceInputs(store, dataDir);
+  if (here !== null) return here;
   const staged = new Set<string>();
   const pathOf = (key: string): string => join(stageDir, ...key.split('/'));
   const stage = async (key: string): Promise<void> => {

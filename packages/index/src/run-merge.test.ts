@@ -628,6 +628,22 @@ describe('runMerge (synthetic batches)', () => {
     }
   });
 
+  it('a merge over a version whose dictionary holds a key its allocator never handed out is refused before it writes a file', async () => {
+    await putBatch(store, 1, 'b1', ['a', 'b', 'c'].map((x) => row(1, `https://${x}.example/`, '20300101000000')));
+    await runMerge(opts({ indexShards: { maxDomains: 2 } }));
+    // the second shard's only key gets path bits: a block key never has them (checksummed again, so only the key check can tell)
+    await rewriteVersion(store, 'v000001', async (put) => {
+      const b = Buffer.from((await store.get(indexLayout.versionFile('v000001', 'domains-0001.bin')))!);
+      b.writeUInt8(b.readUInt8(12) | 1, 12);
+      await put('domains-0001.bin', b);
+    });
+    await putBatch(store, 1, 'b2', [row(1, 'https://d.example/', '20300102000000')]);
+    await expect(runMerge(opts({ indexShards: { maxDomains: 2 } }))).rejects.toThrow(expect.objectContaining({ code: 'CCP_ERR_INDEX_FORMAT', message: expect.stringMatching(/never assigned/) }));
+    const v2: string[] = [];
+    for (const prefix of ['urls/', 'index/v000002/']) for await (const o of store.list(prefix)) if (o.key.includes('v000002')) v2.push(o.key);
+    expect([(await manifest()).current, v2]).toEqual(['v000001', []]);
+  });
+
   it('a merge over a version with a damaged or missing shard file fails before it publishes; rerunning after the repair completes', async () => {
     const names = ['a', 'b', 'c', 'd', 'e', 'f', 'g'].map((x) => `${x}.example`);
     await putBatch(store, 1, 'b1', names.map((d) => row(1, `https://${d}/`, '20300101000000')));

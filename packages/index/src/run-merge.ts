@@ -262,8 +262,9 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
     const partKeys = markers.flatMap(([, m]) => (m.part !== null ? [m.part] : []));
     const parts = await inputs.fetch(partKeys);
     let rowsIn = 0;
-    const prevIndex = prev === null ? null : await openIndexOnDemand(prev, inputs);
-    const ids = prev ? DomainIds.fromSnapshot(prev.domainIds, prevIndex!.index) : DomainIds.empty();
+    // the previous dictionary's keys are checked against its allocator in the same pass that checks its shards
+    const prevIndex = prev === null ? null : await openIndexOnDemand(prev, inputs, DomainIds.keyCheck(prev.domainIds));
+    const ids = prev ? DomainIds.fromSnapshot(prev.domainIds, prevIndex!.index, true) : DomainIds.empty();
     const collisions = { ...(prev?.collisions ?? {}) };
     let newCollisions = 0;
     const replaced = new Set<string>();

@@ -55,23 +55,34 @@ export async function loadVersion(store: ObjectStore, version: string, tocCrc32:
 }
 
 /**
- * {@link loadVersion} with the domain index read in place from local files (`pathOf(key)`: the file behind a store
- * key) instead of held in memory: {@link FileDomainIndex}. Same checks. Close the index when the version is dropped.
+ * {@link loadVersion} with the domain index read in place from local files (`inputs`: the files behind store keys)
+ * instead of held in memory: {@link FileDomainIndex}. Same checks. Close the index when the version is dropped.
  * @throws IndexFormatError as loadVersion
  */
-export async function loadVersionInPlace(store: ObjectStore, version: string, tocCrc32: number, pathOf: (key: string) => string): Promise<LoadedVersion> {
-  const { shardNames, shardSizes, ...base } = await loadVersionHead(store, version, tocCrc32);
-  const ref = (name: string): ShardFileRef => ({ path: pathOf(indexLayout.versionFile(version, name)), size: base.toc.files[name]!.size, crc32: base.toc.files[name]!.crc32, name });
+export async function loadVersionInPlace(store: ObjectStore, version: string, tocCrc32: number, inputs: LocalInputs): Promise<LoadedVersion> {
+  const head = await loadVersionHead(store, version, tocCrc32);
+  const { shardNames, shardSizes, ...base } = head;
+  const { paths } = await shardPaths(head, inputs);
+  const ref = (name: string): ShardFileRef => ({ path: paths.get(name)!, size: base.toc.files[name]!.size, crc32: base.toc.files[name]!.crc32, name });
   const index = await FileDomainIndex.open(shardNames.map((n) => ({ domains: ref(n.domains), bitmaps: ref(n.bitmaps), postings: ref(n.postings) })), shardSizes);
   return { ...base, index };
+}
+
+/** The local paths of a version's shard files (file name → path) through `inputs`, and the store keys it fetched. */
+async function shardPaths(head: VersionHead, inputs: LocalInputs): Promise<{ paths: Map<string, string>; keys: string[] }> {
+  const names = head.shardNames.flatMap((n) => [n.domains, n.bitmaps, n.postings]);
+  const keys = names.map((n) => indexLayout.versionFile(head.toc.version, n));
+  const fetched = await inputs.fetch(keys);
+  return { paths: new Map(names.map((n, i) => [n, fetched[i]!])), keys };
 }
 
 /** A version's JSON files (each checked like {@link loadVersion} does) and its shard table, no shard read. */
 export async function loadVersionHead(store: ObjectStore, version: string, tocCrc32: number): Promise<VersionHead> {
   const toc = await readVersionToc(store, version, tocCrc32);
-  const table = toc.files[SHARD_TABLE] === undefined ? null : parseShardTable(await getChecked(store, version, toc, SHARD_TABLE));
+  const hasTable = toc.files[SHARD_TABLE] !== undefined;
+  const got = await getAll(store, version, toc, hasTable ? [...INDEX_FILES, SHARD_TABLE] : INDEX_FILES);
+  const table = hasTable ? parseShardTable(got.get(SHARD_TABLE)!) : null;
   const shardNames = shardNamesOf(toc, table);
-  const got = await getAll(store, version, toc, INDEX_FILES);
   return {
     toc,
     files: parseJson<LakeFileEntry[]>(got.get('files.json')!, 'files.json'),
@@ -87,17 +98,16 @@ export async function loadVersionHead(store: ObjectStore, version: string, tocCr
 /**
  * The domain index of `head`'s version read a shard at a time from local files (in place, or staged by `inputs`
  * from a remote store): the merger's walk holds one shard, not the whole index. Each shard file is checked against
- * its size and CRC32 whenever it is read, and every shard is read and checked once here, so a damaged version is
- * refused before a merge writes anything. Returns the index and the store keys `inputs` fetched (to release after
+ * its size and CRC32 whenever it is read, and every shard is read and checked once here (`visit` sees each entry
+ * during that pass), so a damaged version is refused before a merge writes anything. Returns the index and the store keys `inputs` fetched (to release after
  * use). @throws IndexFormatError CCP_ERR_INDEX_MISSING when a shard file is gone, CCP_ERR_INDEX_CRC or
  * CCP_ERR_INDEX_FORMAT when one is damaged
  */
-export async function openIndexOnDemand(head: VersionHead, inputs: LocalInputs): Promise<{ index: OnDemandDomainIndex; keys: string[] }> {
+export async function openIndexOnDemand(
+  head: VersionHead, inputs: LocalInputs, visit?: (index: OnDemandDomainIndex, i: number) => void,
+): Promise<{ index: OnDemandDomainIndex; keys: string[] }> {
   const { toc } = head;
-  const names = head.shardNames.flatMap((n) => [n.domains, n.bitmaps, n.postings]);
-  const keys = names.map((n) => indexLayout.versionFile(toc.version, n));
-  const fetched = await inputs.fetch(keys);
-  const paths = new Map(names.map((n, i) => [n, fetched[i]!]));
+  const { paths, keys } = await shardPaths(head, inputs);
   const readChecked = (name: string): Buffer => {
     let b: Buffer;
     try {
@@ -116,7 +126,7 @@ export async function openIndexOnDemand(head: VersionHead, inputs: LocalInputs):
   // a version written before shards.json is one shard: its size is its dictionary's
   const sizes = head.shardSizes ?? [new DomainDictionary(readChecked(head.shardNames[0]!.domains)).size];
   const index = new OnDemandDomainIndex({ sizes, read });
-  index.verifyAll();
+  index.verifyAll(visit === undefined ? undefined : (i) => visit(index, i));
   return { index, keys };
 }
 
