@@ -75,5 +75,8 @@ export async function apiMain(flags: Partial<Record<ConfigKey, unknown>>, env: N
  */
 export function openLakeSource(config: Config, store = openObjectStore(config.data, config)): Promise<IndexSource> {
   const dataDir = localStoreDir(config.data);
-  return openIndexSource({ store, ...(dataDir !== undefined && { dataDir }), warmUp: true, serveWhileLoading: true, indexReads: config.apiIndexReads });
+  return openIndexSource({
+    store, ...(dataDir !== undefined && { dataDir }), warmUp: true, serveWhileLoading: true, indexReads: config.apiIndexReads,
+    ...(config.apiIndexCacheDir !== undefined && { indexCacheDir: config.apiIndexCacheDir }),
+  });
 }

@@ -145,6 +145,7 @@ export class FileDomainIndex extends ShardedDomainIndex {
   private constructor(
     private readonly handles: FileHandle[],
     private readonly shards: FileShard[],
+    private readonly onClose: (() => Promise<void>) | undefined,
   ) {
     super(shards.map((s) => s.size));
     orphans.register(this, handles, this);
@@ -152,10 +153,13 @@ export class FileDomainIndex extends ShardedDomainIndex {
 
   /**
    * Opens and checks the shards, each given as its three files. `expected`: shards.json's domains per shard (null for
-   * a version written before it). @throws IndexFormatError CCP_ERR_INDEX_MISSING when a file is gone,
+   * a version written before it). `onClose` runs once {@link close} has closed the files (e.g. deleting staged copies;
+   * not on a failed open). @throws IndexFormatError CCP_ERR_INDEX_MISSING when a file is gone,
    * CCP_ERR_INDEX_CRC on a size or CRC32 mismatch, CCP_ERR_INDEX_FORMAT on bad headers, counts or order
    */
-  static async open(shards: readonly Record<keyof IndexShardFiles, ShardFileRef>[], expected: readonly number[] | null): Promise<FileDomainIndex> {
+  static async open(
+    shards: readonly Record<keyof IndexShardFiles, ShardFileRef>[], expected: readonly number[] | null, onClose?: () => Promise<void>,
+  ): Promise<FileDomainIndex> {
     if (shards.length === 0) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'an index has at least one shard');
     const handles: FileHandle[] = [];
     try {
@@ -193,7 +197,7 @@ export class FileDomainIndex extends ShardedDomainIndex {
         }
         built.push(shard);
       }
-      index = new FileDomainIndex(handles, built);
+      index = new FileDomainIndex(handles, built, onClose);
       return index;
     } catch (err) {
       await Promise.all(handles.map((h) => h.close().catch(() => undefined)));
@@ -206,12 +210,13 @@ export class FileDomainIndex extends ShardedDomainIndex {
     return this.shards.reduce((a, s) => a + s.memoBytes, 0);
   }
 
-  /** Closes the files; reads afterwards throw. Idempotent. */
+  /** Closes the files, then runs the open's `onClose`; reads afterwards throw. Idempotent. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     orphans.unregister(this);
     await Promise.all(this.handles.map((h) => h.close().catch(() => undefined)));
+    await this.onClose?.();
   }
 
   protected shard(k: number): ShardView {

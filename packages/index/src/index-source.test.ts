@@ -1,5 +1,9 @@
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { canonicalizeUrl, layout, urlId, type ObjectStore } from '@ccpipe/core';
 import { MemoryObjectStore, closeDuckDbParquetEngine, writeParquetPart, type PartRow } from '@ccpipe/adapters';
+import { indexLayout } from './format';
 import { openIndexSource } from './index-source';
 import { runMerge, type MergeOptions } from './run-merge';
 
@@ -37,8 +41,106 @@ const urlsOf = async (v: { urls(d: string, ds: number, o: number, l: number): Pr
   (await v!.urls(domain, 1, 0, 100)).items.map((i) => i.url);
 
 describe('openIndexSource', () => {
-  it("indexReads 'files' on a store without local files is refused at open, naming what it needs", async () => {
-    await expect(openIndexSource({ store: new MemoryObjectStore(), indexReads: 'files' })).rejects.toMatchObject({ code: 'CCP_ERR_INDEX_OPTIONS', message: expect.stringMatching(/local files/) });
+  describe("indexReads 'files' over a store without local files (as S3): shard files staged into indexCacheDir", () => {
+    let cache: string;
+    beforeEach(async () => {
+      cache = await mkdtemp(join(tmpdir(), 'ccpipe-index-cache-'));
+    });
+    afterEach(async () => {
+      await rm(cache, { recursive: true, force: true });
+    });
+    /** Files under the cache dir, relative to it ('/'-separated), sorted. */
+    const cached = async (): Promise<string[]> =>
+      (await readdir(cache, { recursive: true, withFileTypes: true })).filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name).slice(cache.length + 1).split('\\').join('/')).sort();
+    const shardFiles = (version: string, n: number): string[] =>
+      Array.from({ length: n }, (_, k) => ['domains', 'domain-datasets', 'postings'].map((f) => indexLayout.versionFile(version, `${f}-${String(k).padStart(4, '0')}.bin`))).flat().sort();
+
+    it('answers as the resident index does; a version let go of loses its copies after the grace period, the source its directory when it closes', async () => {
+      const urls = ['https://a.example/1', 'https://a.example/2', 'https://b.example/x', 'https://c.example/', 'https://www.d.example/p'];
+      const { store, merge } = await oneVersion(urls, { keepVersions: 1, indexShards: { maxDomains: 2 } });
+      const staged = await openIndexSource({ store, pollMs: 0, indexReads: 'files', indexCacheDir: cache, retireGraceMs: 50 });
+      const resident = await openIndexSource({ store, pollMs: 0 });
+      try {
+        const [v1, r1] = [(await staged.current())!, (await resident.current())!];
+        expect(v1.residentBytes).toBeLessThan(r1.residentBytes);
+        for (const d of ['a.example', 'b.example', 'c.example', 'd.example', 'bb.example', 'zz.example']) {
+          expect(v1.domain(d)).toEqual(r1.domain(d));
+          expect(await v1.urls(d, 1, 0, 10)).toEqual(await r1.urls(d, 1, 0, 10));
+        }
+        expect(v1.domain('a.example')!.datasets).toEqual([{ datasetId: 1, urlCount: 2 }]);
+        // one directory of the source's own, one per load of a version: the version's two shards (four domains), nothing else
+        const [root] = await readdir(cache);
+        expect(root).toMatch(/^ccpipe-index-/);
+        expect(await cached()).toEqual(shardFiles('v000001', 2).map((k) => `${root}/v000001-1/${k}`));
+
+        await putBatch(store, 'b2', ['https://e.example/'], '20300102000000');
+        await runMerge(merge); // keepVersions 1: v000001 leaves the manifest
+        const v2 = (await staged.current())!;
+        expect(v2.version).toBe('v000002');
+        expect(v2.domain('e.example')).toEqual((await resident.current())!.domain('e.example'));
+        expect(v1.domain('a.example')).not.toBeNull(); // within the grace period a request holding v1 still reads
+        await new Promise((r) => setTimeout(r, 300));
+        expect(() => v1.domain('a.example')).toThrow(expect.objectContaining({ code: 'CCP_ERR_INDEX_CLOSED' }));
+        expect(await cached()).toEqual(shardFiles('v000002', 3).map((k) => `${root}/v000002-2/${k}`));
+        await staged.close();
+        expect(await readdir(cache)).toEqual([]);
+        expect(() => v2.domain('e.example')).toThrow(expect.objectContaining({ code: 'CCP_ERR_INDEX_CLOSED' }));
+      } finally {
+        await staged.close();
+        await resident.close();
+      }
+    });
+
+    it('a damaged shard in the store: the version is refused (CRC) and its copies deleted; the view at hand keeps serving', async () => {
+      const { store, merge } = await oneVersion(['https://a.example/1', 'https://b.example/2'], { indexShards: { maxDomains: 1 } });
+      const staged = await openIndexSource({ store, pollMs: 0, indexReads: 'files', indexCacheDir: cache, onError: () => undefined });
+      try {
+        const v1 = (await staged.current())!;
+        await putBatch(store, 'b2', ['https://c.example/'], '20300102000000');
+        await runMerge(merge);
+        const key = indexLayout.versionFile('v000002', 'postings-0001.bin');
+        const b = Buffer.from((await store.get(key))!);
+        b.writeUInt8(b.readUInt8(b.length - 1) ^ 0xff, b.length - 1);
+        await store.put(key, b);
+        expect(await staged.current()).toBe(v1);
+        const [root] = await readdir(cache);
+        expect(await cached()).toEqual(shardFiles('v000001', 2).map((k) => `${root}/v000001-1/${k}`));
+        // a fresh source has no version to fall back on: the error reaches the caller, and nothing stays staged
+        const fresh = await openIndexSource({ store, pollMs: 0, indexReads: 'files', indexCacheDir: cache });
+        await expect(fresh.current()).rejects.toMatchObject({ code: 'CCP_ERR_INDEX_CRC' });
+        await fresh.close();
+        expect((await readdir(cache)).length).toBe(1);
+      } finally {
+        await staged.close();
+      }
+    });
+
+    it('a store wiped and rebuilt under the same version name is staged anew, beside the old copies still open', async () => {
+      const { store, merge } = await oneVersion(['https://a.example/1', 'https://b.example/x']);
+      const staged = await openIndexSource({ store, pollMs: 0, indexReads: 'files', indexCacheDir: cache, retireGraceMs: 60_000 });
+      try {
+        const old = (await staged.current())!;
+        const keys: string[] = [];
+        for await (const o of store.list('')) keys.push(o.key);
+        for (const k of keys) await store.delete(k);
+        await putBatch(store, 'c1', ['https://a.example/9', 'https://a.example/8', 'https://z.example/'], '20300105000000');
+        expect((await runMerge(merge)).version).toBe('v000001');
+        const v = (await staged.current())!;
+        expect(v).not.toBe(old);
+        expect(v.domain('a.example')!.datasets).toEqual([{ datasetId: 1, urlCount: 2 }]);
+        expect(old.domain('a.example')!.datasets).toEqual([{ datasetId: 1, urlCount: 1 }]); // its own copies, still open
+      } finally {
+        await staged.close();
+      }
+      expect(await readdir(cache)).toEqual([]);
+    });
+
+    it('an indexCacheDir that cannot be created is refused at open', async () => {
+      const file = join(cache, 'not-a-dir');
+      await writeFile(file, 'x');
+      await expect(openIndexSource({ store: new MemoryObjectStore(), indexReads: 'files', indexCacheDir: join(file, 'sub') }))
+        .rejects.toMatchObject({ code: 'CCP_ERR_INDEX_OPTIONS', message: expect.stringMatching(/indexCacheDir/) });
+    });
   });
 
   it('a store wiped and rebuilt under the same version name is served anew, not from the caches of the old lake', async () => {

@@ -1,9 +1,12 @@
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { CcpError, parseDatasetRegistry, layout, type IndexSource, type ObjectStore } from '@ccpipe/core';
 import { LakeIndexView } from './lake-index-view';
 import { ParquetLakeReader, type LakeReads } from './lake-reader';
 import { initZstd, type ZstdDecoder } from './zstd';
 import { DuckLakeReader } from './lake-reader-duckdb';
-import { inPlaceInputs } from './local-inputs';
+import { inPlaceInputs, openLocalInputs, type LocalInputs } from './local-inputs';
 import { loadVersion, loadVersionInPlace, readManifest, readVersionToc, residentBytesOf, type LoadedVersion } from './version-files';
 import type { IndexManifest } from './format';
 import { versionSeq } from './gc';
@@ -60,11 +63,19 @@ export interface IndexSourceOptions {
    * How a version's domain index (dictionary, bitmaps, postings) is held: `resident` (default) — read into memory,
    * ≈ 90 B per domain (≈ 3.6 GB a version at Common Crawl's ≈ 40M domains); `files` — read in place from the local
    * shard files by positional reads (`FileDomainIndex`: the page cache keeps what is hot, the process every 64th
-   * name, ≈ 0.5 B per domain), for a store with local files (`dataDir` or a store with `localPath`, such as a
-   * directory). A lookup is a few small blocking reads (see docs/api.md); a view's files stay open while the source
-   * holds it, and for `retireGraceMs` after it lets go of it.
+   * name, ≈ 0.5 B per domain). A store with local files (`dataDir` or a store with `localPath`, such as a directory)
+   * is read in place; from any other store (S3) each version's shard files are first staged into `indexCacheDir`
+   * (ranged reads, 8 MiB at a time) and deleted again when the view closes. A lookup is a few small blocking reads
+   * (see docs/api.md); a view's files stay open while the source holds it, and for `retireGraceMs` after it lets go
+   * of it.
    */
   indexReads?: 'resident' | 'files';
+  /**
+   * Where `indexReads: 'files'` stages the shard files of a store without local files (default: the OS temp dir).
+   * The source works in a directory of its own under it (`ccpipe-index-*`), removed when it closes. It needs the disk
+   * of the versions it holds: the current one, the one a flip replaced, and those still in their grace period.
+   */
+  indexCacheDir?: string;
   /** How long a view the source has let go of keeps its files open for requests still holding it (default 60 s). */
   retireGraceMs?: number;
 }
@@ -98,23 +109,41 @@ const RETIRE_GRACE_MS = 60_000;
  * its grace period. Every view reads the lake through one shared reader (its caches are keyed by immutable lake
  * file keys, so a flip keeps the hot row groups of files the new version carries over). Concurrent calls share one
  * reload. `close()` is idempotent.
- * @throws CcpError CCP_ERR_INDEX_OPTIONS when `lakeReader: 'duckdb'` comes without `dataDir`, or `indexReads: 'files'` without local files.
+ * @throws CcpError CCP_ERR_INDEX_OPTIONS when `lakeReader: 'duckdb'` comes without `dataDir`, or `indexCacheDir` cannot be created.
  */
 export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeIndexSource> {
-  // the local files behind store keys, for an index read in place (nothing is staged)
-  const local = opts.indexReads === 'files' ? inPlaceInputs(opts.store, opts.dataDir) : null;
-  if (opts.indexReads === 'files' && local === null) throw new CcpError('CCP_ERR_INDEX_OPTIONS', "indexReads 'files' needs a store with local files (a directory, or dataDir)");
+  if (opts.lakeReader === 'duckdb' && opts.dataDir === undefined) throw new CcpError('CCP_ERR_INDEX_OPTIONS', 'the duckdb lake reader needs dataDir');
+  const files = opts.indexReads === 'files';
+  // the local files behind store keys, for an index read in place; else (a remote store) a directory to stage them in
+  const here = files ? inPlaceInputs(opts.store, opts.dataDir) : null;
+  const stageRoot = files && here === null ? await makeStageRoot(opts.indexCacheDir ?? tmpdir()) : null;
+  let stagedLoads = 0;
+  /** Where one load of a version finds its shard files: in place, or staged into a directory of that load's own. */
+  const inputsFor = (version: string): LocalInputs => {
+    if (stageRoot === null) return here!;
+    // one directory per load: a wiped store can reuse a version name while the old view's copies are still open
+    const dir = join(stageRoot, `${version}-${++stagedLoads}`);
+    const staged = openLocalInputs(opts.store, undefined, dir);
+    return { ...staged, release: async (keys) => {
+      await staged.release(keys);
+      await rm(dir, { recursive: true, force: true });
+    } };
+  };
   let reads: LakeReads;
   let parquet: ParquetLakeReader | undefined;
-  if (opts.lakeReader === 'duckdb') {
-    if (opts.dataDir === undefined) throw new CcpError('CCP_ERR_INDEX_OPTIONS', 'the duckdb lake reader needs dataDir');
-    reads = await DuckLakeReader.open(opts.dataDir, opts.threads ?? 1);
-  } else {
-    if ((opts.zstd ?? 'wasm') === 'wasm') await initZstd();
-    reads = parquet = new ParquetLakeReader({
-      store: opts.store, ...(opts.cacheBytes !== undefined && { cacheBytes: opts.cacheBytes }), ...(opts.zstd !== undefined && { zstd: opts.zstd }),
-      ...(opts.locators !== undefined && { locators: opts.locators }),
-    });
+  try {
+    if (opts.lakeReader === 'duckdb') {
+      reads = await DuckLakeReader.open(opts.dataDir!, opts.threads ?? 1);
+    } else {
+      if ((opts.zstd ?? 'wasm') === 'wasm') await initZstd();
+      reads = parquet = new ParquetLakeReader({
+        store: opts.store, ...(opts.cacheBytes !== undefined && { cacheBytes: opts.cacheBytes }), ...(opts.zstd !== undefined && { zstd: opts.zstd }),
+        ...(opts.locators !== undefined && { locators: opts.locators }),
+      });
+    }
+  } catch (err) {
+    if (stageRoot !== null) await rm(stageRoot, { recursive: true, force: true });
+    throw err;
   }
   const pollMs = opts.pollMs ?? 1000;
   let view: LakeIndexView | null = null;
@@ -198,8 +227,9 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
     }
     return v;
   };
-  const load = (version: string, toc: number, warm: boolean): Promise<LakeIndexView> =>
-    (local === null ? loadVersion(opts.store, version, toc) : loadVersionInPlace(opts.store, version, toc, local)).then(async (loaded) => {
+  const load = (version: string, toc: number, warm: boolean): Promise<LakeIndexView> => {
+    const inputs = files ? inputsFor(version) : null;
+    return (inputs === null ? loadVersion(opts.store, version, toc) : loadVersionInPlace(opts.store, version, toc, inputs)).then(async (loaded) => {
       try {
         return await viewOf(loaded, toc, warm);
       } catch (err) {
@@ -207,6 +237,7 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
         throw err;
       }
     });
+  };
   const metaOf = (m: IndexManifest, version: string | null) => m.versions.find((v) => v.version === version);
 
   const refresh = async (): Promise<LakeIndexView | null> => {
@@ -289,7 +320,7 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
         // an older version: loaded only if it fits beside the pinned views used lately (evicting idle ones), so
         // clients on two big older versions do not make the replica reload them in turn
         // resident bytes it would take, from its table of contents
-        size = local !== null ? 0 : residentBytesOf(await readVersionToc(opts.store, meta.version, meta.tocCrc32));
+        size = files ? 0 : residentBytesOf(await readVersionToc(opts.store, meta.version, meta.tocCrc32));
         const now = Date.now();
         let bytes = pinnedTotal();
         let count = pinned.size;
@@ -331,7 +362,18 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
       const views = [view, ...(await Promise.all([...pinned.values()].map((e) => e.p.catch(() => null))))];
       await Promise.all([...new Set(views)].map((v) => v?.close()));
       await reads.close();
+      if (stageRoot !== null) await rm(stageRoot, { recursive: true, force: true });
     },
   };
   return source;
+}
+
+/** A fresh directory of this source's own under `base` (created if missing). @throws CcpError CCP_ERR_INDEX_OPTIONS */
+async function makeStageRoot(base: string): Promise<string> {
+  try {
+    await mkdir(base, { recursive: true });
+    return await mkdtemp(join(base, 'ccpipe-index-'));
+  } catch (err) {
+    throw new CcpError('CCP_ERR_INDEX_OPTIONS', 'cannot create a directory for the index files under indexCacheDir', { cause: err, detail: { dir: base } });
+  }
 }

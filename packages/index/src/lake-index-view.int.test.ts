@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { canonicalizeUrl, layout, urlId, type ObjectStore } from '@ccpipe/core';
@@ -144,18 +144,31 @@ describe('LakeIndexView over merged versions, read through the ObjectStore', () 
       await s3.createBucket('lake');
       for await (const o of store.list('')) await remote.put(o.key, (await store.get(o.key))!);
       const fromS3 = await openIndexSource({ store: remote, pollMs: 0 });
+      // the domain index read in place from copies of its shard files staged out of S3
+      const cacheDir = await mkdtemp(join(tmpdir(), 'ccpipe-s3-index-'));
+      const stagedFromS3 = await openIndexSource({ store: remote, pollMs: 0, indexReads: 'files', indexCacheDir: cacheDir });
       const local = await openIndexSource({ store, pollMs: 0 });
       try {
-        const [a, b] = [(await fromS3.current())!, (await local.current())!];
+        const [a, b, c] = [(await fromS3.current())!, (await local.current())!, (await stagedFromS3.current())!];
         expect(a.version).toBe(b.version);
-        expect(a.domain('example.com')).toEqual(b.domain('example.com'));
+        expect(c.version).toBe(b.version);
+        for (const d of ['example.com', 'nowhere.example']) {
+          expect(a.domain(d)).toEqual(b.domain(d));
+          expect(c.domain(d)).toEqual(b.domain(d));
+        }
         for (const [off, limit] of [[0, 100], [2040, 30], [7000, 1000]] as const) {
           expect(await a.urls('example.com', 1, off, limit)).toEqual(await b.urls('example.com', 1, off, limit));
+          expect(await c.urls('example.com', 1, off, limit)).toEqual(await b.urls('example.com', 1, off, limit));
         }
         expect(await a.captures(url(4243))).toEqual(await b.captures(url(4243)));
+        expect(await c.captures(url(4243))).toEqual(await b.captures(url(4243)));
+        expect((await readdir(cacheDir, { recursive: true })).some((f) => f.endsWith('domains-0000.bin'))).toBe(true);
       } finally {
         await fromS3.close();
+        await stagedFromS3.close();
         await local.close();
+        expect(await readdir(cacheDir)).toEqual([]);
+        await rm(cacheDir, { recursive: true, force: true });
       }
     } finally {
       await remote.close();

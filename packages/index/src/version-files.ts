@@ -55,25 +55,37 @@ export async function loadVersion(store: ObjectStore, version: string, tocCrc32:
 }
 
 /**
- * {@link loadVersion} with the domain index read in place from local files (`inputs`: the files behind store keys)
- * instead of held in memory: {@link FileDomainIndex}. Same checks. Close the index when the version is dropped.
+ * {@link loadVersion} with the domain index read in place from local files (`inputs`: the files behind store keys,
+ * in place or staged from a remote store) instead of held in memory: {@link FileDomainIndex}. Same checks. Close the
+ * index when the version is dropped: that also releases the staged copies (as a failed load does).
  * @throws IndexFormatError as loadVersion
  */
 export async function loadVersionInPlace(store: ObjectStore, version: string, tocCrc32: number, inputs: LocalInputs): Promise<LoadedVersion> {
   const head = await loadVersionHead(store, version, tocCrc32);
   const { shardNames, shardSizes, ...base } = head;
-  const { paths } = await shardPaths(head, inputs);
-  const ref = (name: string): ShardFileRef => ({ path: paths.get(name)!, size: base.toc.files[name]!.size, crc32: base.toc.files[name]!.crc32, name });
-  const index = await FileDomainIndex.open(shardNames.map((n) => ({ domains: ref(n.domains), bitmaps: ref(n.bitmaps), postings: ref(n.postings) })), shardSizes);
-  return { ...base, index };
+  const keys = shardKeys(head);
+  try {
+    const paths = await shardPaths(head, inputs);
+    const ref = (name: string): ShardFileRef => ({ path: paths.get(name)!, size: base.toc.files[name]!.size, crc32: base.toc.files[name]!.crc32, name });
+    const files = shardNames.map((n) => ({ domains: ref(n.domains), bitmaps: ref(n.bitmaps), postings: ref(n.postings) }));
+    const index = await FileDomainIndex.open(files, shardSizes, inputs.inPlace ? undefined : () => inputs.release(keys));
+    return { ...base, index };
+  } catch (err) {
+    await inputs.release(keys);
+    throw err;
+  }
 }
 
-/** The local paths of a version's shard files (file name → path) through `inputs`, and the store keys it fetched. */
-async function shardPaths(head: VersionHead, inputs: LocalInputs): Promise<{ paths: Map<string, string>; keys: string[] }> {
+/** The store keys of a version's shard files, in {@link shardPaths}' order. */
+function shardKeys(head: VersionHead): string[] {
+  return head.shardNames.flatMap((n) => [n.domains, n.bitmaps, n.postings]).map((n) => indexLayout.versionFile(head.toc.version, n));
+}
+
+/** The local paths of a version's shard files (file name → path) through `inputs`. */
+async function shardPaths(head: VersionHead, inputs: LocalInputs): Promise<Map<string, string>> {
   const names = head.shardNames.flatMap((n) => [n.domains, n.bitmaps, n.postings]);
-  const keys = names.map((n) => indexLayout.versionFile(head.toc.version, n));
-  const fetched = await inputs.fetch(keys);
-  return { paths: new Map(names.map((n, i) => [n, fetched[i]!])), keys };
+  const fetched = await inputs.fetch(shardKeys(head));
+  return new Map(names.map((n, i) => [n, fetched[i]!]));
 }
 
 /** A version's JSON files (each checked like {@link loadVersion} does) and its shard table, no shard read. */
@@ -107,7 +119,8 @@ export async function openIndexOnDemand(
   head: VersionHead, inputs: LocalInputs, visit?: (index: OnDemandDomainIndex, i: number) => void,
 ): Promise<{ index: OnDemandDomainIndex; keys: string[] }> {
   const { toc } = head;
-  const { paths, keys } = await shardPaths(head, inputs);
+  const keys = shardKeys(head);
+  const paths = await shardPaths(head, inputs);
   const readChecked = (name: string): Buffer => {
     let b: Buffer;
     try {

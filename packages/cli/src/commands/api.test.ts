@@ -18,8 +18,8 @@ function parse(args: string[]): Promise<{ flags: unknown; opts: unknown } | Erro
 
 describe('ccpipe api', () => {
   it('passes config flags (port, host, ACL file, index reads included) to apiMain', async () => {
-    expect(await parse(['--data', '/srv/ccpipe', '--log-level', 'debug', '--api-port', '0', '--api-host', '127.0.0.1', '--acl-file', '/etc/acl.json', '--index-reads', 'files'])).toEqual({
-      flags: { data: '/srv/ccpipe', logLevel: 'debug', apiPort: '0', apiHost: '127.0.0.1', aclFile: '/etc/acl.json', apiIndexReads: 'files' },
+    expect(await parse(['--data', '/srv/ccpipe', '--log-level', 'debug', '--api-port', '0', '--api-host', '127.0.0.1', '--acl-file', '/etc/acl.json', '--index-reads', 'files', '--index-cache-dir', '/var/cache/ccpipe'])).toEqual({
+      flags: { data: '/srv/ccpipe', logLevel: 'debug', apiPort: '0', apiHost: '127.0.0.1', aclFile: '/etc/acl.json', apiIndexReads: 'files', apiIndexCacheDir: '/var/cache/ccpipe' },
       opts: {},
     });
     expect(await parse([])).toEqual({ flags: {}, opts: {} });
@@ -34,5 +34,6 @@ describe('ccpipe api', () => {
   it('index reads: resident by default, files on request, anything else refused naming flag and env var', () => {
     expect([loadConfig({}).apiIndexReads, loadConfig({ CCPIPE_API_INDEX_READS: 'files' }).apiIndexReads]).toEqual(['resident', 'files']);
     expect(() => loadConfig({}, { apiIndexReads: 'mmap' })).toThrow(/--index-reads \/ CCPIPE_API_INDEX_READS/);
+    expect([loadConfig({}).apiIndexCacheDir, loadConfig({ CCPIPE_API_INDEX_CACHE_DIR: '/var/cache/ccpipe' }).apiIndexCacheDir]).toEqual([undefined, '/var/cache/ccpipe']);
   });
 });

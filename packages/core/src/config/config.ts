@@ -66,7 +66,8 @@ export const OPTIONS = {
   apiPort: opt(port.default(8080), 'CCPIPE_API_PORT', 'api-port', 'API port (0 = any free port)'),
   apiHost: opt(z.string().default('0.0.0.0'), 'CCPIPE_API_HOST', 'api-host', 'API bind address'),
   aclFile: opt(z.string().optional(), 'CCPIPE_API_ACL_FILE', 'acl-file', 'dataset ACL: JSON of token → allowed datasets (unset = open)'),
-  apiIndexReads: opt(z.enum(['resident', 'files']).default('resident'), 'CCPIPE_API_INDEX_READS', 'index-reads', "API's domain index: in memory, or read in place from local shard files (docs/api.md)"),
+  apiIndexReads: opt(z.enum(['resident', 'files']).default('resident'), 'CCPIPE_API_INDEX_READS', 'index-reads', "API's domain index: in memory, or read in place from its shard files (docs/api.md)"),
+  apiIndexCacheDir: opt(z.string().optional(), 'CCPIPE_API_INDEX_CACHE_DIR', 'index-cache-dir', 'with --index-reads files over S3: where shard files are staged (default: the OS temp dir)'),
   connections: opt(z.coerce.number().int().min(1).max(1024).default(32), 'CCPIPE_CONNECTIONS', 'connections', 'HTTP connections per origin'),
 } as const;
 
