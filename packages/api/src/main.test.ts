@@ -52,6 +52,26 @@ describe('apiMain', () => {
     expect(await exit).toBe(0);
   });
 
+  it('a stop while the first version still loads ends it: the source is closed, nothing listens, 0', async () => {
+    let closed = false;
+    const source = {
+      current: () => new Promise<never>(() => undefined), // a load that takes long (a whole index copied from S3)
+      at: async () => null,
+      close: async () => {
+        closed = true;
+      },
+    };
+    let stop: () => void = () => undefined;
+    let listened = false;
+    const exit = apiMain({ logLevel: 'silent', data: dir }, {}, {
+      openSource: async () => source, port: 0, host: '127.0.0.1', stop: new Promise<void>((r) => (stop = r)), onListening: () => (listened = true),
+    });
+    await new Promise((r) => setTimeout(r, 50));
+    stop();
+    expect(await exit).toBe(0);
+    expect([closed, listened]).toEqual([true, false]);
+  });
+
   it('resolves 1 when the ACL file is bad or the source cannot be opened', async () => {
     const bad = join(dir, 'bad.json');
     await writeFile(bad, '{"v":1,"tokens":[]}');

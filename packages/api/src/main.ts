@@ -43,7 +43,21 @@ export async function apiMain(flags: Partial<Record<ConfigKey, unknown>>, env: N
     lakeReaderMetrics(registry, () => source.cacheStats?.());
     // /v1/status's ingest: the batcher checkpoints against the batches the served version holds (cached 5 s)
     const statusProvider = opts.statusProvider ?? cachedFor(5000, async () => ingestStatus(store, (await source.current())?.batchesMerged?.() ?? new Map()));
-    const first = await source.current();
+    // A stop during the first load (over S3 with --index-reads files, a copy of the whole index) ends it: the source
+    // closes (deferred), which aborts the copy and removes it.
+    const stopped = Symbol('stopped');
+    const stopping = new Promise<typeof stopped>((resolve) => {
+      if (signal.aborted) resolve(stopped);
+      else signal.addEventListener('abort', () => resolve(stopped), { once: true });
+      void opts.stop?.then(() => resolve(stopped), () => resolve(stopped));
+    });
+    const loading = source.current();
+    const first = await Promise.race([loading, stopping]);
+    if (first === stopped) {
+      loading.catch(() => undefined);
+      log.info('api stopped before serving');
+      return 0;
+    }
     log.info({ version: first?.version ?? null, acl: acl ? acl.size : 'open' }, 'index opened');
     const server = await startApi({
       source,
@@ -58,8 +72,7 @@ export async function apiMain(flags: Partial<Record<ConfigKey, unknown>>, env: N
     defer(() => server.close());
     log.info({ port: server.port }, 'api listening');
     opts.onListening?.(server.url);
-    const signalled = new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
-    await Promise.race([signalled, opts.stop ?? new Promise<never>(() => undefined)]);
+    await stopping;
     log.info('api stopped');
     return 0;
   });

@@ -1,5 +1,5 @@
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { canonicalizeUrl, layout, urlId, type ObjectStore } from '@ccpipe/core';
 import { MemoryObjectStore, closeDuckDbParquetEngine, writeParquetPart, type PartRow } from '@ccpipe/adapters';
@@ -49,16 +49,32 @@ describe('openIndexSource', () => {
     afterEach(async () => {
       await rm(cache, { recursive: true, force: true });
     });
-    /** Files under the cache dir, relative to it ('/'-separated), sorted. */
+    /** Files under the cache dir but the stage roots' owner files, relative to it ('/'-separated), sorted. */
     const cached = async (): Promise<string[]> =>
-      (await readdir(cache, { recursive: true, withFileTypes: true })).filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name).slice(cache.length + 1).split('\\').join('/')).sort();
+      (await readdir(cache, { recursive: true, withFileTypes: true })).filter((e) => e.isFile() && e.name !== 'owner.json')
+        .map((e) => join(e.parentPath, e.name).slice(cache.length + 1).split('\\').join('/')).sort();
+    /** Directories under the cache dir, relative to it, sorted. */
+    const dirs = async (): Promise<string[]> =>
+      (await readdir(cache, { recursive: true, withFileTypes: true })).filter((e) => e.isDirectory()).map((e) => join(e.parentPath, e.name).slice(cache.length + 1).split('\\').join('/')).sort();
+    /** Resolves once `check` holds (polled), or fails after 5 s. */
+    const eventually = async (check: () => Promise<boolean> | boolean): Promise<void> => {
+      for (const until = Date.now() + 5000; !(await check());) {
+        if (Date.now() > until) throw new Error('condition not met within 5 s');
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    };
+    /** Bytes of a version's shard files, from its version.json. */
+    const shardBytes = async (store: ObjectStore, version: string): Promise<number> => {
+      const toc = JSON.parse(Buffer.from((await store.get(indexLayout.toc(version)))!).toString('utf8')) as { files: Record<string, { size: number }> };
+      return Object.entries(toc.files).reduce((a, [name, f]) => a + (name.endsWith('.bin') ? f.size : 0), 0);
+    };
     const shardFiles = (version: string, n: number): string[] =>
       Array.from({ length: n }, (_, k) => ['domains', 'domain-datasets', 'postings'].map((f) => indexLayout.versionFile(version, `${f}-${String(k).padStart(4, '0')}.bin`))).flat().sort();
 
     it('answers as the resident index does; a version let go of loses its copies after the grace period, the source its directory when it closes', async () => {
       const urls = ['https://a.example/1', 'https://a.example/2', 'https://b.example/x', 'https://c.example/', 'https://www.d.example/p'];
       const { store, merge } = await oneVersion(urls, { keepVersions: 1, indexShards: { maxDomains: 2 } });
-      const staged = await openIndexSource({ store, pollMs: 0, indexReads: 'files', indexCacheDir: cache, retireGraceMs: 50 });
+      const staged = await openIndexSource({ store, pollMs: 0, indexReads: 'files', indexCacheDir: cache, retireGraceMs: 300 });
       const resident = await openIndexSource({ store, pollMs: 0 });
       try {
         const [v1, r1] = [(await staged.current())!, (await resident.current())!];
@@ -79,7 +95,7 @@ describe('openIndexSource', () => {
         expect(v2.version).toBe('v000002');
         expect(v2.domain('e.example')).toEqual((await resident.current())!.domain('e.example'));
         expect(v1.domain('a.example')).not.toBeNull(); // within the grace period a request holding v1 still reads
-        await new Promise((r) => setTimeout(r, 300));
+        await eventually(async () => (await cached()).every((f) => f.startsWith(`${root}/v000002-2/`)));
         expect(() => v1.domain('a.example')).toThrow(expect.objectContaining({ code: 'CCP_ERR_INDEX_CLOSED' }));
         expect(await cached()).toEqual(shardFiles('v000002', 3).map((k) => `${root}/v000002-2/${k}`));
         await staged.close();
@@ -108,8 +124,9 @@ describe('openIndexSource', () => {
         // a fresh source has no version to fall back on: the error reaches the caller, and nothing stays staged
         const fresh = await openIndexSource({ store, pollMs: 0, indexReads: 'files', indexCacheDir: cache });
         await expect(fresh.current()).rejects.toMatchObject({ code: 'CCP_ERR_INDEX_CRC' });
+        expect((await dirs()).filter((d) => !d.startsWith(root!))).toHaveLength(1); // the fresh source's root, emptied
         await fresh.close();
-        expect((await readdir(cache)).length).toBe(1);
+        expect(await readdir(cache)).toEqual([root]);
       } finally {
         await staged.close();
       }
@@ -133,6 +150,88 @@ describe('openIndexSource', () => {
         await staged.close();
       }
       expect(await readdir(cache)).toEqual([]);
+    });
+
+    it('close() closes the views still in their grace period and removes every copy', async () => {
+      const { store, merge } = await oneVersion(['https://a.example/1'], { keepVersions: 1 });
+      const staged = await openIndexSource({ store, pollMs: 0, indexReads: 'files', indexCacheDir: cache, retireGraceMs: 60_000 });
+      const v1 = (await staged.current())!;
+      await putBatch(store, 'b2', ['https://b.example/'], '20300102000000');
+      await runMerge(merge);
+      expect((await staged.current())!.version).toBe('v000002');
+      expect(v1.domain('a.example')).not.toBeNull(); // retired, waiting out its grace period
+      await staged.close();
+      expect(() => v1.domain('a.example')).toThrow(expect.objectContaining({ code: 'CCP_ERR_INDEX_CLOSED' }));
+      expect(await readdir(cache)).toEqual([]);
+    });
+
+    it('close() during a copy aborts it, waits for the load to settle and leaves nothing behind', async () => {
+      const { store } = await oneVersion(['https://a.example/1', 'https://b.example/2'], { indexShards: { maxDomains: 1 } });
+      let release!: () => void;
+      const gate = new Promise<void>((r) => (release = r));
+      let reads = 0;
+      const slow = withMethods(store, {
+        getRange: async (key, offset, length) => {
+          if (key.endsWith('.bin') && reads++ >= 1) await gate; // every shard file but the first waits
+          return store.getRange(key, offset, length);
+        },
+      });
+      const staged = await openIndexSource({ store: slow, pollMs: 0, indexReads: 'files', indexCacheDir: cache });
+      const first = staged.current();
+      await eventually(() => reads >= 4); // four copies at a time: the first done, the next four waiting on a read
+      const closed = staged.close();
+      release();
+      await closed;
+      // the copies under way finish their chunk; the sixth file is not started
+      await expect(first).rejects.toMatchObject({ code: 'CCP_ERR_ABORTED' });
+      expect(reads).toBe(5);
+      expect(await readdir(cache)).toEqual([]);
+    });
+
+    it('copies count against pinnedBytes by their size on disk: an older version that does not fit beside the one in use is gone, not copied', async () => {
+      const store = new MemoryObjectStore();
+      const merge: MergeOptions = { store, rowGroupSize: 2048, keepVersions: 5, graceMs: 0 };
+      for (const [i, id] of ['b1', 'b2', 'b3'].entries()) {
+        await putBatch(store, id, [`https://a${i}.example/`]);
+        await runMerge(merge);
+      }
+      // room for one version's copies, far more than the name samples a view holds in memory
+      const staged = await openIndexSource({ store, pollMs: 0, indexReads: 'files', indexCacheDir: cache, pinnedBytes: await shardBytes(store, 'v000002') + 1 });
+      try {
+        expect((await staged.current())!.version).toBe('v000003');
+        expect(await staged.at('v000002')).not.toBeNull();
+        expect(await staged.at('v000001')).toBeNull();
+        expect((await dirs()).filter((d) => /\/v00000\d-\d+$/.test(d)).map((d) => d.split('/')[1])).toEqual(['v000002-2', 'v000003-1']);
+      } finally {
+        await staged.close();
+      }
+    });
+
+    it('a directory left by a process of this host that is gone is removed at open; one of another host, or without an owner, is kept', async () => {
+      const left = async (name: string, owner: object | null): Promise<void> => {
+        await mkdir(join(cache, name, 'v000001-1'), { recursive: true });
+        if (owner !== null) await writeFile(join(cache, name, 'owner.json'), JSON.stringify(owner));
+      };
+      await left('ccpipe-index-dead', { host: hostname(), pid: 2 ** 22 + 12345 }); // above Linux's pid_max: never running
+      await left('ccpipe-index-restarted', { host: hostname(), pid: process.pid }); // this pid, no source of this process
+      await left('ccpipe-index-other', { host: `${hostname()}-other`, pid: 2 ** 22 + 12345 });
+      await left('ccpipe-index-alive', { host: hostname(), pid: process.ppid });
+      await left('ccpipe-index-unowned', null);
+      await left('not-ours', { host: hostname(), pid: 2 ** 22 + 12345 });
+      const { store } = await oneVersion(['https://a.example/1']);
+      const staged = await openIndexSource({ store, pollMs: 0, indexReads: 'files', indexCacheDir: cache });
+      // a second source in this process: the first one's directory (this pid) is live, not swept
+      const second = await openIndexSource({ store, pollMs: 0, indexReads: 'files', indexCacheDir: cache });
+      try {
+        expect(await staged.current()).not.toBeNull();
+        expect(await second.current()).not.toBeNull();
+        const kept = (await readdir(cache)).sort();
+        expect(kept.filter((n) => !/^ccpipe-index-[A-Za-z0-9]{6}$/.test(n))).toEqual(['ccpipe-index-alive', 'ccpipe-index-other', 'ccpipe-index-unowned', 'not-ours']);
+        expect(kept).toHaveLength(6);
+      } finally {
+        await staged.close();
+        await second.close();
+      }
     });
 
     it('an indexCacheDir that cannot be created is refused at open', async () => {

@@ -1,5 +1,5 @@
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CcpError, parseDatasetRegistry, layout, type IndexSource, type ObjectStore } from '@ccpipe/core';
 import { LakeIndexView } from './lake-index-view';
@@ -72,8 +72,10 @@ export interface IndexSourceOptions {
   indexReads?: 'resident' | 'files';
   /**
    * Where `indexReads: 'files'` stages the shard files of a store without local files (default: the OS temp dir).
-   * The source works in a directory of its own under it (`ccpipe-index-*`), removed when it closes. It needs the disk
-   * of the versions it holds: the current one, the one a flip replaced, and those still in their grace period.
+   * The source works in a directory of its own under it (`ccpipe-index-*`), removed when it closes; one left by a
+   * process of this host that is gone (a crash, a container restart) is removed when the next source opens. It
+   * needs the disk of the versions it holds: the current one, the older ones pinned within `pinnedBytes` (counted
+   * by their shard files' size), and those still in their grace period.
    */
   indexCacheDir?: string;
   /** How long a view the source has let go of keeps its files open for requests still holding it (default 60 s). */
@@ -118,12 +120,15 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
   const here = files ? inPlaceInputs(opts.store, opts.dataDir) : null;
   const stageRoot = files && here === null ? await makeStageRoot(opts.indexCacheDir ?? tmpdir()) : null;
   let stagedLoads = 0;
+  // close() aborts copies still running, then waits for every load to settle before it removes the directory
+  const closing = new AbortController();
+  const loading = new Set<Promise<unknown>>();
   /** Where one load of a version finds its shard files: in place, or staged into a directory of that load's own. */
   const inputsFor = (version: string): LocalInputs => {
     if (stageRoot === null) return here!;
     // one directory per load: a wiped store can reuse a version name while the old view's copies are still open
     const dir = join(stageRoot, `${version}-${++stagedLoads}`);
-    const staged = openLocalInputs(opts.store, undefined, dir);
+    const staged = openLocalInputs(opts.store, undefined, dir, closing.signal);
     return { ...staged, release: async (keys) => {
       await staged.release(keys);
       await rm(dir, { recursive: true, force: true });
@@ -142,7 +147,7 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
       });
     }
   } catch (err) {
-    if (stageRoot !== null) await rm(stageRoot, { recursive: true, force: true });
+    if (stageRoot !== null) await removeStageRoot(stageRoot);
     throw err;
   }
   const pollMs = opts.pollMs ?? 1000;
@@ -168,8 +173,8 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
   };
   // A view the source lets go of may still be answering a request that took it a moment ago: its files (an index read
   // in place) are closed after a grace period, not at once (every index read of a view happens at the start of a
-  // call, so a request holds it for a moment, not for its lake reads).
-  const retiring = new Set<NodeJS.Timeout>();
+  // call, so a request holds it for a moment, not for its lake reads). close() closes those still waiting.
+  const retiring = new Map<NodeJS.Timeout, LakeIndexView>();
   const retireGraceMs = opts.retireGraceMs ?? RETIRE_GRACE_MS;
   const retire = (p: Promise<LakeIndexView> | LakeIndexView): void => {
     void Promise.resolve(p).then(
@@ -183,7 +188,7 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
           if (v !== view) void v.close();
         }, retireGraceMs);
         timer.unref();
-        retiring.add(timer);
+        retiring.set(timer, v);
       },
       () => undefined,
     );
@@ -227,16 +232,27 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
     }
     return v;
   };
+  // What a view holds against pinnedBytes: its memory, or for copies staged from a remote store their disk
+  const heldBytes = new WeakMap<LakeIndexView, number>();
+  const held = (v: LakeIndexView): number => heldBytes.get(v) ?? v.residentBytes;
   const load = (version: string, toc: number, warm: boolean): Promise<LakeIndexView> => {
     const inputs = files ? inputsFor(version) : null;
-    return (inputs === null ? loadVersion(opts.store, version, toc) : loadVersionInPlace(opts.store, version, toc, inputs)).then(async (loaded) => {
+    const p = (inputs === null ? loadVersion(opts.store, version, toc) : loadVersionInPlace(opts.store, version, toc, inputs)).then(async (loaded) => {
       try {
-        return await viewOf(loaded, toc, warm);
+        const v = await viewOf(loaded, toc, warm);
+        if (stageRoot !== null) heldBytes.set(v, residentBytesOf(loaded.toc));
+        return v;
       } catch (err) {
         await loaded.index.close?.();
         throw err;
       }
     });
+    loading.add(p);
+    void p.then(
+      () => loading.delete(p),
+      () => loading.delete(p),
+    );
+    return p;
   };
   const metaOf = (m: IndexManifest, version: string | null) => m.versions.find((v) => v.version === version);
 
@@ -258,7 +274,7 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
       if (v !== null) return v;
     }
     // room first for the view this flip replaces (it will be pinned): fewer versions resident while the next loads
-    trimPinned(null, view?.residentBytes ?? 0);
+    trimPinned(null, view === null ? 0 : held(view));
     return load(meta.version, meta.tocCrc32, true);
   };
   const open = (): void => {
@@ -276,7 +292,7 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
             // while the manifest keeps its version
             if (view !== null && v !== view && manifest !== null && keptBy(manifest).has(keyOf(view))) {
               const key = keyOf(view);
-              touch(key, { p: Promise.resolve(view), size: view.residentBytes, usedAt: 0 });
+              touch(key, { p: Promise.resolve(view), size: held(view), usedAt: 0 });
               trimPinned(key);
             } else if (view !== null && v !== view) retire(view);
             view = v;
@@ -286,7 +302,7 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
           (err: unknown) => {
             if (view === null) throw err;
             checkedAt = Date.now();
-            opts.onError?.(err);
+            if (!closed) opts.onError?.(err); // a load close() aborted is no error
             return view;
           },
         )
@@ -320,7 +336,8 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
         // an older version: loaded only if it fits beside the pinned views used lately (evicting idle ones), so
         // clients on two big older versions do not make the replica reload them in turn
         // resident bytes it would take, from its table of contents
-        size = files ? 0 : residentBytesOf(await readVersionToc(opts.store, meta.version, meta.tocCrc32));
+        // (in place: the name samples only, so nothing to count before the load)
+        size = files && stageRoot === null ? 0 : residentBytesOf(await readVersionToc(opts.store, meta.version, meta.tocCrc32));
         const now = Date.now();
         let bytes = pinnedTotal();
         let count = pinned.size;
@@ -342,7 +359,7 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
       const entry = touch(key, { p: load(meta.version, meta.tocCrc32, false), size, usedAt: 0 });
       entry.p.then(
         (v) => {
-          entry.size = v.residentBytes;
+          entry.size = held(v);
         },
         () => {
           if (pinned.get(key) === entry) pinned.delete(key);
@@ -354,26 +371,64 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
     async close() {
       if (closed) return;
       closed = true;
+      closing.abort(); // copies still running stop at their next chunk
       await inflight?.catch(() => undefined);
+      // every load settles (a view loaded after this point closes itself: retire() sees `closed`)
+      await Promise.allSettled([...loading]);
       // every view still at hand, and those waiting out their grace period, close their files now
       const pending = [...retiring];
       retiring.clear();
-      for (const t of pending) clearTimeout(t);
-      const views = [view, ...(await Promise.all([...pinned.values()].map((e) => e.p.catch(() => null))))];
+      for (const [t] of pending) clearTimeout(t);
+      const views = [view, ...pending.map(([, v]) => v), ...(await Promise.all([...pinned.values()].map((e) => e.p.catch(() => null))))];
       await Promise.all([...new Set(views)].map((v) => v?.close()));
       await reads.close();
-      if (stageRoot !== null) await rm(stageRoot, { recursive: true, force: true });
+      if (stageRoot !== null) await removeStageRoot(stageRoot);
     },
   };
   return source;
 }
 
-/** A fresh directory of this source's own under `base` (created if missing). @throws CcpError CCP_ERR_INDEX_OPTIONS */
+/** Stage directories of sources open in this process (a stale-directory sweep never takes one of them). */
+const liveRoots = new Set<string>();
+const OWNER = 'owner.json';
+
+/**
+ * A fresh directory of this source's own under `base` (created if missing), after removing those left under it by a
+ * process of this host that is gone: its owner file names this host and a pid that is no longer running, or this
+ * process's own pid without a source of this process using it (a container restarted under the same pid). A
+ * directory of another host (a volume shared by replicas) is never touched. @throws CcpError CCP_ERR_INDEX_OPTIONS
+ */
 async function makeStageRoot(base: string): Promise<string> {
+  let root: string;
   try {
     await mkdir(base, { recursive: true });
-    return await mkdtemp(join(base, 'ccpipe-index-'));
+    root = await mkdtemp(join(base, 'ccpipe-index-'));
+    liveRoots.add(root);
+    await writeFile(join(root, OWNER), JSON.stringify({ host: hostname(), pid: process.pid }));
   } catch (err) {
     throw new CcpError('CCP_ERR_INDEX_OPTIONS', 'cannot create a directory for the index files under indexCacheDir', { cause: err, detail: { dir: base } });
+  }
+  for (const name of await readdir(base).catch(() => [])) {
+    const dir = join(base, name);
+    if (!name.startsWith('ccpipe-index-') || liveRoots.has(dir)) continue;
+    const owner = await readFile(join(dir, OWNER), 'utf8').then((t) => JSON.parse(t) as { host?: unknown; pid?: unknown }, () => null);
+    if (owner === null || owner.host !== hostname() || typeof owner.pid !== 'number') continue;
+    if (owner.pid === process.pid || !isRunning(owner.pid)) await rm(dir, { recursive: true, force: true }).catch(() => undefined);
+  }
+  return root;
+}
+
+async function removeStageRoot(root: string): Promise<void> {
+  await rm(root, { recursive: true, force: true });
+  liveRoots.delete(root);
+}
+
+/** True when a process with this pid runs (or exists under another user). */
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }

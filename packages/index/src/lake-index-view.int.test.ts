@@ -167,8 +167,9 @@ describe('LakeIndexView over merged versions, read through the ObjectStore', () 
         await fromS3.close();
         await stagedFromS3.close();
         await local.close();
-        expect(await readdir(cacheDir)).toEqual([]);
+        const left = await readdir(cacheDir);
         await rm(cacheDir, { recursive: true, force: true });
+        expect(left).toEqual([]);
       }
     } finally {
       await remote.close();

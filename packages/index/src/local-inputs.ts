@@ -1,8 +1,6 @@
-import { createWriteStream } from 'node:fs';
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir, open, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { once } from 'node:events';
-import { runLanes, type ObjectStore } from '@ccpipe/core';
+import { CcpError, runLanes, type ObjectStore } from '@ccpipe/core';
 import { IndexFormatError } from './format';
 
 /** A store that can name the local file behind a key (a local directory store); the merger then reads it in place. */
@@ -39,27 +37,31 @@ const CHUNK = 8 * 2 ** 20;
  * Local paths for store objects. With `dataDir` (the directory behind the store) or a store that has a
  * `localPath(key)`, objects are read in place. Otherwise each object is staged into `stageDir` by ranged `getRange`
  * reads of 8 MiB written to a file in order (memory stays at one chunk, whatever the object's size), and deleted
- * again by `release`. @throws IndexFormatError CCP_ERR_INDEX_MISSING when an object to stage is missing.
+ * again by `release`. A write that fails (a full disk) rejects the fetch; so does `signal` once aborted (checked
+ * between chunks). @throws IndexFormatError CCP_ERR_INDEX_MISSING when an object to stage is missing,
+ * CcpError CCP_ERR_ABORTED when `signal` aborted the copy
  */
-export function openLocalInputs(store: ObjectStore, dataDir: string | undefined, stageDir: string): LocalInputs {
+export function openLocalInputs(store: ObjectStore, dataDir: string | undefined, stageDir: string, signal?: AbortSignal): LocalInputs {
   const here = inPlaceInputs(store, dataDir);
   if (here !== null) return here;
   const staged = new Set<string>();
   const pathOf = (key: string): string => join(stageDir, ...key.split('/'));
   const stage = async (key: string): Promise<void> => {
     const info = await store.head(key);
-    if (info === null) throw new IndexFormatError('CCP_ERR_INDEX_MISSING', 'merge input is missing from the store', { key });
+    if (info === null) throw new IndexFormatError('CCP_ERR_INDEX_MISSING', 'an object to copy locally is missing from the store', { key });
     const path = pathOf(key);
     await mkdir(dirname(path), { recursive: true });
-    const out = createWriteStream(path);
+    // positional writes through a handle: an error (ENOSPC) rejects here instead of surfacing as a stream's
+    // unhandled 'error' event, which would end the process
+    const out = await open(path, 'w');
     try {
       for (let at = 0; at < info.size; at += CHUNK) {
+        if (signal?.aborted === true) throw new CcpError('CCP_ERR_ABORTED', 'copying a store object was aborted', { detail: { key } });
         const bytes = await store.getRange(key, at, Math.min(CHUNK, info.size - at));
-        if (!out.write(bytes)) await once(out, 'drain');
+        for (let done = 0; done < bytes.length;) done += (await out.write(bytes, done, bytes.length - done, at + done)).bytesWritten;
       }
     } finally {
-      out.end();
-      await once(out, 'close');
+      await out.close();
     }
     staged.add(key);
   };
