@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { loadConfig, type Config, type ConfigKey, type IndexSource } from '@ccpipe/core';
-import { localStoreDir, openObjectStore, runService } from '@ccpipe/adapters';
+import { localStoreDir, openObjectStore, runService, type Logger } from '@ccpipe/adapters';
 import { openIndexSource } from '@ccpipe/index';
 import { Acl } from './acl';
 import { startApi, type StaticHandler } from './server';
@@ -38,7 +38,7 @@ export async function apiMain(flags: Partial<Record<ConfigKey, unknown>>, env: N
     const acl = aclFile !== undefined ? Acl.parse(readFileSync(aclFile)) : undefined;
     const store = openObjectStore(config.data, config);
     defer(() => store.close());
-    const source = await (opts.openSource ? opts.openSource(config) : openLakeSource(config, store));
+    const source = await (opts.openSource ? opts.openSource(config) : openLakeSource(config, store, log));
     defer(() => source.close());
     lakeReaderMetrics(registry, () => source.cacheStats?.());
     // /v1/status's ingest: the batcher checkpoints against the batches the served version holds (cached 5 s)
@@ -46,10 +46,10 @@ export async function apiMain(flags: Partial<Record<ConfigKey, unknown>>, env: N
     // A stop during the first load (over S3 with --index-reads files, a copy of the whole index) ends it: the source
     // closes (deferred), which aborts the copy and removes it.
     const stopped = Symbol('stopped');
-    const stopping = new Promise<typeof stopped>((resolve) => {
+    const stopping = new Promise<typeof stopped>((resolve, reject) => {
       if (signal.aborted) resolve(stopped);
       else signal.addEventListener('abort', () => resolve(stopped), { once: true });
-      void opts.stop?.then(() => resolve(stopped), () => resolve(stopped));
+      opts.stop?.then(() => resolve(stopped), reject); // a failed stop fails the service (logged, exit 1)
     });
     const loading = source.current();
     const first = await Promise.race([loading, stopping]);
@@ -86,10 +86,11 @@ export async function apiMain(flags: Partial<Record<ConfigKey, unknown>>, env: N
  * `apiMain` passes the store it also reads /v1/status from and closes it on exit; without one, a new store's S3
  * client lives as long as the process (its idle sockets do not keep it alive).
  */
-export function openLakeSource(config: Config, store = openObjectStore(config.data, config)): Promise<IndexSource> {
+export function openLakeSource(config: Config, store = openObjectStore(config.data, config), log?: Logger): Promise<IndexSource> {
   const dataDir = localStoreDir(config.data);
   return openIndexSource({
     store, ...(dataDir !== undefined && { dataDir }), warmUp: true, serveWhileLoading: true, indexReads: config.apiIndexReads,
     ...(config.apiIndexCacheDir !== undefined && { indexCacheDir: config.apiIndexCacheDir }),
+    ...(log && { onStaleCopies: (dir: string) => log.info({ dir }, 'removed index copies left by a process that is gone') }),
   });
 }

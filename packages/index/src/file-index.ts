@@ -154,11 +154,13 @@ export class FileDomainIndex extends ShardedDomainIndex {
   /**
    * Opens and checks the shards, each given as its three files. `expected`: shards.json's domains per shard (null for
    * a version written before it). `onClose` runs once {@link close} has closed the files (e.g. deleting staged copies;
-   * not on a failed open). @throws IndexFormatError CCP_ERR_INDEX_MISSING when a file is gone,
-   * CCP_ERR_INDEX_CRC on a size or CRC32 mismatch, CCP_ERR_INDEX_FORMAT on bad headers, counts or order
+   * not on a failed open); `signal` aborts the checks between chunks. @throws IndexFormatError CCP_ERR_INDEX_MISSING
+   * when a file is gone, CCP_ERR_INDEX_CRC on a size or CRC32 mismatch, CCP_ERR_INDEX_FORMAT on bad headers, counts or
+   * order; CcpError CCP_ERR_ABORTED once `signal` aborted
    */
   static async open(
-    shards: readonly Record<keyof IndexShardFiles, ShardFileRef>[], expected: readonly number[] | null, onClose?: () => Promise<void>,
+    shards: readonly Record<keyof IndexShardFiles, ShardFileRef>[], expected: readonly number[] | null,
+    opts: { onClose?: () => Promise<void>; signal?: AbortSignal } = {},
   ): Promise<FileDomainIndex> {
     if (shards.length === 0) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'an index has at least one shard');
     const handles: FileHandle[] = [];
@@ -174,7 +176,7 @@ export class FileDomainIndex extends ShardedDomainIndex {
         const fds = {} as Record<keyof IndexShardFiles, number>;
         let domainsHandle: FileHandle | null = null;
         for (const file of ['domains', 'bitmaps', 'postings'] as const) {
-          const { handle, head } = await openChecked(refs[file]);
+          const { handle, head } = await openChecked(refs[file], opts.signal);
           handles.push(handle);
           if (file === 'domains') domainsHandle = handle;
           fds[file] = handle.fd;
@@ -197,7 +199,7 @@ export class FileDomainIndex extends ShardedDomainIndex {
         }
         built.push(shard);
       }
-      index = new FileDomainIndex(handles, built, onClose);
+      index = new FileDomainIndex(handles, built, opts.onClose);
       return index;
     } catch (err) {
       await Promise.all(handles.map((h) => h.close().catch(() => undefined)));
@@ -280,7 +282,7 @@ async function readFully(h: FileHandle, buf: Buffer, length: number, position: n
 }
 
 /** Opens a file, checks its size and CRC32 in one streamed pass, returns its handle and its first 12 bytes. */
-async function openChecked(ref: ShardFileRef): Promise<{ handle: FileHandle; head: Buffer }> {
+async function openChecked(ref: ShardFileRef, signal: AbortSignal | undefined): Promise<{ handle: FileHandle; head: Buffer }> {
   let handle: FileHandle;
   try {
     handle = await open(ref.path, 'r');
@@ -294,6 +296,7 @@ async function openChecked(ref: ShardFileRef): Promise<{ handle: FileHandle; hea
     let crc = 0;
     let size = 0;
     for (;;) {
+      if (signal?.aborted === true) throw new CcpError('CCP_ERR_ABORTED', 'opening the index files was aborted', { detail: { file: ref.name } });
       const { bytesRead } = await handle.read(buf, 0, CHUNK, size);
       if (bytesRead === 0) break;
       if (size < 12) buf.copy(head, size, 0, Math.min(bytesRead, 12 - size));

@@ -1,5 +1,5 @@
-import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
-import { hostname, tmpdir } from 'node:os';
+import { mkdir, mkdtemp, readdir, realpath, rm, utimes, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { canonicalizeUrl, layout, urlId, type ObjectStore } from '@ccpipe/core';
 import { MemoryObjectStore, closeDuckDbParquetEngine, writeParquetPart, type PartRow } from '@ccpipe/adapters';
@@ -92,9 +92,9 @@ describe('openIndexSource', () => {
         await putBatch(store, 'b2', ['https://e.example/'], '20300102000000');
         await runMerge(merge); // keepVersions 1: v000001 leaves the manifest
         const v2 = (await staged.current())!;
+        expect(v1.domain('a.example')).not.toBeNull(); // within the grace period a request holding v1 still reads
         expect(v2.version).toBe('v000002');
         expect(v2.domain('e.example')).toEqual((await resident.current())!.domain('e.example'));
-        expect(v1.domain('a.example')).not.toBeNull(); // within the grace period a request holding v1 still reads
         await eventually(async () => (await cached()).every((f) => f.startsWith(`${root}/v000002-2/`)));
         expect(() => v1.domain('a.example')).toThrow(expect.objectContaining({ code: 'CCP_ERR_INDEX_CLOSED' }));
         expect(await cached()).toEqual(shardFiles('v000002', 3).map((k) => `${root}/v000002-2/${k}`));
@@ -178,7 +178,7 @@ describe('openIndexSource', () => {
       });
       const staged = await openIndexSource({ store: slow, pollMs: 0, indexReads: 'files', indexCacheDir: cache });
       const first = staged.current();
-      await eventually(() => reads >= 4); // four copies at a time: the first done, the next four waiting on a read
+      await eventually(() => reads >= 5); // four copies at a time: the first done, the next four waiting on a read
       const closed = staged.close();
       release();
       await closed;
@@ -207,30 +207,19 @@ describe('openIndexSource', () => {
       }
     });
 
-    it('a directory left by a process of this host that is gone is removed at open; one of another host, or without an owner, is kept', async () => {
-      const left = async (name: string, owner: object | null): Promise<void> => {
-        await mkdir(join(cache, name, 'v000001-1'), { recursive: true });
-        if (owner !== null) await writeFile(join(cache, name, 'owner.json'), JSON.stringify(owner));
-      };
-      await left('ccpipe-index-dead', { host: hostname(), pid: 2 ** 22 + 12345 }); // above Linux's pid_max: never running
-      await left('ccpipe-index-restarted', { host: hostname(), pid: process.pid }); // this pid, no source of this process
-      await left('ccpipe-index-other', { host: `${hostname()}-other`, pid: 2 ** 22 + 12345 });
-      await left('ccpipe-index-alive', { host: hostname(), pid: process.ppid });
-      await left('ccpipe-index-unowned', null);
-      await left('not-ours', { host: hostname(), pid: 2 ** 22 + 12345 });
+    it('a directory of copies untouched for longer than the stale age (a process that is gone) is removed at open and reported', async () => {
+      const old = new Date(Date.now() - 10 * 60_000);
+      await mkdir(join(cache, 'ccpipe-index-gone', 'v000001-1'), { recursive: true });
+      await writeFile(join(cache, 'ccpipe-index-gone', 'owner.json'), '{}');
+      await utimes(join(cache, 'ccpipe-index-gone', 'owner.json'), old, old);
       const { store } = await oneVersion(['https://a.example/1']);
-      const staged = await openIndexSource({ store, pollMs: 0, indexReads: 'files', indexCacheDir: cache });
-      // a second source in this process: the first one's directory (this pid) is live, not swept
-      const second = await openIndexSource({ store, pollMs: 0, indexReads: 'files', indexCacheDir: cache });
+      const removed: string[] = [];
+      const staged = await openIndexSource({ store, pollMs: 0, indexReads: 'files', indexCacheDir: cache, onStaleCopies: (d) => removed.push(d) });
       try {
-        expect(await staged.current()).not.toBeNull();
-        expect(await second.current()).not.toBeNull();
-        const kept = (await readdir(cache)).sort();
-        expect(kept.filter((n) => !/^ccpipe-index-[A-Za-z0-9]{6}$/.test(n))).toEqual(['ccpipe-index-alive', 'ccpipe-index-other', 'ccpipe-index-unowned', 'not-ours']);
-        expect(kept).toHaveLength(6);
+        expect(removed).toEqual([join(await realpath(cache), 'ccpipe-index-gone')]);
+        expect((await readdir(cache)).filter((n) => n === 'ccpipe-index-gone')).toEqual([]);
       } finally {
         await staged.close();
-        await second.close();
       }
     });
 

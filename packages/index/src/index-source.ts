@@ -1,5 +1,5 @@
-import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
-import { hostname, tmpdir } from 'node:os';
+import { rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CcpError, parseDatasetRegistry, layout, type IndexSource, type ObjectStore } from '@ccpipe/core';
 import { LakeIndexView } from './lake-index-view';
@@ -10,6 +10,7 @@ import { inPlaceInputs, openLocalInputs, type LocalInputs } from './local-inputs
 import { loadVersion, loadVersionInPlace, readManifest, readVersionToc, residentBytesOf, type LoadedVersion } from './version-files';
 import type { IndexManifest } from './format';
 import { versionSeq } from './gc';
+import { openStageRoot } from './stage-root';
 
 /** Options of {@link openIndexSource}. */
 export interface IndexSourceOptions {
@@ -72,12 +73,14 @@ export interface IndexSourceOptions {
   indexReads?: 'resident' | 'files';
   /**
    * Where `indexReads: 'files'` stages the shard files of a store without local files (default: the OS temp dir).
-   * The source works in a directory of its own under it (`ccpipe-index-*`), removed when it closes; one left by a
-   * process of this host that is gone (a crash, a container restart) is removed when the next source opens. It
-   * needs the disk of the versions it holds: the current one, the older ones pinned within `pinnedBytes` (counted
-   * by their shard files' size), and those still in their grace period.
+   * The source works in a directory of its own under it (`ccpipe-index-*`), removed when it closes; a heartbeat
+   * touches its owner file every minute, and directories of other sources untouched for 5 minutes (left by a process
+   * that is gone) are removed (`openStageRoot`). It needs the disk of the versions it holds: the current one, the
+   * older ones pinned within `pinnedBytes` (counted by their shard files' size), and those still in their grace period.
    */
   indexCacheDir?: string;
+  /** Told of each directory of index copies removed because the process that made it is gone (log it). */
+  onStaleCopies?: (dir: string) => void;
   /** How long a view the source has let go of keeps its files open for requests still holding it (default 60 s). */
   retireGraceMs?: number;
 }
@@ -118,16 +121,16 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
   const files = opts.indexReads === 'files';
   // the local files behind store keys, for an index read in place; else (a remote store) a directory to stage them in
   const here = files ? inPlaceInputs(opts.store, opts.dataDir) : null;
-  const stageRoot = files && here === null ? await makeStageRoot(opts.indexCacheDir ?? tmpdir()) : null;
+  const stage = files && here === null ? await openStageRoot(opts.indexCacheDir ?? tmpdir(), { ...(opts.onStaleCopies && { onStale: opts.onStaleCopies }) }) : null;
   let stagedLoads = 0;
   // close() aborts copies still running, then waits for every load to settle before it removes the directory
   const closing = new AbortController();
   const loading = new Set<Promise<unknown>>();
   /** Where one load of a version finds its shard files: in place, or staged into a directory of that load's own. */
   const inputsFor = (version: string): LocalInputs => {
-    if (stageRoot === null) return here!;
+    if (stage === null) return here!;
     // one directory per load: a wiped store can reuse a version name while the old view's copies are still open
-    const dir = join(stageRoot, `${version}-${++stagedLoads}`);
+    const dir = join(stage.dir, `${version}-${++stagedLoads}`);
     const staged = openLocalInputs(opts.store, undefined, dir, closing.signal);
     return { ...staged, release: async (keys) => {
       await staged.release(keys);
@@ -147,7 +150,7 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
       });
     }
   } catch (err) {
-    if (stageRoot !== null) await removeStageRoot(stageRoot);
+    await stage?.close().catch(() => undefined);
     throw err;
   }
   const pollMs = opts.pollMs ?? 1000;
@@ -176,11 +179,14 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
   // call, so a request holds it for a moment, not for its lake reads). close() closes those still waiting.
   const retiring = new Map<NodeJS.Timeout, LakeIndexView>();
   const retireGraceMs = opts.retireGraceMs ?? RETIRE_GRACE_MS;
+  const lateCloses = new Set<Promise<void>>(); // views let go of while close() runs: it waits for them
   const retire = (p: Promise<LakeIndexView> | LakeIndexView): void => {
     void Promise.resolve(p).then(
       (v) => {
         if (closed) {
-          void v.close();
+          const c = v.close().catch(() => undefined);
+          lateCloses.add(c);
+          void c.then(() => lateCloses.delete(c));
           return;
         }
         const timer = setTimeout(() => {
@@ -237,10 +243,10 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
   const held = (v: LakeIndexView): number => heldBytes.get(v) ?? v.residentBytes;
   const load = (version: string, toc: number, warm: boolean): Promise<LakeIndexView> => {
     const inputs = files ? inputsFor(version) : null;
-    const p = (inputs === null ? loadVersion(opts.store, version, toc) : loadVersionInPlace(opts.store, version, toc, inputs)).then(async (loaded) => {
+    const p = (inputs === null ? loadVersion(opts.store, version, toc) : loadVersionInPlace(opts.store, version, toc, inputs, closing.signal)).then(async (loaded) => {
       try {
         const v = await viewOf(loaded, toc, warm);
-        if (stageRoot !== null) heldBytes.set(v, residentBytesOf(loaded.toc));
+        if (stage !== null) heldBytes.set(v, residentBytesOf(loaded.toc));
         return v;
       } catch (err) {
         await loaded.index.close?.();
@@ -337,7 +343,7 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
         // clients on two big older versions do not make the replica reload them in turn
         // resident bytes it would take, from its table of contents
         // (in place: the name samples only, so nothing to count before the load)
-        size = files && stageRoot === null ? 0 : residentBytesOf(await readVersionToc(opts.store, meta.version, meta.tocCrc32));
+        size = files && stage === null ? 0 : residentBytesOf(await readVersionToc(opts.store, meta.version, meta.tocCrc32));
         const now = Date.now();
         let bytes = pinnedTotal();
         let count = pinned.size;
@@ -381,54 +387,10 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
       for (const [t] of pending) clearTimeout(t);
       const views = [view, ...pending.map(([, v]) => v), ...(await Promise.all([...pinned.values()].map((e) => e.p.catch(() => null))))];
       await Promise.all([...new Set(views)].map((v) => v?.close()));
+      await Promise.all([...lateCloses]);
       await reads.close();
-      if (stageRoot !== null) await removeStageRoot(stageRoot);
+      await stage?.close();
     },
   };
   return source;
-}
-
-/** Stage directories of sources open in this process (a stale-directory sweep never takes one of them). */
-const liveRoots = new Set<string>();
-const OWNER = 'owner.json';
-
-/**
- * A fresh directory of this source's own under `base` (created if missing), after removing those left under it by a
- * process of this host that is gone: its owner file names this host and a pid that is no longer running, or this
- * process's own pid without a source of this process using it (a container restarted under the same pid). A
- * directory of another host (a volume shared by replicas) is never touched. @throws CcpError CCP_ERR_INDEX_OPTIONS
- */
-async function makeStageRoot(base: string): Promise<string> {
-  let root: string;
-  try {
-    await mkdir(base, { recursive: true });
-    root = await mkdtemp(join(base, 'ccpipe-index-'));
-    liveRoots.add(root);
-    await writeFile(join(root, OWNER), JSON.stringify({ host: hostname(), pid: process.pid }));
-  } catch (err) {
-    throw new CcpError('CCP_ERR_INDEX_OPTIONS', 'cannot create a directory for the index files under indexCacheDir', { cause: err, detail: { dir: base } });
-  }
-  for (const name of await readdir(base).catch(() => [])) {
-    const dir = join(base, name);
-    if (!name.startsWith('ccpipe-index-') || liveRoots.has(dir)) continue;
-    const owner = await readFile(join(dir, OWNER), 'utf8').then((t) => JSON.parse(t) as { host?: unknown; pid?: unknown }, () => null);
-    if (owner === null || owner.host !== hostname() || typeof owner.pid !== 'number') continue;
-    if (owner.pid === process.pid || !isRunning(owner.pid)) await rm(dir, { recursive: true, force: true }).catch(() => undefined);
-  }
-  return root;
-}
-
-async function removeStageRoot(root: string): Promise<void> {
-  await rm(root, { recursive: true, force: true });
-  liveRoots.delete(root);
-}
-
-/** True when a process with this pid runs (or exists under another user). */
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }

@@ -46,7 +46,12 @@ export function openLocalInputs(store: ObjectStore, dataDir: string | undefined,
   if (here !== null) return here;
   const staged = new Set<string>();
   const pathOf = (key: string): string => join(stageDir, ...key.split('/'));
+  /** Throws once `signal` has aborted (a function: the flag changes across the awaits of a copy). */
+  const check = (key: string): void => {
+    if (signal?.aborted === true) throw new CcpError('CCP_ERR_ABORTED', 'copying a store object was aborted', { detail: { key } });
+  };
   const stage = async (key: string): Promise<void> => {
+    check(key);
     const info = await store.head(key);
     if (info === null) throw new IndexFormatError('CCP_ERR_INDEX_MISSING', 'an object to copy locally is missing from the store', { key });
     const path = pathOf(key);
@@ -56,7 +61,7 @@ export function openLocalInputs(store: ObjectStore, dataDir: string | undefined,
     const out = await open(path, 'w');
     try {
       for (let at = 0; at < info.size; at += CHUNK) {
-        if (signal?.aborted === true) throw new CcpError('CCP_ERR_ABORTED', 'copying a store object was aborted', { detail: { key } });
+        check(key);
         const bytes = await store.getRange(key, at, Math.min(CHUNK, info.size - at));
         for (let done = 0; done < bytes.length;) done += (await out.write(bytes, done, bytes.length - done, at + done)).bytesWritten;
       }

@@ -57,10 +57,10 @@ export async function loadVersion(store: ObjectStore, version: string, tocCrc32:
 /**
  * {@link loadVersion} with the domain index read in place from local files (`inputs`: the files behind store keys,
  * in place or staged from a remote store) instead of held in memory: {@link FileDomainIndex}. Same checks. Close the
- * index when the version is dropped: that also releases the staged copies (as a failed load does).
- * @throws IndexFormatError as loadVersion
+ * index when the version is dropped: that also releases the staged copies (as a failed load does). `signal` aborts
+ * the copies and the checks. @throws IndexFormatError as loadVersion, CcpError CCP_ERR_ABORTED
  */
-export async function loadVersionInPlace(store: ObjectStore, version: string, tocCrc32: number, inputs: LocalInputs): Promise<LoadedVersion> {
+export async function loadVersionInPlace(store: ObjectStore, version: string, tocCrc32: number, inputs: LocalInputs, signal?: AbortSignal): Promise<LoadedVersion> {
   const head = await loadVersionHead(store, version, tocCrc32);
   const { shardNames, shardSizes, ...base } = head;
   const keys = shardKeys(head);
@@ -68,7 +68,7 @@ export async function loadVersionInPlace(store: ObjectStore, version: string, to
     const paths = await shardPaths(head, inputs);
     const ref = (name: string): ShardFileRef => ({ path: paths.get(name)!, size: base.toc.files[name]!.size, crc32: base.toc.files[name]!.crc32, name });
     const files = shardNames.map((n) => ({ domains: ref(n.domains), bitmaps: ref(n.bitmaps), postings: ref(n.postings) }));
-    const index = await FileDomainIndex.open(files, shardSizes, inputs.inPlace ? undefined : () => inputs.release(keys));
+    const index = await FileDomainIndex.open(files, shardSizes, { ...(!inputs.inPlace && { onClose: () => inputs.release(keys) }), ...(signal && { signal }) });
     return { ...base, index };
   } catch (err) {
     await inputs.release(keys);

@@ -1,0 +1,73 @@
+import { mkdir, mkdtemp, readFile, readdir, realpath, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openStageRoot } from './stage-root';
+
+describe('openStageRoot (a process\'s own directory of index copies under a shared cache dir)', () => {
+  let base: string;
+  beforeEach(async () => {
+    base = await realpath(await mkdtemp(join(tmpdir(), 'ccpipe-stage-root-')));
+  });
+  afterEach(async () => {
+    await rm(base, { recursive: true, force: true });
+  });
+
+  /** A directory as another process would have left it, last touched `ageMs` ago (its owner file, or itself without one). */
+  const leftBehind = async (name: string, ageMs: number, owner = true): Promise<void> => {
+    const dir = join(base, name);
+    await mkdir(join(dir, 'v000001-1'), { recursive: true });
+    const at = new Date(Date.now() - ageMs);
+    if (owner) {
+      await writeFile(join(dir, 'owner.json'), JSON.stringify({ host: 'elsewhere', pid: 1 }));
+      await utimes(join(dir, 'owner.json'), at, at);
+    }
+    await utimes(dir, at, at);
+  };
+  const eventually = async (check: () => Promise<boolean>): Promise<void> => {
+    for (const until = Date.now() + 5000; !(await check());) {
+      if (Date.now() > until) throw new Error('condition not met within 5 s');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
+
+  it('makes a directory with an owner file; removes, at open, the siblings untouched for longer than staleMs and nothing else', async () => {
+    await leftBehind('ccpipe-index-gone', 10 * 60_000);
+    await leftBehind('ccpipe-index-gone-unowned', 10 * 60_000, false); // a process that died before writing its owner file
+    await leftBehind('ccpipe-index-fresh', 1000); // another replica, alive: its heartbeat is recent
+    await leftBehind('other-tool', 10 * 60_000); // not ours
+    const removed: string[] = [];
+    const root = await openStageRoot(base, { onStale: (d) => removed.push(d) });
+    try {
+      expect(removed.sort()).toEqual([join(base, 'ccpipe-index-gone'), join(base, 'ccpipe-index-gone-unowned')]);
+      expect((await readdir(base)).sort()).toEqual(['ccpipe-index-fresh', root.dir.slice(base.length + 1), 'other-tool'].sort());
+      expect(JSON.parse(await readFile(join(root.dir, 'owner.json'), 'utf8'))).toMatchObject({ host: hostname(), pid: process.pid });
+    } finally {
+      await root.close();
+    }
+    expect((await readdir(base)).sort()).toEqual(['ccpipe-index-fresh', 'other-tool']);
+  });
+
+  it('a heartbeat keeps a live directory fresh for the others, and sweeps what goes stale while it runs', async () => {
+    const a = await openStageRoot(base, { heartbeatMs: 40, staleMs: 400 });
+    try {
+      const born = (await stat(join(a.dir, 'owner.json'))).mtimeMs;
+      await eventually(async () => (await stat(join(a.dir, 'owner.json'))).mtimeMs > born);
+      // a's owner file was touched since: another process with the same stale age leaves it alone after 0.6 s
+      await new Promise((r) => setTimeout(r, 600));
+      const b = await openStageRoot(base, { heartbeatMs: 40, staleMs: 400 });
+      await b.close();
+      expect(await readdir(base)).toEqual([a.dir.slice(base.length + 1)]);
+      // what goes stale later is swept by a's own heartbeat, not only by the next process to start
+      await leftBehind('ccpipe-index-crashed', 60_000);
+      await eventually(async () => !(await readdir(base)).includes('ccpipe-index-crashed'));
+    } finally {
+      await a.close();
+    }
+    expect(await readdir(base)).toEqual([]);
+  });
+
+  it('a directory that cannot be made is CCP_ERR_INDEX_OPTIONS naming the base', async () => {
+    await writeFile(join(base, 'file'), 'x');
+    await expect(openStageRoot(join(base, 'file', 'sub'))).rejects.toMatchObject({ code: 'CCP_ERR_INDEX_OPTIONS', detail: { dir: join(base, 'file', 'sub') } });
+  });
+});
