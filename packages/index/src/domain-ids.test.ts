@@ -1,5 +1,6 @@
-import { unpackDomain64 } from '@ccpipe/core';
-import { DomainIds, type DomainIdsSnapshot } from './domain-ids';
+import { domain64ToInt64, unpackDomain64 } from '@ccpipe/core';
+import { DomainIds, partitionOf, partitionSql, type DomainIdsSnapshot } from './domain-ids';
+import { openDuck, queryRows } from './duck';
 import { DomainDictionary } from './format';
 import { indexFiles } from '../../../tests/support/index-files';
 
@@ -70,5 +71,26 @@ describe('DomainIds snapshots', () => {
     // a walk needs ascending distinct names, and then serves only its snapshot
     expect(() => walker.assignSorted('aaa.com')).toThrow(expect.objectContaining({ code: 'CCP_ERR_INDEX_FORMAT' }));
     expect(() => walker.assign('later.com')).toThrow(expect.objectContaining({ code: 'CCP_ERR_INDEX_FORMAT' }));
+  });
+});
+
+describe('partitionSql', () => {
+  it('gives every key the partition partitionOf gives it, at 1, 4 and 8 bits, for keys stored as negative BIGINTs too', async () => {
+    const ids = DomainIds.empty();
+    const keys = [...NAMES, ...Array.from({ length: 600 }, (_, i) => `d${i}.example`), ...Array.from({ length: 300 }, (_, i) => `s${i}.co.uk`)].map((n) => ids.assign(n));
+    // the top bit set: a key of the last TLD slots is a negative int64
+    keys.push((0xffn << 56n) | (0xabcdefn << 32n), (1n << 63n) | (0x0000ffn << 32n));
+    expect(keys.some((k) => domain64ToInt64(k) < 0n)).toBe(true);
+    const db = await openDuck();
+    const conn = await db.connect();
+    try {
+      for (const bits of [1, 4, 8]) {
+        const rows = await queryRows(conn, `SELECT ${partitionSql('k', ids.layout, bits)} AS p FROM unnest([${keys.map((k) => `(${domain64ToInt64(k)})::BIGINT`).join(', ')}]) t(k)`);
+        expect(rows.map((r) => r['p'])).toEqual(keys.map((k) => partitionOf(k, ids.layout, bits)));
+      }
+    } finally {
+      conn.closeSync();
+      db.closeSync();
+    }
   });
 });

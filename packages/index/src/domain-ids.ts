@@ -153,3 +153,11 @@ export function partitionOf(d64: bigint, layout: Domain64Layout = DEFAULT_DOMAIN
   const id = Number((d64 >> BigInt(layout.sub + layout.path)) & ((1n << BigInt(bits)) - 1n));
   return id.toString(16).padStart(2, '0');
 }
+
+/**
+ * {@link partitionOf} as a DuckDB expression over `col`, a domain64 stored as a signed BIGINT (domain64ToInt64): the
+ * merge computes each row's partition in SQL instead of appending a string per domain from JS.
+ */
+export function partitionSql(col: string, layout: Domain64Layout = DEFAULT_DOMAIN64_LAYOUT, bits = 8): string {
+  return `lpad(lower(to_hex((${col} >> ${layout.sub + layout.path}) & ${(1 << bits) - 1})), 2, '0')`;
+}

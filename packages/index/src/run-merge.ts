@@ -5,7 +5,7 @@ import { RoaringBitmap32 } from 'roaring';
 import { CcpError, domain64FromInt64, domain64ToInt64, layout, type ObjectStore } from '@ccpipe/core';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { resolveCollisions } from './collisions';
-import { DomainIds, partitionOf } from './domain-ids';
+import { DomainIds, partitionSql } from './domain-ids';
 import { appendTo, openDuck, queryRows, sqlList, streamColumns, streamSortedStrings } from './duck';
 import {
   IndexFormatError, IndexWriter, type OnDemandDomainIndex, SHARD_TABLE, indexLayout, jsonBytes, parseJson, shardFileNames,
@@ -278,18 +278,19 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
       const partsSql = `read_parquet(${sqlList(sortedParts)}, file_row_number = true, hive_partitioning = false)`;
       // The parts' distinct domains, streamed sorted: ids are assigned walking the previous dictionary alongside
       // (DomainIds.assignSorted), so no list or map of the domains is held in JS.
-      await conn.run('CREATE TEMP TABLE dom (domain VARCHAR, domain64 BIGINT, prefix VARCHAR)');
+      await conn.run('CREATE TEMP TABLE dom (domain VARCHAR, domain64 BIGINT)');
       await appendTo(conn, 'dom', async (app) => {
         for await (const names of streamSortedStrings(reader, `SELECT DISTINCT domain AS v FROM ${partsSql}`)) {
           for (const d of names) {
             const key = ids.assignSorted(d);
             app.appendVarchar(d);
             app.appendBigInt(domain64ToInt64(key));
-            app.appendVarchar(partitionOf(key, ids.layout, bits));
             app.endRow();
           }
         }
       });
+      // each domain's partition, computed here once per domain (in the staging join it would be once per row)
+      await conn.run(`CREATE OR REPLACE TEMP TABLE dom AS SELECT domain, domain64, ${partitionSql('domain64', ids.layout, bits)} AS prefix FROM dom`);
       phase('read');
       // The new rows are read from their parts once, into `staged` in partition order.
       await stageNewRows(
