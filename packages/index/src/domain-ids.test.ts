@@ -78,7 +78,7 @@ describe('partitionSql', () => {
   it('gives every key the partition partitionOf gives it, at 1, 4 and 8 bits, for keys stored as negative BIGINTs too', async () => {
     const ids = DomainIds.empty();
     const keys = [...NAMES, ...Array.from({ length: 600 }, (_, i) => `d${i}.example`), ...Array.from({ length: 300 }, (_, i) => `s${i}.co.uk`)].map((n) => ids.assign(n));
-    // the top bit set: a key of the last TLD slots is a negative int64
+    // keys with the top bit set are stored as positive BIGINTs, the others as negative ones: both signs below
     keys.push((0xffn << 56n) | (0xabcdefn << 32n), (1n << 63n) | (0x0000ffn << 32n));
     expect(keys.some((k) => domain64ToInt64(k) < 0n)).toBe(true);
     const db = await openDuck();

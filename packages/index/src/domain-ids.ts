@@ -159,5 +159,7 @@ export function partitionOf(d64: bigint, layout: Domain64Layout = DEFAULT_DOMAIN
  * merge computes each row's partition in SQL instead of appending a string per domain from JS.
  */
 export function partitionSql(col: string, layout: Domain64Layout = DEFAULT_DOMAIN64_LAYOUT, bits = 8): string {
+  // the stored BIGINT is the key with its top bit flipped (domain64ToInt64): the partition bits must lie below it
+  if (layout.sub + layout.path + bits > 63) throw new RangeError('partition bits reach the top bit of domain64');
   return `lpad(lower(to_hex((${col} >> ${layout.sub + layout.path}) & ${(1 << bits) - 1})), 2, '0')`;
 }

@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, readFile, readdir, realpath, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, readdir, realpath, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStageRoot } from './stage-root';
@@ -12,9 +12,12 @@ describe('openStageRoot (a process\'s own directory of index copies under a shar
     await rm(base, { recursive: true, force: true });
   });
 
-  /** A directory as another process would have left it, last touched `ageMs` ago (its owner file, or itself without one). */
+  /**
+   * A directory as another process would have left it, last touched `ageMs` ago (its owner file, or itself without
+   * one): made under another name and renamed into place, so a running sweep never sees it half made.
+   */
   const leftBehind = async (name: string, ageMs: number, owner = true): Promise<void> => {
-    const dir = join(base, name);
+    const dir = join(base, `making-${name}`);
     await mkdir(join(dir, 'v000001-1'), { recursive: true });
     const at = new Date(Date.now() - ageMs);
     if (owner) {
@@ -22,6 +25,8 @@ describe('openStageRoot (a process\'s own directory of index copies under a shar
       await utimes(join(dir, 'owner.json'), at, at);
     }
     await utimes(dir, at, at);
+    await rename(dir, join(base, name));
+    await utimes(join(base, name), at, at); // a rename stamps the directory's parent, not always the directory: set again
   };
   const eventually = async (check: () => Promise<boolean>): Promise<void> => {
     for (const until = Date.now() + 5000; !(await check());) {
@@ -48,18 +53,35 @@ describe('openStageRoot (a process\'s own directory of index copies under a shar
   });
 
   it('a heartbeat keeps a live directory fresh for the others, and sweeps what goes stale while it runs', async () => {
-    const a = await openStageRoot(base, { heartbeatMs: 40, staleMs: 400 });
+    const a = await openStageRoot(base, { heartbeatMs: 40, staleMs: 1500 });
     try {
       const born = (await stat(join(a.dir, 'owner.json'))).mtimeMs;
       await eventually(async () => (await stat(join(a.dir, 'owner.json'))).mtimeMs > born);
-      // a's owner file was touched since: another process with the same stale age leaves it alone after 0.6 s
-      await new Promise((r) => setTimeout(r, 600));
-      const b = await openStageRoot(base, { heartbeatMs: 40, staleMs: 400 });
+      // after more than the stale age, a's owner file is still fresh: a second process (its own copy of the module, so
+      // nothing but the file tells it a is alive) leaves a alone
+      await new Promise((r) => setTimeout(r, 1800));
+      let other!: typeof import('./stage-root');
+      jest.isolateModules(() => {
+        other = jest.requireActual<typeof import('./stage-root')>('./stage-root');
+      });
+      expect(other.openStageRoot).not.toBe(openStageRoot);
+      const b = await other.openStageRoot(base, { heartbeatMs: 40, staleMs: 1500 });
       await b.close();
       expect(await readdir(base)).toEqual([a.dir.slice(base.length + 1)]);
       // what goes stale later is swept by a's own heartbeat, not only by the next process to start
       await leftBehind('ccpipe-index-crashed', 60_000);
       await eventually(async () => !(await readdir(base)).includes('ccpipe-index-crashed'));
+    } finally {
+      await a.close();
+    }
+    expect(await readdir(base)).toEqual([]);
+  });
+
+  it('a directory removed under a live process is made again by its next heartbeat, owner file included', async () => {
+    const a = await openStageRoot(base, { heartbeatMs: 40, staleMs: 60_000 });
+    try {
+      await rm(a.dir, { recursive: true, force: true });
+      await eventually(async () => (await stat(join(a.dir, 'owner.json')).catch(() => null)) !== null);
     } finally {
       await a.close();
     }

@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, readdir, realpath, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, realpath, rm, stat, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { CcpError } from '@ccpipe/core';
@@ -11,9 +11,9 @@ export interface StageRoot {
 }
 
 export interface StageRootOptions {
-  /** How often the owner file is touched and stale siblings are looked for (default 60 s). */
+  /** How often the owner file is rewritten and stale siblings are looked for (default 60 s). */
   heartbeatMs?: number;
-  /** A sibling whose owner file (else the directory) was last touched longer ago than this is removed (default 5 min). */
+  /** A sibling whose owner file (else, when it has none, the directory) is this much older than ours is removed (default 5 min). */
   staleMs?: number;
   /** Told of each stale sibling removed (its path). */
   onStale?: (dir: string) => void;
@@ -26,16 +26,19 @@ const live = new Set<string>();
 
 /**
  * A fresh directory `ccpipe-index-*` under `base` (created if missing) with an `owner.json` (host, pid, start) that a
- * heartbeat touches every `heartbeatMs`. At open and at each heartbeat, siblings whose owner file has not been touched
- * for `staleMs` are removed: what a process that is gone left behind (a crash, a SIGKILL, a container restarted or
- * replaced), whatever host it ran on. Liveness is the heartbeat, not host and pid: replicas that share a volume, a
- * hostname or pid numbers (separate pid namespaces) never take each other's directories. A sweep is best-effort: a
- * sibling it cannot read or remove is left for the next one. @throws CcpError CCP_ERR_INDEX_OPTIONS when the
- * directory cannot be made
+ * heartbeat rewrites every `heartbeatMs`. At open and at each heartbeat, siblings whose owner file is more than
+ * `staleMs` older than this one's fresh write are removed: what a process that is gone left behind (a crash, a
+ * SIGKILL, a container restarted or replaced), whatever host it ran on. Liveness is the heartbeat, not host and pid:
+ * replicas that share a volume, a hostname or pid numbers (separate pid namespaces) do not take each other's
+ * directories. Ages are compared between modification times the file system stamped, so clients' clocks do not
+ * matter; a process that has itself missed beats (suspended, or its machine paused) does not sweep until it has
+ * beaten again, and one whose directory was removed makes it again. A sibling it cannot read is left alone; a sweep
+ * is best-effort. @throws CcpError CCP_ERR_INDEX_OPTIONS when the directory cannot be made
  */
 export async function openStageRoot(base: string, opts: StageRootOptions = {}): Promise<StageRoot> {
   const heartbeatMs = opts.heartbeatMs ?? 60_000;
   const staleMs = opts.staleMs ?? 5 * 60_000;
+  const owner = JSON.stringify({ host: hostname(), pid: process.pid, started: new Date(Date.now() - process.uptime() * 1000).toISOString() });
   let dir: string | undefined;
   let parent: string;
   try {
@@ -43,7 +46,7 @@ export async function openStageRoot(base: string, opts: StageRootOptions = {}): 
     parent = await realpath(base);
     dir = await mkdtemp(join(parent, PREFIX));
     live.add(dir);
-    await writeFile(join(dir, OWNER), JSON.stringify({ host: hostname(), pid: process.pid, started: new Date(Date.now() - process.uptime() * 1000).toISOString() }));
+    await writeFile(join(dir, OWNER), owner);
   } catch (err) {
     if (dir !== undefined) {
       live.delete(dir);
@@ -52,29 +55,51 @@ export async function openStageRoot(base: string, opts: StageRootOptions = {}): 
     throw new CcpError('CCP_ERR_INDEX_OPTIONS', 'cannot create a directory for the index files under indexCacheDir', { cause: err, detail: { dir: base } });
   }
   const own = dir;
-  const sweep = async (): Promise<void> => {
+  /** Rewrites the owner file (its directory again if someone removed it); its new modification time, or null. */
+  const touch = async (): Promise<number | null> => {
+    try {
+      await mkdir(own, { recursive: true });
+      await writeFile(join(own, OWNER), owner);
+      return (await stat(join(own, OWNER))).mtimeMs;
+    } catch {
+      return null;
+    }
+  };
+  const sweep = async (now: number): Promise<void> => {
     const names = await readdir(parent).catch(() => [] as string[]);
     for (const name of names) {
       const sibling = join(parent, name);
       if (!name.startsWith(PREFIX) || live.has(sibling)) continue;
       try {
-        const touched = await stat(join(sibling, OWNER)).catch(() => stat(sibling));
-        if (Date.now() - touched.mtimeMs <= staleMs) continue;
+        // without an owner file (a process gone before it wrote one), the directory's own time; any other error
+        // (not ours to read): left alone
+        const touched = await stat(join(sibling, OWNER)).catch((err: NodeJS.ErrnoException) => {
+          if (err.code === 'ENOENT') return stat(sibling);
+          throw err;
+        });
+        if (now - touched.mtimeMs <= staleMs) continue;
         await rm(sibling, { recursive: true, force: true });
         opts.onStale?.(sibling);
       } catch {
-        // gone meanwhile, or not ours to read: the next sweep looks again
+        // gone meanwhile, or not readable: the next sweep looks again
       }
     }
   };
-  await sweep();
-  let beat: Promise<void> = Promise.resolve();
+  let lastBeat = Date.now();
+  const beat = async (): Promise<void> => {
+    const missed = Date.now() - lastBeat > staleMs / 2; // suspended: the others may look stale only to this clock
+    lastBeat = Date.now();
+    const now = await touch();
+    if (now !== null && !missed) await sweep(now);
+  };
+  const first = await touch();
+  if (first !== null) await sweep(first);
+  let beating: Promise<void> | null = null;
   const timer = setInterval(() => {
-    beat = (async () => {
-      const now = new Date();
-      await utimes(join(own, OWNER), now, now).catch(() => undefined);
-      await sweep();
-    })();
+    if (beating !== null) return; // the last one still runs (a slow sweep): no overlap
+    beating = beat().finally(() => {
+      beating = null;
+    });
   }, heartbeatMs);
   timer.unref();
   let closed: Promise<void> | null = null;
@@ -83,7 +108,7 @@ export async function openStageRoot(base: string, opts: StageRootOptions = {}): 
     close() {
       closed ??= (async () => {
         clearInterval(timer);
-        await beat;
+        await beating;
         try {
           await rm(own, { recursive: true, force: true });
         } finally {
