@@ -216,6 +216,9 @@ run('the compose topology as local processes, watched by a real Prometheus', () 
     // The API follows the manifest to the last version; its answers match the oracle's counts for every (domain, crawl).
     const base = `http://${local(port.api)}`;
     await waitFor('the api on the last version', async () => (await fetch(`${base}/v1/datasets`)).headers.get('x-index-version') === version, 30_000);
+    // …and says so to Prometheus, beside the merger's version (the dashboard's "oldest version an API serves")
+    await waitFor('the api version scraped', async () => (await series('ccpipe_api_index_version')).join() === String(Number(version.slice(1))), 60_000, 500);
+    expect(await sum('ccpipe_api_index_load_failures_total')).toBe(0);
     const datasets = (await (await fetch(`${base}/v1/datasets`)).json()) as { datasets: { dataset_id: number; name: string }[] };
     const crawlOf = new Map(datasets.datasets.map((d) => [d.dataset_id, d.name]));
     expect([...crawlOf.values()].sort()).toEqual([...DEV_CRAWLS]);

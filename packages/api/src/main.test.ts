@@ -24,7 +24,9 @@ describe('apiMain', () => {
     expect((await fetch(`${base}/v1/domain/bulk-3.org`)).status).toBe(401);
     const ok = await fetch(`${base}/v1/domain/bulk-3.org`, { headers: { authorization: 'Bearer a-long-enough-token-123' } });
     expect([ok.status, ok.headers.get('x-index-version')]).toEqual([200, 'v1']);
-    expect(await (await fetch(`${base}/metrics`)).text()).toContain('ccpipe_api_request_duration_seconds_count{route="/v1/domain/:domain",status_class="2xx"} 1');
+    const metrics = await (await fetch(`${base}/metrics`)).text();
+    expect(metrics).toContain('ccpipe_api_request_duration_seconds_count{route="/v1/domain/:domain",status_class="2xx"} 1');
+    expect(metrics).toContain('\nccpipe_api_index_version 1\n'); // the version served (v1)
     stop();
     expect(await exit).toBe(0);
     expect(await source.current()).toBeNull(); // closed

@@ -4,7 +4,7 @@ import { localStoreDir, openObjectStore, runService, type Logger } from '@ccpipe
 import { openIndexSource } from '@ccpipe/index';
 import { Acl } from './acl';
 import { startApi, type StaticHandler } from './server';
-import { lakeReaderMetrics } from './metrics';
+import { indexMetrics, lakeReaderMetrics, type IndexMetrics } from './metrics';
 import { cachedFor, ingestStatus } from './ingest-status';
 
 /** What `apiMain` takes besides the config table's flags (until the table has api options of its own). */
@@ -38,9 +38,16 @@ export async function apiMain(flags: Partial<Record<ConfigKey, unknown>>, env: N
     const acl = aclFile !== undefined ? Acl.parse(readFileSync(aclFile)) : undefined;
     const store = openObjectStore(config.data, config);
     defer(() => store.close());
-    const source = await (opts.openSource ? opts.openSource(config) : openLakeSource(config, store, log));
+    // a new version that cannot be loaded is logged and counted; the served one keeps answering
+    let loads: IndexMetrics | undefined;
+    const onLoadError = (err: unknown): void => {
+      loads?.loadFailed(err);
+      log.warn({ err }, 'a new index version could not be loaded; the served one keeps answering');
+    };
+    const source = await (opts.openSource ? opts.openSource(config) : openLakeSource(config, store, log, onLoadError));
     defer(() => source.close());
     lakeReaderMetrics(registry, () => source.cacheStats?.());
+    loads = indexMetrics(registry, async () => (await source.current())?.version ?? null);
     // /v1/status's ingest: the batcher checkpoints against the batches the served version holds (cached 5 s)
     const statusProvider = opts.statusProvider ?? cachedFor(5000, async () => ingestStatus(store, (await source.current())?.batchesMerged?.() ?? new Map()));
     // A stop during the first load (over S3 with --index-reads files, a copy of the whole index) ends it: the source
@@ -86,11 +93,14 @@ export async function apiMain(flags: Partial<Record<ConfigKey, unknown>>, env: N
  * `apiMain` passes the store it also reads /v1/status from and closes it on exit; without one, a new store's S3
  * client lives as long as the process (its idle sockets do not keep it alive).
  */
-export function openLakeSource(config: Config, store = openObjectStore(config.data, config), log?: Logger): Promise<IndexSource> {
+export function openLakeSource(
+  config: Config, store = openObjectStore(config.data, config), log?: Logger, onError?: (err: unknown) => void,
+): Promise<IndexSource> {
   const dataDir = localStoreDir(config.data);
   return openIndexSource({
     store, ...(dataDir !== undefined && { dataDir }), warmUp: true, serveWhileLoading: true, indexReads: config.apiIndexReads,
     ...(config.apiIndexCacheDir !== undefined && { indexCacheDir: config.apiIndexCacheDir }),
     ...(log && { onStaleCopies: (dir: string) => log.info({ dir }, 'removed index copies left by a process that is gone') }),
+    ...(onError && { onError }),
   });
 }

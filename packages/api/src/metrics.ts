@@ -86,3 +86,50 @@ export function lakeReaderMetrics(registry: Registry, stats: () => LakeReaderSta
   counter('ccpipe_api_lake_cache_evictions_total', 'Decoded lake column chunks evicted from the cache', (s) => s.evictions);
   counter('ccpipe_api_lake_locator_fallbacks_total', 'Lake files read by their Parquet footer because their row-group locator was missing or damaged', (s) => s.locatorFallbacks);
 }
+
+/** Error codes a failed version load is counted under (anything else is `other`): a closed label set. */
+export const INDEX_LOAD_FAILURE_CODES = ['CCP_ERR_INDEX_CRC', 'CCP_ERR_INDEX_MISSING', 'CCP_ERR_INDEX_FORMAT', 'CCP_ERR_STORE_IO', 'other'] as const;
+
+/** What the API reports about the index versions it serves. */
+export interface IndexMetrics {
+  /** A new version could not be loaded (the served one keeps answering). */
+  loadFailed(err: unknown): void;
+}
+
+const INDEX_SOURCE = new WeakMap<Registry, () => Promise<string | null>>();
+
+/**
+ * `ccpipe_api_index_version` (sequence number of the version this replica serves, read at each scrape: v000042 → 42,
+ * 0 = none; beside the merger's `ccpipe_merge_index_version` it shows a replica that has not followed a flip) and
+ * `ccpipe_api_index_load_failures_total{code}` (new versions that could not be loaded, by error code from
+ * {@link INDEX_LOAD_FAILURE_CODES}). Registered once per registry; a later call points the gauge at its own source.
+ */
+export function indexMetrics(registry: Registry, served: () => Promise<string | null>): IndexMetrics {
+  INDEX_SOURCE.set(registry, served);
+  if (registry.getSingleMetric('ccpipe_api_index_version') === undefined) {
+    new Gauge({
+      name: 'ccpipe_api_index_version',
+      help: 'sequence number of the index version this API serves (v000042 → 42; 0 = none)',
+      registers: [registry],
+      async collect() {
+        const v = await INDEX_SOURCE.get(registry)?.().catch(() => null);
+        this.set(v === undefined || v === null ? 0 : Number(/^v(\d+)$/.exec(v)?.[1] ?? 0));
+      },
+    });
+  }
+  const existing = registry.getSingleMetric('ccpipe_api_index_load_failures_total');
+  const failures = existing instanceof Counter ? (existing as Counter<'code'>) : new Counter({
+    name: 'ccpipe_api_index_load_failures_total',
+    help: 'new index versions the API could not load (it kept serving the one at hand), by error code',
+    labelNames: ['code'],
+    registers: [registry],
+  });
+  for (const code of INDEX_LOAD_FAILURE_CODES) failures.inc({ code }, 0);
+  return {
+    loadFailed(err) {
+      const c = (err as { code?: unknown } | null)?.code;
+      const code = (INDEX_LOAD_FAILURE_CODES as readonly unknown[]).includes(c) ? (c as string) : 'other';
+      failures.inc({ code });
+    },
+  };
+}

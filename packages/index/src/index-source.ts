@@ -105,12 +105,16 @@ const PINNED_BYTES = 1 << 30;
 const PIN_IDLE_MS = 60_000;
 const WARM_UP_MS = 2000;
 const RETIRE_GRACE_MS = 60_000;
+/** First pause before a version that failed to load is tried again; it doubles per failure up to RETRY_MAX_MS. */
+const RETRY_MS = 10_000;
+const RETRY_MAX_MS = 5 * 60_000;
 
 /**
  * Follows `index/manifest.json`: `current()` rereads the manifest at most every `pollMs` and, on a flip, loads and
  * CRC-checks the new version before switching. A new version that cannot be loaded (IndexFormatError: CRC
- * mismatch, missing file) is reported to `onError` and the previous view keeps serving; with no previous view
- * `current()` throws it. Either way it is retried after `pollMs`. Views already handed out stay valid — the merger keeps their files for
+ * mismatch, missing file) is reported to `onError` and the previous view keeps serving, and is tried again after
+ * 10 s, doubling per failure up to 5 min (a flip to another version is tried at once); with no previous view
+ * `current()` throws it, and the next call tries again. Views already handed out stay valid — the merger keeps their files for
  * its grace period. Every view reads the lake through one shared reader (its caches are keyed by immutable lake
  * file keys, so a flip keeps the hot row groups of files the new version carries over). Concurrent calls share one
  * reload. `close()` is idempotent.
@@ -262,6 +266,7 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
   };
   const metaOf = (m: IndexManifest, version: string | null) => m.versions.find((v) => v.version === version);
 
+  let failed: { key: string; until: number; pause: number } | null = null;
   const refresh = async (): Promise<LakeIndexView | null> => {
     const m = await readManifest(opts.store);
     manifest = m;
@@ -279,9 +284,20 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
       const v = await early.p.catch(() => null);
       if (v !== null) return v;
     }
+    // a version that failed to load is tried again after a pause that doubles (10 s up to 5 min), not at every poll:
+    // each attempt reads the whole index (≈ 3.7 GB at Common Crawl's scale). A flip to another version is tried at once.
+    if (view !== null && failed?.key === key && Date.now() < failed.until) return view;
     // room first for the view this flip replaces (it will be pinned): fewer versions resident while the next loads
     trimPinned(null, view === null ? 0 : held(view));
-    return load(meta.version, meta.tocCrc32, true);
+    try {
+      const v = await load(meta.version, meta.tocCrc32, true);
+      failed = null;
+      return v;
+    } catch (err) {
+      const pause = failed?.key === key ? Math.min(failed.pause * 2, RETRY_MAX_MS) : RETRY_MS;
+      failed = { key, until: Date.now() + pause, pause };
+      throw err;
+    }
   };
   const open = (): void => {
     if (closed) throw new CcpError('CCP_ERR_INDEX_CLOSED', 'index source is closed');

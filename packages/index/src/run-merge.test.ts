@@ -696,8 +696,55 @@ describe('runMerge (synthetic batches)', () => {
       await store.put(tocKey, d);
       expect((await src2.current())!.version).toBe('v000001');
       expect(errors).toEqual([expect.objectContaining({ code: 'CCP_ERR_INDEX_CRC' })]);
+      // not read again at every poll (each attempt reads the whole index): after 10 s, then 20 s, …
+      let now = Date.now();
+      const clock = jest.spyOn(Date, 'now').mockImplementation(() => now);
+      try {
+        for (const _ of [1, 2, 3]) expect((await src2.current())!.version).toBe('v000001');
+        expect(errors).toHaveLength(1);
+        now += 10_001;
+        expect((await src2.current())!.version).toBe('v000001');
+        expect(errors).toHaveLength(2);
+        now += 10_001; // the pause has doubled
+        expect((await src2.current())!.version).toBe('v000001');
+        expect(errors).toHaveLength(2);
+        // repaired: served once its pause is over; a flip to another version would be tried at once
+        d.writeUInt8(d.readUInt8(d.length - 1) ^ 0xff, d.length - 1);
+        await store.put(tocKey, d);
+        now += 10_000;
+        expect((await src2.current())!.version).toBe('v000002');
+        expect(errors).toHaveLength(2);
+      } finally {
+        clock.mockRestore();
+      }
     } finally {
       await src2.close();
+    }
+  });
+
+  it('a version that failed to load does not hold back a flip to the next one', async () => {
+    await putBatch(store, 1, 'b1', [row(1, 'https://one.example/', '20300101000000')]);
+    await runMerge(opts());
+    const errors: unknown[] = [];
+    const src = await openIndexSource({ store, dataDir: dir, pollMs: 0, onError: (e) => errors.push(e) });
+    try {
+      expect((await src.current())!.version).toBe('v000001');
+      await putBatch(store, 1, 'b2', [row(1, 'https://two.example/', '20300102000000')]);
+      await runMerge(opts());
+      const key = indexLayout.versionFile('v000002', 'domains-0000.bin');
+      const good = Buffer.from((await store.get(key))!);
+      const d = Buffer.from(good);
+      d.writeUInt8(d.readUInt8(d.length - 1) ^ 0xff, d.length - 1);
+      await store.put(key, d);
+      expect((await src.current())!.version).toBe('v000001');
+      // repaired (so the merger can build on it) and merged past: v000003 is loaded at the next poll, no pause
+      await store.put(key, good);
+      await putBatch(store, 1, 'b3', [row(1, 'https://three.example/', '20300103000000')]);
+      await runMerge(opts());
+      expect((await src.current())!.version).toBe('v000003');
+      expect(errors).toHaveLength(1);
+    } finally {
+      await src.close();
     }
   });
 });
