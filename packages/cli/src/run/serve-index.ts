@@ -32,7 +32,10 @@ export async function mergeAndServe(opts: {
   const local = opts.dataDir === undefined ? {} : { dataDir: opts.dataDir };
   const merge = await runMerge({ store: opts.store, ...local, rowGroupSize: opts.rowGroupSize, keepVersions: 2, graceMs: 10 * 60_000 });
   opts.log.info({ version: merge.version, published: merge.published, batches: merge.batches, rowsIn: merge.rowsIn, urls: merge.urls, domains: merge.domains, ms: merge.ms }, 'merged');
-  const source = await openIndexSource({ store: opts.store, ...local, warmUp: true });
+  const source = await openIndexSource({
+    store: opts.store, ...local, warmUp: true,
+    onError: (err) => opts.log.warn({ err }, 'a new index version could not be loaded; the served one keeps answering'),
+  });
   try {
     const api = await startApi({ source, port: opts.port, host: opts.host, registry: opts.registry, logger: opts.log.child({ component: 'http' }), statusProvider: opts.status });
     let closing: Promise<void> | null = null;
