@@ -38,11 +38,18 @@ export async function apiMain(flags: Partial<Record<ConfigKey, unknown>>, env: N
     const acl = aclFile !== undefined ? Acl.parse(readFileSync(aclFile)) : undefined;
     const store = openObjectStore(config.data, config);
     defer(() => store.close());
-    // a new version that cannot be loaded is logged and counted; the served one keeps answering
+    // a new version that cannot be loaded is logged and counted (each attempt; the source pauses between them); an
+    // unreadable manifest is logged at most once a minute (it is read again at every poll)
     let loads: IndexMetrics | undefined;
-    const onLoadError = (err: unknown): void => {
-      loads?.loadFailed(err);
-      log.warn({ err }, 'a new index version could not be loaded; the served one keeps answering');
+    let manifestLoggedAt = -Infinity;
+    const onLoadError = (err: unknown, what: 'manifest' | 'load'): void => {
+      if (what === 'load') {
+        loads?.loadFailed(err);
+        log.warn({ err }, 'a new index version could not be loaded; the served one (if any) keeps answering');
+      } else if (Date.now() - manifestLoggedAt >= 60_000) {
+        manifestLoggedAt = Date.now();
+        log.warn({ err }, 'the index manifest could not be read; the served version (if any) keeps answering');
+      }
     };
     const source = await (opts.openSource ? opts.openSource(config) : openLakeSource(config, store, log, onLoadError));
     defer(() => source.close());
@@ -94,7 +101,7 @@ export async function apiMain(flags: Partial<Record<ConfigKey, unknown>>, env: N
  * client lives as long as the process (its idle sockets do not keep it alive).
  */
 export function openLakeSource(
-  config: Config, store = openObjectStore(config.data, config), log?: Logger, onError?: (err: unknown) => void,
+  config: Config, store = openObjectStore(config.data, config), log?: Logger, onError?: (err: unknown, what: 'manifest' | 'load') => void,
 ): Promise<IndexSource> {
   const dataDir = localStoreDir(config.data);
   return openIndexSource({

@@ -21,7 +21,7 @@ describe('indexMetrics', () => {
     expect(await value('ccpipe_api_index_load_failures_total', { code: 'CCP_ERR_INDEX_CRC' })).toBe(2);
     expect(await value('ccpipe_api_index_load_failures_total', { code: 'other' })).toBe(2);
     const codes = (await registry.getSingleMetric('ccpipe_api_index_load_failures_total')!.get()).values.map((v) => v.labels['code']);
-    expect(codes.sort()).toEqual(['CCP_ERR_INDEX_CRC', 'CCP_ERR_INDEX_FORMAT', 'CCP_ERR_INDEX_MISSING', 'CCP_ERR_STORE_IO', 'other']);
+    expect(codes.sort()).toEqual(['CCP_ERR_INDEX_CRC', 'CCP_ERR_INDEX_FORMAT', 'CCP_ERR_INDEX_MISSING', 'CCP_ERR_STORE_ACCESS', 'CCP_ERR_STORE_IO', 'other']);
     // a second call on the same registry (a restart in one process) shares the series and reads its own source
     indexMetrics(registry, async () => 'v000043');
     expect(await value('ccpipe_api_index_version')).toBe(43);

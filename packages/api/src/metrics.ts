@@ -88,7 +88,7 @@ export function lakeReaderMetrics(registry: Registry, stats: () => LakeReaderSta
 }
 
 /** Error codes a failed version load is counted under (anything else is `other`): a closed label set. */
-export const INDEX_LOAD_FAILURE_CODES = ['CCP_ERR_INDEX_CRC', 'CCP_ERR_INDEX_MISSING', 'CCP_ERR_INDEX_FORMAT', 'CCP_ERR_STORE_IO', 'other'] as const;
+export const INDEX_LOAD_FAILURE_CODES = ['CCP_ERR_INDEX_CRC', 'CCP_ERR_INDEX_MISSING', 'CCP_ERR_INDEX_FORMAT', 'CCP_ERR_STORE_IO', 'CCP_ERR_STORE_ACCESS', 'other'] as const;
 
 /** What the API reports about the index versions it serves. */
 export interface IndexMetrics {
@@ -101,7 +101,7 @@ const INDEX_SOURCE = new WeakMap<Registry, () => Promise<string | null>>();
 /**
  * `ccpipe_api_index_version` (sequence number of the version this replica serves, read at each scrape: v000042 → 42,
  * 0 = none; beside the merger's `ccpipe_merge_index_version` it shows a replica that has not followed a flip) and
- * `ccpipe_api_index_load_failures_total{code}` (new versions that could not be loaded, by error code from
+ * `ccpipe_api_index_load_failures_total{code}` (failed attempts to load a new version, by error code from
  * {@link INDEX_LOAD_FAILURE_CODES}). Registered once per registry; a later call points the gauge at its own source.
  */
 export function indexMetrics(registry: Registry, served: () => Promise<string | null>): IndexMetrics {
@@ -109,7 +109,7 @@ export function indexMetrics(registry: Registry, served: () => Promise<string | 
   if (registry.getSingleMetric('ccpipe_api_index_version') === undefined) {
     new Gauge({
       name: 'ccpipe_api_index_version',
-      help: 'sequence number of the index version this API serves (v000042 → 42; 0 = none)',
+      help: 'Sequence number of the index version this API serves (v000042 → 42; 0 = none)',
       registers: [registry],
       async collect() {
         const v = await INDEX_SOURCE.get(registry)?.().catch(() => null);
@@ -120,7 +120,7 @@ export function indexMetrics(registry: Registry, served: () => Promise<string | 
   const existing = registry.getSingleMetric('ccpipe_api_index_load_failures_total');
   const failures = existing instanceof Counter ? (existing as Counter<'code'>) : new Counter({
     name: 'ccpipe_api_index_load_failures_total',
-    help: 'new index versions the API could not load (it kept serving the one at hand), by error code',
+    help: 'Failed attempts to load a new index version (the one at hand kept serving; attempts pause 10 s to 5 min), by error code',
     labelNames: ['code'],
     registers: [registry],
   });

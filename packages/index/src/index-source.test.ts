@@ -231,6 +231,47 @@ describe('openIndexSource', () => {
     });
   });
 
+  it('a version that fails to load with nothing served yet: told to onError once, the same error again without reading the store during the pause; an unreadable manifest is told as such', async () => {
+    const { store } = await oneVersion(['https://a.example/1', 'https://b.example/2']);
+    const key = indexLayout.versionFile('v000001', 'postings-0000.bin');
+    const good = Buffer.from((await store.get(key))!);
+    const bad = Buffer.from(good);
+    bad.writeUInt8(bad.readUInt8(bad.length - 1) ^ 0xff, bad.length - 1);
+    await store.put(key, bad);
+    let reads = 0;
+    let manifestDown = false;
+    const watched = withMethods(store, {
+      get: async (k) => {
+        if (k === key) reads++;
+        if (manifestDown && k === 'index/manifest.json') throw Object.assign(new Error('store down'), { code: 'CCP_ERR_STORE_IO' });
+        return store.get(k);
+      },
+    });
+    const told: [string, string][] = [];
+    const source = await openIndexSource({ store: watched, pollMs: 0, onError: (err, what) => told.push([(err as { code: string }).code, what]) });
+    try {
+      await expect(source.current()).rejects.toMatchObject({ code: 'CCP_ERR_INDEX_CRC' });
+      await expect(source.current()).rejects.toMatchObject({ code: 'CCP_ERR_INDEX_CRC' });
+      await expect(source.at('v000001')).rejects.toMatchObject({ code: 'CCP_ERR_INDEX_CRC' }); // nothing to serve at all
+      expect([reads, told]).toEqual([1, [['CCP_ERR_INDEX_CRC', 'load']]]);
+      // repaired, and the pause over: served
+      await store.put(key, good);
+      const now = Date.now() + 10_001;
+      const clock = jest.spyOn(Date, 'now').mockImplementation(() => now);
+      try {
+        expect((await source.current())!.version).toBe('v000001');
+        // the store goes down: the view at hand keeps answering, the failure is told as the manifest's
+        manifestDown = true;
+        expect((await source.current())!.version).toBe('v000001');
+        expect(told).toEqual([['CCP_ERR_INDEX_CRC', 'load'], ['CCP_ERR_STORE_IO', 'manifest']]);
+      } finally {
+        clock.mockRestore();
+      }
+    } finally {
+      await source.close();
+    }
+  });
+
   it('a store wiped and rebuilt under the same version name is served anew, not from the caches of the old lake', async () => {
     const { store, merge } = await oneVersion(['https://a.example/1', 'https://a.example/2', 'https://b.example/x']);
     const source = await openIndexSource({ store, pollMs: 0 });

@@ -33,8 +33,12 @@ export interface IndexSourceOptions {
   locators?: boolean;
   /** DuckDB threads for `lakeReader: 'duckdb'` (default 1). */
   threads?: number;
-  /** Told when a new version cannot be loaded while an older view keeps serving (log it, count it). */
-  onError?: (err: unknown) => void;
+  /**
+   * Told when the manifest cannot be read (`manifest`: retried at the next poll) or a new version cannot be loaded
+   * (`load`: once per attempt, also when no view is served yet; the version is tried again after a pause). Log it,
+   * count it. Not told after close().
+   */
+  onError?: (err: unknown, what: 'manifest' | 'load') => void;
   /**
    * Before the first version this source loads is served, read a few URL pages and captures from it
    * (`LakeIndexView.warm`, default off): the first requests after a start then find the decoders compiled and
@@ -113,8 +117,9 @@ const RETRY_MAX_MS = 5 * 60_000;
  * Follows `index/manifest.json`: `current()` rereads the manifest at most every `pollMs` and, on a flip, loads and
  * CRC-checks the new version before switching. A new version that cannot be loaded (IndexFormatError: CRC
  * mismatch, missing file) is reported to `onError` and the previous view keeps serving, and is tried again after
- * 10 s, doubling per failure up to 5 min (a flip to another version is tried at once); with no previous view
- * `current()` throws it, and the next call tries again. Views already handed out stay valid — the merger keeps their files for
+ * 10 s, doubling per failure up to 5 min (a flip to another version is tried at once; `at()` answers null for it
+ * meanwhile); with no previous view `current()` throws it, and throws it again without reading the store until the
+ * pause is over. Views already handed out stay valid — the merger keeps their files for
  * its grace period. Every view reads the lake through one shared reader (its caches are keyed by immutable lake
  * file keys, so a flip keeps the hot row groups of files the new version carries over). Concurrent calls share one
  * reload. `close()` is idempotent.
@@ -266,7 +271,8 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
   };
   const metaOf = (m: IndexManifest, version: string | null) => m.versions.find((v) => v.version === version);
 
-  let failed: { key: string; until: number; pause: number } | null = null;
+  let failed: { key: string; until: number; pause: number; err: unknown } | null = null;
+  const reported = new WeakSet<object>(); // load failures already told to onError (not again as a manifest error)
   const refresh = async (): Promise<LakeIndexView | null> => {
     const m = await readManifest(opts.store);
     manifest = m;
@@ -286,7 +292,10 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
     }
     // a version that failed to load is tried again after a pause that doubles (10 s up to 5 min), not at every poll:
     // each attempt reads the whole index (≈ 3.7 GB at Common Crawl's scale). A flip to another version is tried at once.
-    if (view !== null && failed?.key === key && Date.now() < failed.until) return view;
+    if (failed?.key === key && Date.now() < failed.until) {
+      if (view !== null) return view;
+      throw failed.err; // nothing to serve meanwhile: the callers get the error, the store is not read again
+    }
     // room first for the view this flip replaces (it will be pinned): fewer versions resident while the next loads
     trimPinned(null, view === null ? 0 : held(view));
     try {
@@ -294,8 +303,11 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
       failed = null;
       return v;
     } catch (err) {
+      if (closed) throw err; // a load close() aborted is no failure of the version
       const pause = failed?.key === key ? Math.min(failed.pause * 2, RETRY_MAX_MS) : RETRY_MS;
-      failed = { key, until: Date.now() + pause, pause };
+      failed = { key, until: Date.now() + pause, pause, err };
+      reported.add(err as object);
+      opts.onError?.(err, 'load');
       throw err;
     }
   };
@@ -322,9 +334,10 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
             return v;
           },
           (err: unknown) => {
-            if (view === null) throw err;
             checkedAt = Date.now();
-            if (!closed) opts.onError?.(err); // a load close() aborted is no error
+            const told = typeof err === 'object' && err !== null && reported.has(err);
+            if (!closed && !told) opts.onError?.(err, 'manifest');
+            if (view === null) throw err;
             return view;
           },
         )
@@ -351,6 +364,8 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
       }
       if (meta === undefined) return null;
       const key = keyFor(meta.version, meta.tocCrc32);
+      // a version that just failed to load is not loaded again per request: gone for now (the client starts over)
+      if (failed?.key === key && Date.now() < failed.until) return null;
       const had = pinned.get(key);
       if (had !== undefined) return touch(key, had).p;
       let size = 0; // counted from the start for an older version, so two loads at once both count

@@ -701,6 +701,7 @@ describe('runMerge (synthetic batches)', () => {
       const clock = jest.spyOn(Date, 'now').mockImplementation(() => now);
       try {
         for (const _ of [1, 2, 3]) expect((await src2.current())!.version).toBe('v000001');
+        expect(await src2.at('v000002')).toBeNull(); // a page pinned to it: gone for now, not a load per request
         expect(errors).toHaveLength(1);
         now += 10_001;
         expect((await src2.current())!.version).toBe('v000001');
