@@ -34,7 +34,7 @@ export async function mergeAndServe(opts: {
   opts.log.info({ version: merge.version, published: merge.published, batches: merge.batches, rowsIn: merge.rowsIn, urls: merge.urls, domains: merge.domains, ms: merge.ms }, 'merged');
   const source = await openIndexSource({
     store: opts.store, ...local, warmUp: true,
-    onError: (err) => opts.log.warn({ err }, 'a new index version could not be loaded; the served one keeps answering'),
+    onError: (err, what) => opts.log.warn({ err, what }, `the index ${what === 'load' ? 'version' : 'manifest'} could not be read; the served version keeps answering`),
   });
   try {
     const api = await startApi({ source, port: opts.port, host: opts.host, registry: opts.registry, logger: opts.log.child({ component: 'http' }), statusProvider: opts.status });
