@@ -289,6 +289,20 @@ describe('version pinning', () => {
     }
   });
 
+  it('/v1/status names a newer version the source could not load, beside the one it serves', async () => {
+    const failure = { version: 'v3', code: 'CCP_ERR_INDEX_CRC', at: '2030-01-01T00:00:00.000Z', retryAt: '2030-01-01T00:00:10.000Z' };
+    const source = Object.assign(new MemoryIndexSource(viewOld), { loadFailure: () => failure });
+    const server = await startApi({ source, port: 0 });
+    try {
+      expect((await get(server, '/v1/status')).body).toEqual({
+        version: 'v1', ingest: null,
+        load_failure: { version: 'v3', code: 'CCP_ERR_INDEX_CRC', at: '2030-01-01T00:00:00.000Z', retry_at: '2030-01-01T00:00:10.000Z' },
+      });
+    } finally {
+      await server.close();
+    }
+  });
+
   it('answers 503 before the first version and /v1/status with version null', async () => {
     const source = new MemoryIndexSource(null);
     const server = await startApi({ source, port: 0 });

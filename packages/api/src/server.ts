@@ -162,7 +162,12 @@ async function handle(req: IncomingMessage, res: ServerResponse, opts: ApiOption
     if (route.name === '/v1/status') {
       let ingest: object | null = null;
       if (opts.statusProvider) ingest = await opts.statusProvider().catch(() => null);
-      return sendJson(req, res, route.name, { version: view?.version ?? null, ingest });
+      // a newer version this replica could not load (it serves the one above meanwhile): only when there is one
+      const failure = opts.source.loadFailure?.() ?? null;
+      return sendJson(req, res, route.name, {
+        version: view?.version ?? null, ingest,
+        ...(failure !== null && { load_failure: { version: failure.version, code: failure.code, at: failure.at, retry_at: failure.retryAt } }),
+      });
     }
     if (view === null) throw new ApiError('CCP_ERR_API_NO_INDEX', 'no index version is published yet');
     const ctx: RequestContext = { view, principal };

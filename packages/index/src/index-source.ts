@@ -1,7 +1,7 @@
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CcpError, parseDatasetRegistry, layout, type IndexSource, type ObjectStore } from '@ccpipe/core';
+import { CcpError, parseDatasetRegistry, layout, type IndexLoadFailure, type IndexSource, type ObjectStore } from '@ccpipe/core';
 import { LakeIndexView } from './lake-index-view';
 import { ParquetLakeReader, type LakeReads } from './lake-reader';
 import { initZstd, type ZstdDecoder } from './zstd';
@@ -101,6 +101,8 @@ export interface LakeIndexSource extends IndexSource {
   at(version: string): Promise<LakeIndexView | null>;
   /** The lake reader's cache counters (undefined with `lakeReader: 'duckdb'`). */
   cacheStats(): ReturnType<ParquetLakeReader['stats']> | undefined;
+  /** The version in its pause after a failed load (see openIndexSource), or null. */
+  loadFailure(): IndexLoadFailure | null;
 }
 
 const PINNED_VIEWS = 4;
@@ -271,7 +273,7 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
   };
   const metaOf = (m: IndexManifest, version: string | null) => m.versions.find((v) => v.version === version);
 
-  let failed: { key: string; until: number; pause: number; err: unknown } | null = null;
+  let failed: { key: string; version: string; at: number; until: number; pause: number; err: unknown } | null = null;
   const reported = new WeakSet<object>(); // load failures already told to onError (not again as a manifest error)
   const refresh = async (): Promise<LakeIndexView | null> => {
     const m = await readManifest(opts.store);
@@ -305,7 +307,7 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
     } catch (err) {
       if (closed) throw err; // a load close() aborted is no failure of the version
       const pause = failed?.key === key ? Math.min(failed.pause * 2, RETRY_MAX_MS) : RETRY_MS;
-      failed = { key, until: Date.now() + pause, pause, err };
+      failed = { key, version: meta.version, at: Date.now(), until: Date.now() + pause, pause, err };
       reported.add(err as object);
       opts.onError?.(err, 'load');
       throw err;
@@ -405,6 +407,12 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
       return entry.p;
     },
     cacheStats: () => parquet?.stats(),
+    loadFailure: () => failed === null ? null : {
+      version: failed.version,
+      code: String((failed.err as { code?: unknown } | null)?.code ?? 'other'),
+      at: new Date(failed.at).toISOString(),
+      retryAt: new Date(failed.until).toISOString(),
+    },
     async close() {
       if (closed) return;
       closed = true;

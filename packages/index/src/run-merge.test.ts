@@ -710,6 +710,10 @@ describe('runMerge (synthetic batches)', () => {
         for (const _ of [1, 2, 3]) expect((await src2.current())!.version).toBe('v000001');
         expect(await src2.at('v000002')).toBeNull(); // a page pinned to it: gone for now, not a load per request
         expect(errors).toHaveLength(1);
+        // what /v1/status shows: the version, why, and when it is tried again
+        const failure = src2.loadFailure();
+        expect(failure).toMatchObject({ version: 'v000002', code: 'CCP_ERR_INDEX_CRC' });
+        expect(Date.parse(failure!.retryAt) - Date.parse(failure!.at)).toBe(10_000);
         now += 10_001;
         expect((await src2.current())!.version).toBe('v000001');
         expect(errors).toHaveLength(2);
@@ -723,6 +727,7 @@ describe('runMerge (synthetic batches)', () => {
         await runMerge(opts());
         expect((await src2.current())!.version).toBe('v000003');
         expect(errors).toHaveLength(2);
+        expect(src2.loadFailure()).toBeNull(); // cleared by the load that succeeded
       } finally {
         clock.mockRestore();
       }

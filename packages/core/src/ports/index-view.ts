@@ -74,7 +74,17 @@ export interface IndexSource {
   at?(version: string): Promise<IndexView | null>;
   /** Counters of the lake reader behind the source, when it reads a lake (undefined otherwise). Optional. */
   cacheStats?(): LakeReaderStats | undefined;
+  /** The newest version the source could not load and will try again (null when none failed since its last load). Optional. */
+  loadFailure?(): IndexLoadFailure | null;
   close(): Promise<void>;
+}
+
+/** A version a source could not load: which, why (an error code), when, and when it is tried again (ISO 8601). */
+export interface IndexLoadFailure {
+  version: string;
+  code: string;
+  at: string;
+  retryAt: string;
 }
 
 /**
