@@ -38,19 +38,8 @@ export async function apiMain(flags: Partial<Record<ConfigKey, unknown>>, env: N
     const acl = aclFile !== undefined ? Acl.parse(readFileSync(aclFile)) : undefined;
     const store = openObjectStore(config.data, config);
     defer(() => store.close());
-    // a new version that cannot be loaded is logged and counted (each attempt; the source pauses between them); an
-    // unreadable manifest is logged at most once a minute (it is read again at every poll)
     let loads: IndexMetrics | undefined;
-    let manifestLoggedAt = -Infinity;
-    const onLoadError = (err: unknown, what: 'manifest' | 'load'): void => {
-      if (what === 'load') {
-        loads?.loadFailed(err);
-        log.warn({ err }, 'a new index version could not be loaded; the served one (if any) keeps answering');
-      } else if (Date.now() - manifestLoggedAt >= 60_000) {
-        manifestLoggedAt = Date.now();
-        log.warn({ err }, 'the index manifest could not be read; the served version (if any) keeps answering');
-      }
-    };
+    const onLoadError = indexSourceWarnings(log, (err) => loads?.loadFailed(err));
     const source = await (opts.openSource ? opts.openSource(config) : openLakeSource(config, store, log, onLoadError));
     defer(() => source.close());
     lakeReaderMetrics(registry, () => source.cacheStats?.());
@@ -110,4 +99,22 @@ export function openLakeSource(
     ...(log && { onStaleCopies: (dir: string) => log.info({ dir }, 'removed index copies left by a process that is gone') }),
     ...(onError && { onError }),
   });
+}
+
+/**
+ * What a lake index source tells `onError`, logged at warn: each failed load of a new version (also handed to
+ * `counted`; the source pauses between attempts), and an unreadable manifest at most once a minute (the source reads
+ * it again at every poll). For `ccpipe api` and `ccpipe run`.
+ */
+export function indexSourceWarnings(log: Logger, counted?: (err: unknown) => void): (err: unknown, what: 'manifest' | 'load') => void {
+  let manifestLoggedAt = -Infinity;
+  return (err, what) => {
+    if (what === 'load') {
+      counted?.(err);
+      log.warn({ err }, 'a new index version could not be loaded; the served one (if any) keeps answering');
+    } else if (Date.now() - manifestLoggedAt >= 60_000) {
+      manifestLoggedAt = Date.now();
+      log.warn({ err }, 'the index manifest could not be read; the served version (if any) keeps answering');
+    }
+  };
 }

@@ -1,10 +1,10 @@
 import { readdirSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { RoaringBitmap32 } from 'roaring';
 import { FileDomainIndex, type ShardFileRef } from './file-index';
 import { DomainIndex, IndexWriter, crcOf, type IndexShardFiles, type Posting } from './format';
+import { tempDirEach } from '../../../tests/support/temp-dir';
 
 const serialize = (ids: number[]): Uint8Array => new RoaringBitmap32(ids).serialize('portable');
 
@@ -21,12 +21,7 @@ function entries(n: number): { domain: string; d64: bigint; postings: Posting[] 
 
 describe('FileDomainIndex', () => {
   let dir: string;
-  beforeEach(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'ccpipe-file-index-'));
-  });
-  afterEach(async () => {
-    await rm(dir, { recursive: true, force: true });
-  });
+  tempDirEach('ccpipe-file-index-', (d) => (dir = d));
 
   /** Writes the shards as files and returns their refs (size and CRC32 as version.json would list them). */
   async function written(shards: IndexShardFiles[]): Promise<Record<keyof IndexShardFiles, ShardFileRef>[]> {

@@ -142,11 +142,8 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
     if (stage === null) return here!;
     // one directory per load: a wiped store can reuse a version name while the old view's copies are still open
     const dir = join(stage.dir, `${version}-${++stagedLoads}`);
-    const staged = openLocalInputs(opts.store, undefined, dir, closing.signal);
-    return { ...staged, release: async (keys) => {
-      await staged.release(keys);
-      await rm(dir, { recursive: true, force: true });
-    } };
+    // released whole: the load's directory goes with its copies
+    return { ...openLocalInputs(opts.store, undefined, dir, closing.signal), release: () => rm(dir, { recursive: true, force: true }) };
   };
   let reads: LakeReads;
   let parquet: ParquetLakeReader | undefined;
@@ -274,9 +271,14 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
   const metaOf = (m: IndexManifest, version: string | null) => m.versions.find((v) => v.version === version);
 
   let failed: { key: string; version: string; at: number; until: number; pause: number; err: unknown } | null = null;
-  const reported = new WeakSet<object>(); // load failures already told to onError (not again as a manifest error)
   const refresh = async (): Promise<LakeIndexView | null> => {
-    const m = await readManifest(opts.store);
+    let m: IndexManifest;
+    try {
+      m = await readManifest(opts.store);
+    } catch (err) {
+      if (!closed) opts.onError?.(err, 'manifest');
+      throw err;
+    }
     manifest = m;
     // views of versions the manifest no longer keeps can never be served again
     const kept = keptBy(m);
@@ -308,7 +310,6 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
       if (closed) throw err; // a load close() aborted is no failure of the version
       const pause = failed?.key === key ? Math.min(failed.pause * 2, RETRY_MAX_MS) : RETRY_MS;
       failed = { key, version: meta.version, at: Date.now(), until: Date.now() + pause, pause, err };
-      reported.add(err as object);
       opts.onError?.(err, 'load');
       throw err;
     }
@@ -336,9 +337,7 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
             return v;
           },
           (err: unknown) => {
-            checkedAt = Date.now();
-            const told = typeof err === 'object' && err !== null && reported.has(err);
-            if (!closed && !told) opts.onError?.(err, 'manifest');
+            checkedAt = Date.now(); // refresh() has told onError what failed
             if (view === null) throw err;
             return view;
           },

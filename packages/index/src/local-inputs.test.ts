@@ -1,9 +1,9 @@
 import type * as Fsp from 'node:fs/promises';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { MemoryObjectStore } from '@ccpipe/adapters';
 import { openLocalInputs } from './local-inputs';
+import { tempDirEach } from '../../../tests/support/temp-dir';
 
 describe('openLocalInputs (a store without local files: objects copied by ranged reads)', () => {
   let dir: string;
@@ -11,13 +11,8 @@ describe('openLocalInputs (a store without local files: objects copied by ranged
   const big = Buffer.alloc(20 * 2 ** 20 + 7); // three 8 MiB chunks
   for (let i = 0; i < big.length; i += 4096) big[i] = i % 251;
   beforeAll(() => store.put('lake/a.parquet', big));
-  beforeEach(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'ccpipe-local-inputs-'));
-  });
-  afterEach(async () => {
-    jest.restoreAllMocks();
-    await rm(dir, { recursive: true, force: true });
-  });
+  tempDirEach('ccpipe-local-inputs-', (d) => (dir = d));
+  afterEach(() => jest.restoreAllMocks());
 
   it('copies an object chunk by chunk into the stage dir, and deletes the copy on release', async () => {
     const inputs = openLocalInputs(store, undefined, dir);

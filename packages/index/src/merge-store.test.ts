@@ -9,6 +9,7 @@ import { indexLayout, type LakeFileEntry } from './format';
 import { openIndexSource } from './index-source';
 import { LAKE_API_COLUMNS, LAKE_LEAN_COLUMNS } from './lake-write';
 import { runMerge, type MergeOptions } from './run-merge';
+import { tempDirEach } from '../../../tests/support/temp-dir';
 
 afterAll(async () => {
   await closeDuckDbParquetEngine();
@@ -50,12 +51,7 @@ async function lakeRows(store: ObjectStore, version: string): Promise<Record<str
 
 describe('runMerge through an ObjectStore without a local directory', () => {
   let dir: string;
-  beforeEach(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'ccpipe-merge-store-'));
-  });
-  afterEach(async () => {
-    await rm(dir, { recursive: true, force: true });
-  });
+  tempDirEach('ccpipe-merge-store-', (d) => (dir = d));
 
   it('stages parts and rewritten lake files by ranged reads and writes the same lake as an in-place merge', async () => {
     const mem = new RecordingStore();

@@ -1,16 +1,12 @@
-import { mkdir, mkdtemp, readFile, readdir, realpath, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
-import { hostname, tmpdir } from 'node:os';
+import { mkdir, readFile, readdir, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
+import { tempDirEach } from '../../../tests/support/temp-dir';
 import { openStageRoot } from './stage-root';
 
 describe('openStageRoot (a process\'s own directory of index copies under a shared cache dir)', () => {
   let base: string;
-  beforeEach(async () => {
-    base = await realpath(await mkdtemp(join(tmpdir(), 'ccpipe-stage-root-')));
-  });
-  afterEach(async () => {
-    await rm(base, { recursive: true, force: true });
-  });
+  tempDirEach('ccpipe-stage-root-', (d) => (base = d));
 
   /**
    * A directory as another process would have left it, last touched `ageMs` ago (its owner file, or itself without

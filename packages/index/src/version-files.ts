@@ -65,7 +65,7 @@ export async function loadVersionInPlace(store: ObjectStore, version: string, to
   const { shardNames, shardSizes, ...base } = head;
   const keys = shardKeys(head);
   try {
-    const paths = await shardPaths(head, inputs);
+    const paths = await shardPaths(head, inputs, keys);
     const ref = (name: string): ShardFileRef => ({ path: paths.get(name)!, size: base.toc.files[name]!.size, crc32: base.toc.files[name]!.crc32, name });
     const files = shardNames.map((n) => ({ domains: ref(n.domains), bitmaps: ref(n.bitmaps), postings: ref(n.postings) }));
     const index = await FileDomainIndex.open(files, shardSizes, { ...(!inputs.inPlace && { onClose: () => inputs.release(keys) }), ...(signal && { signal }) });
@@ -76,16 +76,15 @@ export async function loadVersionInPlace(store: ObjectStore, version: string, to
   }
 }
 
-/** The store keys of a version's shard files, in {@link shardPaths}' order. */
+/** The store keys of a version's shard files, in the order of {@link shardFileNames}' triples. */
 function shardKeys(head: VersionHead): string[] {
   return head.shardNames.flatMap((n) => [n.domains, n.bitmaps, n.postings]).map((n) => indexLayout.versionFile(head.toc.version, n));
 }
 
-/** The local paths of a version's shard files (file name → path) through `inputs`. */
-async function shardPaths(head: VersionHead, inputs: LocalInputs): Promise<Map<string, string>> {
-  const names = head.shardNames.flatMap((n) => [n.domains, n.bitmaps, n.postings]);
-  const fetched = await inputs.fetch(shardKeys(head));
-  return new Map(names.map((n, i) => [n, fetched[i]!]));
+/** The local paths of a version's shard files (file name → path), fetched through `inputs` by their `keys`. */
+async function shardPaths(head: VersionHead, inputs: LocalInputs, keys: readonly string[]): Promise<Map<string, string>> {
+  const fetched = await inputs.fetch(keys);
+  return new Map(head.shardNames.flatMap((n) => [n.domains, n.bitmaps, n.postings]).map((n, i) => [n, fetched[i]!]));
 }
 
 /** A version's JSON files (each checked like {@link loadVersion} does) and its shard table, no shard read. */
@@ -120,7 +119,7 @@ export async function openIndexOnDemand(
 ): Promise<{ index: OnDemandDomainIndex; keys: string[] }> {
   const { toc } = head;
   const keys = shardKeys(head);
-  const paths = await shardPaths(head, inputs);
+  const paths = await shardPaths(head, inputs, keys);
   const readChecked = (name: string): Buffer => {
     let b: Buffer;
     try {

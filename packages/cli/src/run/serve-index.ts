@@ -2,7 +2,7 @@ import type { Registry } from 'prom-client';
 import type { ObjectStore } from '@ccpipe/core';
 import type { Logger } from '@ccpipe/adapters';
 import { openIndexSource, runMerge, type MergeResult } from '@ccpipe/index';
-import { startApi } from '@ccpipe/api';
+import { indexSourceWarnings, startApi } from '@ccpipe/api';
 
 /** A merged index behind a running API. */
 export interface ServedIndex {
@@ -34,7 +34,7 @@ export async function mergeAndServe(opts: {
   opts.log.info({ version: merge.version, published: merge.published, batches: merge.batches, rowsIn: merge.rowsIn, urls: merge.urls, domains: merge.domains, ms: merge.ms }, 'merged');
   const source = await openIndexSource({
     store: opts.store, ...local, warmUp: true,
-    onError: (err, what) => opts.log.warn({ err, what }, `the index ${what === 'load' ? 'version' : 'manifest'} could not be read; the served version keeps answering`),
+    onError: indexSourceWarnings(opts.log),
   });
   try {
     const api = await startApi({ source, port: opts.port, host: opts.host, registry: opts.registry, logger: opts.log.child({ component: 'http' }), statusProvider: opts.status });
