@@ -3,19 +3,20 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { RoaringBitmap32 } from 'roaring';
 import { FileDomainIndex, type ShardFileRef } from './file-index';
-import { DomainIndex, IndexWriter, crcOf, type IndexShardFiles, type Posting } from './format';
+import { DomainIndex, IndexWriter, crcOf, type IndexShardFiles, type Posting, type ShardFormat } from './format';
 import { tempDirEach } from '../../../tests/support/temp-dir';
 
 const serialize = (ids: number[]): Uint8Array => new RoaringBitmap32(ids).serialize('portable');
 
 /** n domains in UTF-8 byte order, ASCII and non-ASCII, each with 1–3 postings over two datasets. */
-function entries(n: number): { domain: string; d64: bigint; postings: Posting[] }[] {
+function entries(n: number, far = false): { domain: string; d64: bigint; postings: Posting[] }[] {
   const names = Array.from({ length: n }, (_, i) => [`d${i}.example`, `é${i}.fr`, `😀${i}.io`][i % 3]!);
   names.sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
   return names.map((domain, i) => ({
     domain,
     d64: BigInt((i * 7919) % n + 1) << 32n,
-    postings: Array.from({ length: 1 + (i % 3) }, (_, k) => ({ datasetId: 1 + (k % 2), file: i % 4, first: i * 10 + k, rows: 1 + k })),
+    // far: runs past row 2³² − 1 of their files (a format-2 shard writes postings.bin in format 1 then)
+    postings: Array.from({ length: 1 + (i % 3) }, (_, k) => ({ datasetId: 1 + (k % 2), file: i % 4, first: i * 10 + k + (far ? 2 ** 33 : 0), rows: 1 + k })),
   }));
 }
 
@@ -38,14 +39,16 @@ describe('FileDomainIndex', () => {
     );
   }
 
-  function build(n: number, maxDomains?: number): IndexShardFiles[] {
-    const w = new IndexWriter(serialize, maxDomains === undefined ? {} : { maxDomains });
-    for (const e of entries(n)) w.add(Buffer.from(e.domain), e.d64, e.postings);
+  function build(n: number, maxDomains?: number, format?: ShardFormat, far = false): IndexShardFiles[] {
+    const w = new IndexWriter(serialize, { ...(maxDomains === undefined ? {} : { maxDomains }), ...(format === undefined ? {} : { format }) });
+    for (const e of entries(n, far)) w.add(Buffer.from(e.domain), e.d64, e.postings);
     return w.finish();
   }
 
-  it.each([[undefined], [300]])('answers exactly like the resident index over the same files (shards of %s domains)', async (maxDomains) => {
-    const shards = build(2000, maxDomains);
+  it.each<[number | undefined, ShardFormat | undefined, boolean]>([[undefined, undefined, false], [300, undefined, false], [300, 1, false], [300, 2, true]])(
+    'answers exactly like the resident index over the same files (shards of %s domains, format %s, runs past 2³²: %s)', async (maxDomains, format, far) => {
+    const shards = build(2000, maxDomains, format, far);
+    expect(shards[0]!.postings.readUInt32LE(4)).toBe(format === 1 || far ? 1 : 2);
     const resident = new DomainIndex(shards);
     const files = await FileDomainIndex.open(await written(shards), resident.shardSizes());
     try {
@@ -65,10 +68,11 @@ describe('FileDomainIndex', () => {
     } finally {
       await files.close();
     }
-  });
+  },
+  );
 
-  it.each([1, 63, 64, 65, 128, 129])('finds every name and no name between them around the 64-name blocks (%s domains)', async (n) => {
-    const shards = build(n);
+  it.each<[number, ShardFormat]>([1, 63, 64, 65, 128, 129].flatMap((n) => [[n, 2], [n, 1]] as [number, ShardFormat][]))('finds every name and no name between them around the 64-name blocks (%s domains, format %s)', async (n, format) => {
+    const shards = build(n, undefined, format);
     const resident = new DomainIndex(shards);
     const files = await FileDomainIndex.open(await written(shards), [n]);
     try {

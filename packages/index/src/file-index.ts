@@ -3,8 +3,8 @@ import { open, type FileHandle } from 'node:fs/promises';
 import { crc32 } from 'node:zlib';
 import { CcpError } from '@ccpipe/core';
 import {
-  IndexFormatError, REC, ShardedDomainIndex, checkShardOrder, checkShardSize, domainsLayout, offsetTableEnd, postingAt, readU64, shardCount,
-  type IndexShardFiles, type Posting, type ShardView,
+  IndexFormatError, MAGIC, ShardedDomainIndex, bitmapSetCountAt, bitmapsLayout, checkShardOrder, checkShardSize, domainsLayout, postingAt, postingsLayout,
+  readHeader, readKey, readOffset, shardCount, type BitmapsLayout, type DomainsLayout, type IndexShardFiles, type Posting, type ShardFormat, type ShardView,
 } from './format';
 
 /** Every SAMPLE-th name of a shard is kept in memory: a lookup finds its block there, then reads the block. */
@@ -20,21 +20,24 @@ export interface ShardFileRef {
   name: string;
 }
 
+/** Where the parts of a shard's three files are, from their headers (either format, each file its own). */
+interface ShardLayout {
+  domains: DomainsLayout;
+  bitmaps: BitmapsLayout;
+  postings: { v: ShardFormat; offWidth: 4 | 8; recAt: number; rec: number };
+}
+
 /** A shard whose three files are read by positional reads (the page cache holds what is hot), not held in memory. */
 class FileShard implements ShardView {
-  private readonly offAt: number;
-  private readonly strAt: number;
-
   constructor(
     private readonly fds: Record<keyof IndexShardFiles, number>,
     readonly size: number,
+    private readonly at: ShardLayout,
     private readonly alive: () => void,
     /** Names of entries 0, SAMPLE, 2·SAMPLE, … packed: sample i is sampleBytes[sampleEnds[i-1] ?? 0, sampleEnds[i]). */
     private readonly sampleBytes: Buffer,
     private readonly sampleEnds: Uint32Array,
-  ) {
-    ({ offAt: this.offAt, strAt: this.strAt } = domainsLayout(size));
-  }
+  ) {}
 
   /** Entry 0's name (the sample's first; empty for an empty shard). */
   get firstName(): Buffer {
@@ -58,14 +61,15 @@ class FileShard implements ShardView {
     return b;
   }
 
-  /** [start, end) of a u64 offset pair `[i], [i+1]` at `table` in `file`, plus `base`. */
-  private span(file: keyof IndexShardFiles, table: number, base: number, i: number, scale = 1): [number, number] {
-    const b = this.read(file, table + 8 * i, 16);
-    return [base + scale * readU64(b, 0), base + scale * readU64(b, 8)];
+  /** [start, end) of the offset pair `[i], [i+1]` (each `width` bytes) at `table` in `file`, times `scale`, plus `base`. */
+  private span(file: keyof IndexShardFiles, table: number, width: 4 | 8, base: number, i: number, scale = 1): [number, number] {
+    const b = this.read(file, table + width * i, 2 * width);
+    return [base + scale * readOffset(b, 0, width), base + scale * readOffset(b, width, width)];
   }
 
   nameBytes(j: number): Buffer {
-    const [s, e] = this.span('domains', this.offAt, this.strAt, j);
+    const d = this.at.domains;
+    const [s, e] = this.span('domains', d.offAt, d.offWidth, d.strAt, j);
     return this.read('domains', s, e - s);
   }
 
@@ -74,7 +78,8 @@ class FileShard implements ShardView {
   }
 
   d64(j: number): bigint {
-    return this.read('domains', 12 + 8 * j, 8).readBigUInt64LE(0);
+    const d = this.at.domains;
+    return readKey(this.read('domains', d.d64At + d.keyWidth * j, d.keyWidth), 0, d.keyWidth);
   }
 
   indexOfBytes(key: Buffer): number {
@@ -95,16 +100,17 @@ class FileShard implements ShardView {
     }
     if (block < 0) return -1;
     // the block's offsets and names, one read each, searched in memory (its first entry is the sample: not equal)
+    const { offAt, offWidth: w, strAt } = this.at.domains;
     const from = block * SAMPLE;
     const count = Math.min(SAMPLE, this.size - from);
-    const offs = this.read('domains', this.offAt + 8 * from, 8 * (count + 1));
-    const base = readU64(offs, 0);
-    const names = this.read('domains', this.strAt + base, readU64(offs, 8 * count) - base);
+    const offs = this.read('domains', offAt + w * from, w * (count + 1));
+    const base = readOffset(offs, 0, w);
+    const names = this.read('domains', strAt + base, readOffset(offs, w * count, w) - base);
     lo = 1;
     hi = count - 1;
     while (lo <= hi) {
       const mid = (lo + hi) >>> 1;
-      const c = key.compare(names, readU64(offs, 8 * mid) - base, readU64(offs, 8 * (mid + 1)) - base);
+      const c = key.compare(names, readOffset(offs, w * mid, w) - base, readOffset(offs, w * (mid + 1), w) - base);
       if (c === 0) return from + mid;
       if (c > 0) lo = mid + 1;
       else hi = mid - 1;
@@ -113,15 +119,20 @@ class FileShard implements ShardView {
   }
 
   bitmap(j: number): Buffer {
-    const [s, e] = this.span('bitmaps', 12, offsetTableEnd(this.size), j);
-    return this.read('bitmaps', s, e - s);
+    const b = this.at.bitmaps;
+    // format 2: entry j's bitmap is set[j] of the shard's distinct ones
+    const s = b.v === 2 ? this.read('bitmaps', b.setAt + 4 * j, 4).readUInt32LE(0) : j;
+    if (s >= b.m) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'bitmap set index out of range');
+    const [from, to] = this.span('bitmaps', b.offAt, b.offWidth, b.dataAt, s);
+    return this.read('bitmaps', from, to - from);
   }
 
   postings(j: number): Posting[] {
-    const [s, e] = this.span('postings', 12, offsetTableEnd(this.size), j, REC);
+    const { v, offWidth, recAt, rec } = this.at.postings;
+    const [s, e] = this.span('postings', 12, offWidth, recAt, j, rec);
     const b = this.read('postings', s, e - s);
     const out: Posting[] = [];
-    for (let at = 0; at < b.length; at += REC) out.push(postingAt(b, at));
+    for (let at = 0; at < b.length; at += rec) out.push(postingAt(b, at, v));
     return out;
   }
 }
@@ -175,24 +186,37 @@ export class FileDomainIndex extends ShardedDomainIndex {
         const heads = {} as Record<keyof IndexShardFiles, Buffer>;
         const fds = {} as Record<keyof IndexShardFiles, number>;
         let domainsHandle: FileHandle | null = null;
+        let bitmapsHandle: FileHandle | null = null;
         for (const file of ['domains', 'bitmaps', 'postings'] as const) {
           const { handle, head } = await openChecked(refs[file], opts.signal);
           handles.push(handle);
           if (file === 'domains') domainsHandle = handle;
+          if (file === 'bitmaps') bitmapsHandle = handle;
           fds[file] = handle.fd;
           heads[file] = head;
         }
         const n = shardCount(heads, k, shards.length);
         if (expected !== null) checkShardSize(n, expected[k]!, k);
+        const domains = domainsLayout(n, readHeader(heads.domains, MAGIC.domains, 'domains.bin').v);
+        const { offAt, offWidth, strAt } = domains;
         // the layout's sizes must add up: the names end where the file does
-        const { offAt, strAt } = domainsLayout(n);
-        const lastOffset = Buffer.alloc(8);
-        if (refs.domains.size >= strAt) await readFully(domainsHandle!, lastOffset, 8, strAt - 8);
-        if (refs.domains.size < strAt || strAt + readU64(lastOffset, 0) !== refs.domains.size) {
+        const lastOffset = Buffer.alloc(offWidth);
+        if (refs.domains.size >= strAt) await readFully(domainsHandle!, lastOffset, offWidth, strAt - offWidth);
+        if (refs.domains.size < strAt || strAt + readOffset(lastOffset, 0, offWidth) !== refs.domains.size) {
           throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'domains.bin size mismatch', { shard: k });
         }
-        const sample = await sampleNames(domainsHandle!, n, offAt, strAt, refs.domains.size);
-        const shard = new FileShard(fds, n, alive, sample.bytes, sample.ends);
+        const bv = readHeader(heads.bitmaps, MAGIC.bitmaps, 'domain-datasets.bin').v;
+        let m = n;
+        if (bv === 2) {
+          const mb = Buffer.alloc(4);
+          if (refs.bitmaps.size < bitmapSetCountAt(n) + 4) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'domain-datasets.bin size mismatch', { shard: k });
+          await readFully(bitmapsHandle!, mb, 4, bitmapSetCountAt(n));
+          m = mb.readUInt32LE(0);
+        }
+        const pv = readHeader(heads.postings, MAGIC.postings, 'postings.bin').v;
+        const layout: ShardLayout = { domains, bitmaps: bitmapsLayout(n, bv, m), postings: { v: pv, ...postingsLayout(n, pv) } };
+        const sample = await sampleNames(domainsHandle!, n, offAt, offWidth, strAt, refs.domains.size);
+        const shard = new FileShard(fds, n, layout, alive, sample.bytes, sample.ends);
         if (n > 0) {
           if (lastBefore !== null) checkShardOrder(lastBefore, shard.firstName, k);
           lastBefore = shard.nameBytes(n - 1);
@@ -235,18 +259,18 @@ export class FileDomainIndex extends ShardedDomainIndex {
  * windows of about 1 MiB (the sampled names lie in order, SAMPLE names apart). @throws IndexFormatError on offsets
  * outside the file or out of order
  */
-async function sampleNames(h: FileHandle, n: number, offAt: number, strAt: number, fileSize: number): Promise<{ bytes: Buffer; ends: Uint32Array }> {
+async function sampleNames(h: FileHandle, n: number, offAt: number, w: 4 | 8, strAt: number, fileSize: number): Promise<{ bytes: Buffer; ends: Uint32Array }> {
   const count = Math.ceil(n / SAMPLE);
   const starts = new Float64Array(count);
   const stops = new Float64Array(count);
   const PER = 1 << 16; // offsets per read
-  const buf = Buffer.allocUnsafe(8 * (PER + 1));
+  const buf = Buffer.allocUnsafe(w * (PER + 1));
   for (let first = 0; first < n; first += PER) {
     const m = Math.min(PER, n - first); // entries [first, first + m), plus the offset after the last
-    await readFully(h, buf, 8 * (m + 1), offAt + 8 * first);
+    await readFully(h, buf, w * (m + 1), offAt + w * first);
     for (let e = Math.ceil(first / SAMPLE) * SAMPLE; e < first + m; e += SAMPLE) {
-      starts[e / SAMPLE] = readU64(buf, 8 * (e - first));
-      stops[e / SAMPLE] = readU64(buf, 8 * (e - first + 1));
+      starts[e / SAMPLE] = readOffset(buf, w * (e - first), w);
+      stops[e / SAMPLE] = readOffset(buf, w * (e - first + 1), w);
     }
   }
   let total = 0;

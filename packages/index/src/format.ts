@@ -139,18 +139,31 @@ export const jsonBytes = (v: unknown): Buffer => Buffer.from(JSON.stringify(v) +
 /** @internal File magics of the shard files (also read by file-index.ts). */
 export const MAGIC = { domains: 0x44444343, bitmaps: 0x42444343, postings: 0x50444343 } as const; // 'CCDD' 'CCDB' 'CCDP' LE
 
-function header(magic: number, n: number): Buffer {
+/**
+ * Format version of a shard file, in its header: 1 (u64 offsets, one bitmap per entry, 24-byte postings) or 2 (the
+ * default since stop 16: u32 offsets and keys, a table of distinct bitmaps per shard, 16-byte postings). Each of a
+ * shard's three files carries its own; readers take both.
+ */
+export type ShardFormat = 1 | 2;
+
+function header(magic: number, n: number, v: ShardFormat): Buffer {
   const h = Buffer.alloc(12);
   h.writeUInt32LE(magic, 0);
-  h.writeUInt32LE(1, 4);
+  h.writeUInt32LE(v, 4);
   h.writeUInt32LE(n, 8);
   return h;
 }
 
+/** @internal The entry count and format version of a shard file's 12-byte header, checked. */
+export function readHeader(b: Buffer, magic: number, what: string): { n: number; v: ShardFormat } {
+  const v = b.length < 12 ? 0 : b.readUInt32LE(4);
+  if (b.length < 12 || b.readUInt32LE(0) !== magic || (v !== 1 && v !== 2)) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'bad index file header', { file: what });
+  return { n: b.readUInt32LE(8), v };
+}
+
 /** @internal The entry count of a shard file's 12-byte header, checked. */
 export function checkHeader(b: Buffer, magic: number, what: string): number {
-  if (b.length < 12 || b.readUInt32LE(0) !== magic || b.readUInt32LE(4) !== 1) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'bad index file header', { file: what });
-  return b.readUInt32LE(8);
+  return readHeader(b, magic, what).n;
 }
 
 /**
@@ -163,49 +176,105 @@ export function readU64(buf: Buffer, at: number): number {
   return hi * 2 ** 32 + buf.readUInt32LE(at);
 }
 
-/**
- * @internal Where domains.bin's parts start for `n` entries (12-byte header, then `u64 domain64[n] · u32 byId[n] ·
- * u64 nameOffset[n+1] · names`): the one statement of that layout, for the resident and the in-place reader.
- */
-export function domainsLayout(n: number): { d64At: number; byIdAt: number; offAt: number; strAt: number } {
-  const byIdAt = 12 + 8 * n;
-  const offAt = byIdAt + 4 * n;
-  return { d64At: 12, byIdAt, offAt, strAt: offAt + 8 * (n + 1) };
+/** @internal An offset of `width` bytes at `at`. */
+export function readOffset(buf: Buffer, at: number, width: 4 | 8): number {
+  return width === 4 ? buf.readUInt32LE(at) : readU64(buf, at);
 }
 
-/** @internal Where the data of domain-datasets.bin and postings.bin starts for `n` entries (after `u64 offset[n+1]`). */
+/** @internal Where domains.bin's parts start for `n` entries: the one statement of that layout, for every reader. */
+export interface DomainsLayout {
+  d64At: number;
+  /** 8: the whole domain64; 4: its high half (format 2: block keys, whose low 32 bits are zero). */
+  keyWidth: 4 | 8;
+  byIdAt: number;
+  offAt: number;
+  offWidth: 4 | 8;
+  strAt: number;
+}
+
+/**
+ * @internal domains.bin's layout for `n` entries: after the 12-byte header, format 1 is `u64 domain64[n] · u32 byId[n]
+ * · u64 nameOffset[n+1] · names`, format 2 `u32 domain64High[n] · u32 byId[n] · u32 nameOffset[n+1] · names`.
+ */
+export function domainsLayout(n: number, v: ShardFormat = 1): DomainsLayout {
+  const w = v === 2 ? 4 : 8;
+  const byIdAt = 12 + w * n;
+  const offAt = byIdAt + 4 * n;
+  return { d64At: 12, keyWidth: w, byIdAt, offAt, offWidth: w, strAt: offAt + w * (n + 1) };
+}
+
+/** @internal The domain64 at `at` stored in `width` bytes. */
+export function readKey(buf: Buffer, at: number, width: 4 | 8): bigint {
+  return width === 4 ? BigInt(buf.readUInt32LE(at)) << 32n : buf.readBigUInt64LE(at);
+}
+
+/** @internal Where the data of a format-1 domain-datasets.bin or postings.bin starts for `n` entries (after `u64 offset[n+1]`). */
 export const offsetTableEnd = (n: number): number => 12 + 8 * (n + 1);
 
-/** The resident domain dictionary over domains.bin (no copies: reads the buffer). */
+/**
+ * @internal domain-datasets.bin's layout. Format 1: `u64 offset[n+1] · one portable bitmap per entry`. Format 2:
+ * `u32 set[n] · u32 m · u32 setOffset[m+1] · m distinct portable bitmaps` (entry i's bitmap is set[i]; most domains
+ * share a handful of dataset sets). `m` is read from the file (format 2 only).
+ */
+export interface BitmapsLayout {
+  v: ShardFormat;
+  n: number;
+  m: number;
+  /** Format 2: where set[] starts. */
+  setAt: number;
+  /** Where the offsets start: format 1 one per entry, format 2 one per distinct bitmap. */
+  offAt: number;
+  offWidth: 4 | 8;
+  dataAt: number;
+}
+
+/** @internal The bitmaps layout for `n` entries and (format 2) `m` distinct bitmaps. */
+export function bitmapsLayout(n: number, v: ShardFormat, m: number): BitmapsLayout {
+  if (v === 1) return { v, n, m: n, setAt: 12, offAt: 12, offWidth: 8, dataAt: offsetTableEnd(n) };
+  const offAt = 12 + 4 * n + 4;
+  return { v, n, m, setAt: 12, offAt, offWidth: 4, dataAt: offAt + 4 * (m + 1) };
+}
+
+/** @internal Where format 2 keeps a domain-datasets.bin's number of distinct bitmaps. */
+export const bitmapSetCountAt = (n: number): number => 12 + 4 * n;
+
+/**
+ * @internal postings.bin's layout. Format 1: `u64 recordOffset[n+1] · 24-byte records (u32 datasetId, u32 file, u64
+ * first, u32 rows, u32 0)`; format 2: `u32 recordOffset[n+1] · 16-byte records (u32 datasetId, u32 file, u32 first,
+ * u32 rows)`.
+ */
+export function postingsLayout(n: number, v: ShardFormat): { offWidth: 4 | 8; recAt: number; rec: number } {
+  return v === 2 ? { offWidth: 4, recAt: 12 + 4 * (n + 1), rec: 16 } : { offWidth: 8, recAt: offsetTableEnd(n), rec: REC };
+}
+
+/** The resident domain dictionary over domains.bin, either format (no copies: reads the buffer). */
 export class DomainDictionary {
   readonly size: number;
-  private readonly d64At: number;
-  private readonly byIdAt: number;
-  private readonly offAt: number;
-  private readonly strAt: number;
+  private readonly at: DomainsLayout;
 
   constructor(private readonly buf: Buffer) {
-    this.size = checkHeader(buf, MAGIC.domains, 'domains.bin');
-    ({ d64At: this.d64At, byIdAt: this.byIdAt, offAt: this.offAt, strAt: this.strAt } = domainsLayout(this.size));
-    if (buf.length < this.strAt || this.strAt + this.offset(this.size) !== buf.length) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'domains.bin size mismatch');
+    const { n, v } = readHeader(buf, MAGIC.domains, 'domains.bin');
+    this.size = n;
+    this.at = domainsLayout(n, v);
+    if (buf.length < this.at.strAt || this.at.strAt + this.offset(this.size) !== buf.length) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'domains.bin size mismatch');
   }
 
   private offset(i: number): number {
-    return readU64(this.buf, this.offAt + 8 * i);
+    return readOffset(this.buf, this.at.offAt + this.at.offWidth * i, this.at.offWidth);
   }
 
   /** UTF-8 bytes of entry i's name (a view into the buffer). */
   nameBytes(i: number): Buffer {
-    return this.buf.subarray(this.strAt + this.offset(i), this.strAt + this.offset(i + 1));
+    return this.buf.subarray(this.at.strAt + this.offset(i), this.at.strAt + this.offset(i + 1));
   }
 
   /** Name of entry i. */
   name(i: number): string {
-    return this.buf.toString('utf8', this.strAt + this.offset(i), this.strAt + this.offset(i + 1));
+    return this.buf.toString('utf8', this.at.strAt + this.offset(i), this.at.strAt + this.offset(i + 1));
   }
 
   d64(i: number): bigint {
-    return this.buf.readBigUInt64LE(this.d64At + 8 * i);
+    return readKey(this.buf, this.at.d64At + this.at.keyWidth * i, this.at.keyWidth);
   }
 
   /** Entry index of a domain name, or -1. O(log n). */
@@ -215,12 +284,13 @@ export class DomainDictionary {
 
   /** Entry index of a domain name's UTF-8 bytes, or -1. O(log n). */
   indexOfBytes(key: Buffer): number {
+    const strAt = this.at.strAt;
     let lo = 0;
     let hi = this.size - 1;
     while (lo <= hi) {
       const mid = (lo + hi) >>> 1;
       // the key against entry mid's bytes in place (no view allocated per probe)
-      const c = -key.compare(this.buf, this.strAt + this.offset(mid), this.strAt + this.offset(mid + 1));
+      const c = -key.compare(this.buf, strAt + this.offset(mid), strAt + this.offset(mid + 1));
       if (c === 0) return mid;
       if (c < 0) lo = mid + 1;
       else hi = mid - 1;
@@ -234,7 +304,7 @@ export class DomainDictionary {
     let hi = this.size - 1;
     while (lo <= hi) {
       const mid = (lo + hi) >>> 1;
-      const idx = this.buf.readUInt32LE(this.byIdAt + 4 * mid);
+      const idx = this.buf.readUInt32LE(this.at.byIdAt + 4 * mid);
       const v = this.d64(idx);
       if (v === key) return idx;
       if (v < key) lo = mid + 1;
@@ -244,34 +314,36 @@ export class DomainDictionary {
   }
 }
 
-/** The serialized bitmap of entry i (a view into the buffer). */
+/** The serialized bitmap of entry i, either format (a view into the buffer). */
 export function bitmapBytes(buf: Buffer, i: number): Buffer {
-  const n = checkHeader(buf, MAGIC.bitmaps, 'domain-datasets.bin');
+  const { n, v } = readHeader(buf, MAGIC.bitmaps, 'domain-datasets.bin');
   if (i < 0 || i >= n) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'bitmap index out of range');
-  const base = offsetTableEnd(n);
-  return buf.subarray(base + readU64(buf, 12 + 8 * i), base + readU64(buf, 12 + 8 * (i + 1)));
+  const at = bitmapsLayout(n, v, v === 2 ? buf.readUInt32LE(bitmapSetCountAt(n)) : n);
+  const s = v === 2 ? buf.readUInt32LE(at.setAt + 4 * i) : i;
+  if (s >= at.m) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'bitmap set index out of range');
+  return buf.subarray(at.dataAt + readOffset(buf, at.offAt + at.offWidth * s, at.offWidth), at.dataAt + readOffset(buf, at.offAt + at.offWidth * (s + 1), at.offWidth));
 }
 
-/** Bytes of one postings.bin record. */
+/** Bytes of one format-1 postings.bin record. */
 export const REC = 24;
 
-/** @internal The posting record at byte `at`. */
-export function postingAt(buf: Buffer, at: number): Posting {
-  return { datasetId: buf.readUInt32LE(at), file: buf.readUInt32LE(at + 4), first: readU64(buf, at + 8), rows: buf.readUInt32LE(at + 16) };
+/** @internal The posting record at byte `at` of a postings.bin of format `v`. */
+export function postingAt(buf: Buffer, at: number, v: ShardFormat = 1): Posting {
+  return v === 2
+    ? { datasetId: buf.readUInt32LE(at), file: buf.readUInt32LE(at + 4), first: buf.readUInt32LE(at + 8), rows: buf.readUInt32LE(at + 12) }
+    : { datasetId: buf.readUInt32LE(at), file: buf.readUInt32LE(at + 4), first: readU64(buf, at + 8), rows: buf.readUInt32LE(at + 16) };
 }
 
-/** Postings of dictionary entry i, sorted by datasetId (a dataset's runs in paging order). */
+/** Postings of dictionary entry i, sorted by datasetId (a dataset's runs in paging order); either format. */
 export function postingsOf(buf: Buffer, i: number): Posting[] {
-  const n = checkHeader(buf, MAGIC.postings, 'postings.bin');
+  const { n, v } = readHeader(buf, MAGIC.postings, 'postings.bin');
   if (i < 0 || i >= n) return [];
-  const base = offsetTableEnd(n);
-  const a = readU64(buf, 12 + 8 * i);
-  const b = readU64(buf, 12 + 8 * (i + 1));
+  const { offWidth, recAt, rec } = postingsLayout(n, v);
+  const a = readOffset(buf, 12 + offWidth * i, offWidth);
+  const b = readOffset(buf, 12 + offWidth * (i + 1), offWidth);
+  if (recAt + rec * b > buf.length) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'postings.bin shorter than its offsets say');
   const out: Posting[] = [];
-  for (let r = a; r < b; r++) {
-    const at = base + REC * r;
-    out.push(postingAt(buf, at));
-  }
+  for (let r = a; r < b; r++) out.push(postingAt(buf, recAt + rec * r, v));
   return out;
 }
 
@@ -335,13 +407,19 @@ class ByteSink {
   }
 }
 
-/** One buffer of exactly the sinks' bytes after a header, each sink let go of once copied. */
-function assemble(head: Buffer, sinks: ByteSink[], extra: Buffer[] = []): Buffer {
-  const out = Buffer.allocUnsafe(head.length + extra.reduce((s, b) => s + b.length, 0) + sinks.reduce((s, k) => s + k.length, 0));
+/** One buffer of exactly a header and the parts after it, in order, each sink let go of once copied. */
+function assemble(head: Buffer, parts: (ByteSink | Buffer)[]): Buffer {
+  const out = Buffer.allocUnsafe(head.length + parts.reduce((s, p) => s + p.length, 0));
   let at = head.copy(out, 0);
-  for (const b of extra) at += b.copy(out, at);
-  for (const k of sinks) at = k.drainInto(out, at);
+  for (const p of parts) at = p instanceof ByteSink ? p.drainInto(out, at) : at + p.copy(out, at);
   return out;
+}
+
+/** A sink's bytes as one buffer; the sink is let go of. */
+function drained(sink: ByteSink): Buffer {
+  const b = Buffer.allocUnsafe(sink.length);
+  sink.drainInto(b, 0);
+  return b;
 }
 
 /**
@@ -655,8 +733,14 @@ export class OnDemandDomainIndex extends ShardedDomainIndex {
 export interface ShardLimits {
   /** Domains per shard (default 2²⁰). */
   maxDomains?: number;
-  /** Bytes of a shard's biggest file (default 1 GiB; a single domain bigger than that gets a shard of its own). */
+  /** Bytes of a shard's biggest file (default 1 GiB, below 4 GiB; a single domain bigger than that gets a shard of its own). */
   maxBytes?: number;
+  /**
+   * Format of the files written (default 2). A format-2 shard writes a file in format 1 where a value does not fit
+   * format 2's 32 bits: domains.bin when a key is not a domain block (low 32 bits not zero), postings.bin when a run
+   * starts beyond row 2³² − 1 of its lake file.
+   */
+  format?: ShardFormat;
 }
 
 export const DEFAULT_SHARD_DOMAINS = 2 ** 20;
@@ -672,12 +756,16 @@ export interface ShardBuild {
 /**
  * Writes the domain index one domain at a time, entries in dictionary (UTF-8 byte) order, into shards of at most
  * `maxDomains` domains whose files stay under `maxBytes` each. A shard is three files, each a 12-byte header
- * (magic, version 1, n) then:
- * - domains.bin: `u64 domain64[n] · u32 byId[n] (entry indices in domain64 order) · u64 nameOffset[n+1] · UTF-8 names`;
- * - domain-datasets.bin: `u64 offset[n+1] · portable Roaring bitmaps` (each distinct dataset set serialized once);
- * - postings.bin: `u64 recordOffset[n+1] · records (u32 datasetId, u32 file, u64 first, u32 rows, u32 0)`.
- * Holds only the growing files (≈ 100 B per domain, outside the JS heap), no object per domain: the merger's index
- * step at Common Crawl's ≈ 40M registered domains.
+ * (magic, format version, n) then, in format 2 (the default):
+ * - domains.bin: `u32 domain64High[n] · u32 byId[n] (entry indices in domain64 order) · u32 nameOffset[n+1] · UTF-8 names`;
+ * - domain-datasets.bin: `u32 set[n] · u32 m · u32 setOffset[m+1] · m portable Roaring bitmaps` (each distinct
+ *   dataset set once per shard);
+ * - postings.bin: `u32 recordOffset[n+1] · records (u32 datasetId, u32 file, u32 first, u32 rows)`;
+ *
+ * and in format 1 (`format: 1`, or a file whose values do not fit 32 bits): u64 domain64 and offsets, one bitmap per
+ * entry, 24-byte records with a u64 first row ({@link domainsLayout}, {@link bitmapsLayout}, {@link postingsLayout}).
+ * Holds only the growing files (≈ 50 B per domain in format 2, outside the JS heap), no object per domain: the
+ * merger's index step at Common Crawl's ≈ 40M registered domains.
  */
 export class IndexWriter {
   private done: IndexShardWriter[] = [];
@@ -691,12 +779,16 @@ export class IndexWriter {
   private readonly setBitmap = new Map<string, Uint8Array>();
   private readonly maxDomains: number;
   private readonly maxBytes: number;
+  private readonly format: ShardFormat;
 
   constructor(private readonly serializeSet: (datasetIds: number[]) => Uint8Array, limits: ShardLimits = {}) {
     this.maxDomains = limits.maxDomains ?? DEFAULT_SHARD_DOMAINS;
     this.maxBytes = limits.maxBytes ?? DEFAULT_SHARD_BYTES;
-    if (!(this.maxDomains >= 1) || !(this.maxBytes >= 1)) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'shard limits must be ≥ 1', { ...limits });
-    this.cur = new IndexShardWriter();
+    this.format = limits.format ?? 2;
+    if (!(this.maxDomains >= 1) || !(this.maxBytes >= 1) || !(this.maxBytes < 2 ** 32) || (this.format !== 1 && this.format !== 2)) {
+      throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'shard limits must be ≥ 1 (maxBytes below 4 GiB), format 1 or 2', { ...limits });
+    }
+    this.cur = new IndexShardWriter(this.format);
   }
 
   get size(): number {
@@ -738,15 +830,18 @@ export class IndexWriter {
     if (b.length > this.last.length) this.last = Buffer.allocUnsafe(Math.max(b.length, 2 * this.last.length));
     this.lastLength = b.copy(this.last);
     const bm = this.bitmapOf(postings);
-    if (this.cur.size > 0 && (this.cur.size >= this.maxDomains || this.cur.bytesWith(b.length, bm.length, postings.length) > this.maxBytes)) {
+    if (this.cur.size > 0 && (this.cur.size >= this.maxDomains || this.cur.bytesWith(b.length, d64, bm, postings) > this.maxBytes)) {
       this.done.push(this.cur);
-      this.cur = new IndexShardWriter();
+      this.cur = new IndexShardWriter(this.format);
     }
     this.cur.add(b, d64, bm, postings);
     this.n++;
   }
 
-  /** The serialized bitmap of the postings' datasets (sorted by dataset), serialized once per distinct set. */
+  /**
+   * The serialized bitmap of the postings' datasets (sorted by dataset), serialized once per distinct set: the same
+   * set is the same Uint8Array, which is how a shard's writer finds it in its table.
+   */
   private bitmapOf(postings: readonly Posting[]): Uint8Array {
     // the set's key without an array per domain: most domains are in one dataset, whose key is its id alone
     let key = '';
@@ -779,41 +874,83 @@ export class IndexWriter {
   }
 }
 
-/** One shard's three growing files. */
+/** Whether a key is a domain block: its low 32 bits (sub and path levels) are zero, so format 2 keeps the high half. */
+const isBlockKey = (d64: bigint): boolean => (d64 & 0xffffffffn) === 0n;
+
+/**
+ * One shard's growing files. In format 2 the offsets are u32 and records 16 bytes as they come; a key that is not a
+ * domain block or a run starting past row 2³² − 1 switches that one file to format 1 when it is built (the values
+ * are kept whole: keys as u64, a first row's high half aside).
+ */
 class IndexShardWriter {
   private n = 0;
   private readonly d64 = new ByteSink();
+  private blockKeys = true;
   private readonly nameOffs = new ByteSink();
   private readonly names = new ByteSink();
+  /** Format 1: one offset and bitmap per entry. Format 2: a set index per entry, each distinct bitmap once. */
   private readonly bitmapOffs = new ByteSink();
   private readonly bitmaps = new ByteSink();
+  private readonly setOf = new Map<Uint8Array, number>();
+  private readonly setIdx = new ByteSink();
   private readonly recOffs = new ByteSink();
   private readonly recs = new ByteSink();
   private recCount = 0;
+  /** Format 2: records whose first row needs more than 32 bits, by record number → the high half. */
+  private readonly firstHigh = new Map<number, number>();
+
+  constructor(private readonly format: ShardFormat) {}
 
   get size(): number {
     return this.n;
   }
 
-  /** Size of this shard's biggest file once a domain of these sizes is added. */
-  bytesWith(nameBytes: number, bitmapBytes: number, postings: number): number {
+  /** Size of this shard's biggest file once a domain of this name length, key, bitmap and postings is added (exact). */
+  bytesWith(nameBytes: number, d64: bigint, bitmap: Uint8Array, postings: readonly Posting[]): number {
     const n = this.n + 1;
-    return offsetTableEnd(n) + Math.max(12 * n + this.names.length + nameBytes, this.bitmaps.length + bitmapBytes, REC * (this.recCount + postings));
+    const names = this.names.length + nameBytes;
+    const recs = this.recCount + postings.length;
+    if (this.format === 1) return offsetTableEnd(n) + Math.max(12 * n + names, this.bitmaps.length + bitmap.length, REC * recs);
+    const domains = this.blockKeys && isBlockKey(d64) ? domainsLayout(n, 2).strAt + names : domainsLayout(n, 1).strAt + names;
+    const fresh = !this.setOf.has(bitmap);
+    const bitmaps = bitmapsLayout(n, 2, this.setOf.size + (fresh ? 1 : 0)).dataAt + this.bitmaps.length + (fresh ? bitmap.length : 0);
+    const wide = this.firstHigh.size > 0 || postings.some((p) => p.first >= 2 ** 32);
+    const postingsFile = postingsLayout(n, wide ? 1 : 2).recAt + (wide ? REC : 16) * recs;
+    return Math.max(domains, bitmaps, postingsFile);
   }
 
   add(name: Buffer, d64: bigint, bitmap: Uint8Array, postings: readonly Posting[]): void {
     this.d64.u64(d64);
-    this.nameOffs.u64(this.names.length);
+    if (!isBlockKey(d64)) this.blockKeys = false;
+    if (this.format === 1) {
+      this.nameOffs.u64(this.names.length);
+      this.bitmapOffs.u64(this.bitmaps.length);
+      this.bitmaps.bytes(bitmap);
+      this.recOffs.u64(this.recCount);
+    } else {
+      this.nameOffs.u32(this.names.length);
+      let s = this.setOf.get(bitmap);
+      if (s === undefined) {
+        this.setOf.set(bitmap, (s = this.setOf.size));
+        this.bitmapOffs.u32(this.bitmaps.length);
+        this.bitmaps.bytes(bitmap);
+      }
+      this.setIdx.u32(s);
+      this.recOffs.u32(this.recCount);
+    }
     this.names.bytes(name);
-    this.bitmapOffs.u64(this.bitmaps.length);
-    this.bitmaps.bytes(bitmap);
-    this.recOffs.u64(this.recCount);
     for (const p of postings) {
       this.recs.u32(p.datasetId);
       this.recs.u32(p.file);
-      this.recs.u64(p.first);
-      this.recs.u32(p.rows);
-      this.recs.u32(0);
+      if (this.format === 1) {
+        this.recs.u64(p.first);
+        this.recs.u32(p.rows);
+        this.recs.u32(0);
+      } else {
+        if (p.first >= 2 ** 32) this.firstHigh.set(this.recCount, Math.floor(p.first / 2 ** 32));
+        this.recs.u32(p.first % 2 ** 32);
+        this.recs.u32(p.rows);
+      }
       this.recCount++;
     }
     this.n++;
@@ -830,19 +967,61 @@ class IndexShardWriter {
         return build();
       };
     };
-    this.nameOffs.u64(this.names.length);
-    this.bitmapOffs.u64(this.bitmaps.length);
-    this.recOffs.u64(this.recCount);
+    if (this.format === 1) {
+      this.nameOffs.u64(this.names.length);
+      this.bitmapOffs.u64(this.bitmaps.length);
+      this.recOffs.u64(this.recCount);
+      return {
+        domains: once('domains', () => {
+          const d64 = drained(this.d64);
+          return assemble(header(MAGIC.domains, n, 1), [d64, byIdOrder(d64, n), this.nameOffs, this.names]);
+        }),
+        bitmaps: once('bitmaps', () => assemble(header(MAGIC.bitmaps, n, 1), [this.bitmapOffs, this.bitmaps])),
+        postings: once('postings', () => assemble(header(MAGIC.postings, n, 1), [this.recOffs, this.recs])),
+      };
+    }
+    this.nameOffs.u32(this.names.length);
+    this.bitmapOffs.u32(this.bitmaps.length);
+    this.recOffs.u32(this.recCount);
     return {
       domains: once('domains', () => {
-        const d64 = Buffer.concat(this.d64.parts());
-        this.d64.release();
-        return assemble(header(MAGIC.domains, n), [this.nameOffs, this.names], [d64, byIdOrder(d64, n)]);
+        const d64 = drained(this.d64);
+        const byId = byIdOrder(d64, n);
+        // a key that is not a domain block: this file in format 1 (u64 keys and offsets)
+        if (!this.blockKeys) return assemble(header(MAGIC.domains, n, 1), [d64, byId, widen(drained(this.nameOffs)), this.names]);
+        const high = Buffer.allocUnsafe(4 * n);
+        for (let i = 0; i < n; i++) high.writeUInt32LE(d64.readUInt32LE(8 * i + 4), 4 * i);
+        return assemble(header(MAGIC.domains, n, 2), [high, byId, this.nameOffs, this.names]);
       }),
-      bitmaps: once('bitmaps', () => assemble(header(MAGIC.bitmaps, n), [this.bitmapOffs, this.bitmaps])),
-      postings: once('postings', () => assemble(header(MAGIC.postings, n), [this.recOffs, this.recs])),
+      bitmaps: once('bitmaps', () => {
+        const m = Buffer.allocUnsafe(4);
+        m.writeUInt32LE(this.setOf.size, 0);
+        this.setOf.clear();
+        return assemble(header(MAGIC.bitmaps, n, 2), [this.setIdx, m, this.bitmapOffs, this.bitmaps]);
+      }),
+      postings: once('postings', () => {
+        if (this.firstHigh.size === 0) return assemble(header(MAGIC.postings, n, 2), [this.recOffs, this.recs]);
+        // a run past row 2³² − 1: this file in format 1 (24-byte records with a u64 first row)
+        const offs = widen(drained(this.recOffs));
+        const narrow = drained(this.recs);
+        const wide = Buffer.alloc(REC * this.recCount);
+        for (let r = 0; r < this.recCount; r++) {
+          narrow.copy(wide, REC * r, 16 * r, 16 * r + 8);
+          wide.writeUInt32LE(narrow.readUInt32LE(16 * r + 8), REC * r + 8);
+          wide.writeUInt32LE(this.firstHigh.get(r) ?? 0, REC * r + 12);
+          wide.writeUInt32LE(narrow.readUInt32LE(16 * r + 12), REC * r + 16);
+        }
+        return assemble(header(MAGIC.postings, n, 1), [offs, wide]);
+      }),
     };
   }
+}
+
+/** u32 LE values as u64 LE (a format-2 offset table written as format 1). */
+function widen(u32s: Buffer): Buffer {
+  const out = Buffer.alloc(2 * u32s.length);
+  for (let i = 0; i < u32s.length / 4; i++) out.writeUInt32LE(u32s.readUInt32LE(4 * i), 8 * i);
+  return out;
 }
 
 /**

@@ -1,5 +1,7 @@
 import { RoaringBitmap32 } from 'roaring';
-import { DomainDictionary, DomainIndex, IndexWriter, OnDemandDomainIndex, bitmapBytes, postingsOf, type IndexShardFiles, type Posting, type ShardLimits } from './format';
+import {
+  DomainDictionary, DomainIndex, IndexWriter, OnDemandDomainIndex, bitmapBytes, postingsOf, type IndexShardFiles, type Posting, type ShardFormat, type ShardLimits,
+} from './format';
 
 const serialize = (ids: number[]): Uint8Array => new RoaringBitmap32(ids).serialize('portable');
 
@@ -25,13 +27,18 @@ function shardsOf(list: ReturnType<typeof entries>, limits?: ShardLimits): Retur
 const written = (list: ReturnType<typeof entries>, limits?: ShardLimits): DomainIndex => new DomainIndex(shardsOf(list, limits));
 
 describe('IndexWriter', () => {
-  it.each([true, false])('writes files the readers take back whole: names, keys both ways, postings, bitmaps (domain block keys: %s)', (blockKeys) => {
+  /** The format version in a file's header. */
+  const formatOf = (b: Buffer): number => b.readUInt32LE(4);
+
+  it.each<[ShardFormat, boolean]>([[2, true], [2, false], [1, true], [1, false]])('writes format %s files the readers take back whole: names, keys both ways, postings, bitmaps (domain block keys: %s)', (format, blockKeys) => {
     const list = entries(5000, blockKeys);
-    const w = new IndexWriter(serialize);
+    const w = new IndexWriter(serialize, { format });
     for (const e of list) w.add(Buffer.from(e.domain), e.d64, e.postings);
     const shards = w.finish();
     expect(shards).toHaveLength(1);
     const got = shards[0]!;
+    // format 2 keeps a key's high half only for domain blocks: other keys make domains.bin format 1
+    expect([formatOf(got.domains), formatOf(got.bitmaps), formatOf(got.postings)]).toEqual([format === 2 && blockKeys ? 2 : 1, format, format]);
     const dict = new DomainDictionary(got.domains);
     expect(dict.size).toBe(5000);
     list.forEach((e, i) => {
@@ -40,6 +47,53 @@ describe('IndexWriter', () => {
       expect(postingsOf(got.postings, i)).toEqual(e.postings);
       expect([...RoaringBitmap32.deserialize(bitmapBytes(got.bitmaps, i), 'portable')]).toEqual(e.postings.map((p) => p.datasetId));
     });
+  });
+
+  it('format 2 is smaller: u32 keys and offsets, 16-byte postings, each distinct bitmap once per shard', () => {
+    const list = entries(5000, true);
+    const [v1] = shardsOf(list, { format: 1 }) as [IndexShardFiles];
+    const [v2] = shardsOf(list) as [IndexShardFiles];
+    const names = list.reduce((s, e) => s + Buffer.byteLength(e.domain), 0);
+    const runs = list.reduce((s, e) => s + e.postings.length, 0);
+    expect(v1.domains.length - v2.domains.length).toBe(8 * 5000 + 4); // 4 B of key, 4 of offset per entry (and the last offset)
+    expect(v2.domains.length).toBe(12 + 12 * 5000 + 4 + names);
+    expect(v2.postings.length).toBe(12 + 4 * 5001 + 16 * runs);
+    // three dataset sets ({1}, {1,3}, {1,3,5}): three bitmaps, a u32 per entry
+    const sets = new Set(list.map((e) => e.postings.map((p) => p.datasetId).join())).size;
+    expect(sets).toBe(3);
+    const setBytes = [...new Set(list.map((e) => e.postings.map((p) => p.datasetId).join()))].reduce((s, k) => s + serialize(k.split(',').map(Number)).length, 0);
+    expect(v2.bitmaps.length).toBe(12 + 4 * 5000 + 4 + 4 * (sets + 1) + setBytes);
+  });
+
+  it('format 2 writes postings.bin in format 1 when a run starts past row 2³² − 1, and the readers take it back', () => {
+    const far = 2 ** 32 + 7;
+    const list = entries(300, true).map((e, i) => (i === 150 ? { ...e, postings: [{ datasetId: 1, file: 2, first: far, rows: 9 }] } : e));
+    const [f] = shardsOf(list) as [IndexShardFiles];
+    expect([formatOf(f.domains), formatOf(f.bitmaps), formatOf(f.postings)]).toEqual([2, 2, 1]);
+    const index = new DomainIndex([f]);
+    list.forEach((e, i) => expect(index.postings(i)).toEqual(e.postings));
+    expect(index.postings(150)).toEqual([{ datasetId: 1, file: 2, first: far, rows: 9 }]);
+  });
+
+  it('the byte limit counts the file as it will be written (format 2, or format 1 after a fallback)', () => {
+    // limits at the exact size of a 3-domain shard: the 4th domain starts shard 2 in both formats
+    for (const format of [1, 2] as const) {
+      const list = entries(9, true);
+      const [three] = shardsOf(list.slice(0, 3), { format }) as [IndexShardFiles];
+      const limit = Math.max(three.domains.length, three.bitmaps.length, three.postings.length);
+      const files = shardsOf(list, { format, maxBytes: limit });
+      expect(new DomainIndex(files).shardSizes()).toEqual([3, 3, 3]);
+    }
+    expect(() => new IndexWriter(serialize, { maxBytes: 2 ** 32 })).toThrow(expect.objectContaining({ code: 'CCP_ERR_INDEX_FORMAT' }));
+  });
+
+  it('readers refuse a format-2 bitmap file whose set index points past its table', () => {
+    const [f] = shardsOf(entries(10, true)) as [IndexShardFiles];
+    const bad = Buffer.from(f.bitmaps);
+    bad.writeUInt32LE(99, 12 + 4 * 3); // entry 3's set
+    const index = new DomainIndex([{ ...f, bitmaps: bad }]);
+    expect(index.bitmap(2).length).toBeGreaterThan(0);
+    expect(() => index.bitmap(3)).toThrow(expect.objectContaining({ code: 'CCP_ERR_INDEX_FORMAT' }));
   });
 
   it.each<[string, ShardLimits, number]>([

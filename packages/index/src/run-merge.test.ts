@@ -477,13 +477,16 @@ describe('runMerge (synthetic batches)', () => {
     const first = domains(0, 10); // d000, d002, … d018: the second batch's odd names fall between them
     const rowsOf = (names: string[], ts: string) => names.flatMap((d, i) => [row(1, `https://${d}/a`, ts), ...(i % 3 === 0 ? [row(2, `https://www.${d}/b`, ts)] : [])]);
     await putBatch(store, 1, 'b1', rowsOf(first, '20300101000000'));
-    // the same batch merged into a second store with the default limits: one shard
+    // the same batch merged into a second store with the default limits, in format 1 (as merges wrote it before
+    // stop 16): one shard
     const plainDir = await mkdtemp(join(tmpdir(), 'ccpipe-index-plain-'));
     const plain = new FsObjectStore({ root: plainDir });
     try {
       await putBatch(plain, 1, 'b1', rowsOf(first, '20300101000000'));
-      await runMerge(opts({ store: plain, dataDir: plainDir }));
+      await runMerge(opts({ store: plain, dataDir: plainDir, indexShards: { format: 1 } }));
       await runMerge(opts({ indexShards: { maxDomains: 3 } }));
+      const formatOf = async (s: FsObjectStore, v: string, file: string) => Buffer.from((await s.get(indexLayout.versionFile(v, file)))!).readUInt32LE(4);
+      expect([await formatOf(plain, 'v000001', 'postings-0000.bin'), await formatOf(store, 'v000001', 'postings-0000.bin')]).toEqual([1, 2]);
       const shardsJson = async (v: string) => JSON.parse(await readFile(join(dir, indexLayout.versionFile(v, 'shards.json')), 'utf8')) as unknown;
       expect(await shardsJson('v000001')).toEqual({ v: 1, shards: [{ domains: 3 }, { domains: 3 }, { domains: 3 }, { domains: 1 }] });
       const sharded = await openIndexSource({ store, dataDir: dir, pollMs: 0 });
@@ -555,6 +558,9 @@ describe('runMerge (synthetic batches)', () => {
         expect(await runMerge(opts({ store: plain, dataDir: plainDir }))).toMatchObject({ version: 'v000002', domains: 20 });
         const v2 = (await legacy.current())!;
         expect([v2.version, v2.domain('d000.example')!.domain64, (await v2.urls('d001.example', 1, 0, 10)).total]).toEqual(['v000002', v1.domain('d000.example')!.domain64, 1]);
+        // the merge over the format-1 version wrote format 2
+        for (const f of ['domains-0000.bin', 'domain-datasets-0000.bin', 'postings-0000.bin']) expect(await formatOf(plain, 'v000002', f)).toBe(2);
+        expect(v2.domain('d000.example')!.datasets).toEqual(v1.domain('d000.example')!.datasets);
       } finally {
         await legacy.close();
       }
