@@ -25,6 +25,11 @@ describe('ccpipe api', () => {
     expect(await parse([])).toEqual({ flags: {}, opts: {} });
   });
 
+  it('takes --port and --host as ccpipe run spells them, and refuses both spellings at once', async () => {
+    expect(await parse(['--port', '9090', '--host', '0.0.0.0'])).toEqual({ flags: { apiPort: '9090', apiHost: '0.0.0.0' }, opts: {} });
+    expect(await parse(['--port', '9090', '--api-port', '9091'])).toMatchObject({ message: expect.stringMatching(/--port or --api-port, not both/) });
+  });
+
   it('leaves port validation to the config table, which names flag and env var', () => {
     for (const p of ['65536', 'http', '-1']) expect(() => loadConfig({}, { apiPort: p })).toThrow(/--api-port \/ CCPIPE_API_PORT/);
     expect(loadConfig({ CCPIPE_API_PORT: '9090' }).apiPort).toBe(9090);
