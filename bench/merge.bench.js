@@ -5,7 +5,7 @@
 // peak RSS is the merger's own. Usage: node bench/merge.bench.js [rows...]   (default 1000000)
 // Env: BENCH_BITS=8,4 (partitionBits; default 8,4 up to 2M rows, 8 above), BENCH_COLUMNS=all,api (lakeColumns),
 // BENCH_PARQUET=V2 (parquetVersion), BENCH_PASS_ROWS (passRows), BENCH_MEMORY (DuckDB memoryLimit), BENCH_ZSTD_LEVEL (compressionLevel),
-// BENCH_SHARD_DOMAINS (domains per index shard, indexShards.maxDomains), BENCH_DOMAINS=uniform
+// BENCH_SHARD_DOMAINS (domains per index shard, indexShards.maxDomains), BENCH_INDEX_FORMAT=2 (indexShards.format: 1 or 2), BENCH_DOMAINS=uniform
 // (≈ 0.63 domains per capture instead of a Zipf tail of rows/20: the per-domain cost of the index build, peak RSS per domain),
 // BENCH_ROW_GROUP_SIZE=8192 (the lake's rowGroupSize, default as `ccpipe merge`; a comma list runs each size on the same parts and prints a summary),
 // BENCH_MAX_RUNS=1,4 (lakeMaxRuns of the incremental merges, each on a copy of the same lake and parts; 1 = rewrite
@@ -77,7 +77,7 @@ async function merge(dir, bits, columns, rowGroupSize, maxRuns) {
     ...(maxRuns > 0 ? { lakeMaxRuns: maxRuns } : {}), ...(maxRuns < 0 ? { compact: true } : {}),
     ...(env.BENCH_PASS_ROWS ? { passRows: Number(env.BENCH_PASS_ROWS) } : {}), ...(env.BENCH_MEMORY ? { memoryLimit: env.BENCH_MEMORY } : {}),
     ...(env.BENCH_ZSTD_LEVEL ? { compressionLevel: Number(env.BENCH_ZSTD_LEVEL) } : {}),
-    ...(env.BENCH_SHARD_DOMAINS ? { indexShards: { maxDomains: Number(env.BENCH_SHARD_DOMAINS) } } : {}),
+    indexShards: { ...(env.BENCH_SHARD_DOMAINS ? { maxDomains: Number(env.BENCH_SHARD_DOMAINS) } : {}), ...(env.BENCH_INDEX_FORMAT ? { format: Number(env.BENCH_INDEX_FORMAT) } : {}) },
     onPhase: (p, ms) => (phases[p] = `${ms} ms, RSS ${Math.round(process.memoryUsage().rss / 2 ** 20)} MiB`),
   });
   const cpu = process.cpuUsage(cpu0);

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { AmqpConnection, deleteTopology, topologyNames } from '@ccpipe/adapters';
 import { serveMirror, type MirrorServer } from '@ccpipe/mirror';
-import { DEV_CRAWLS, CC_MIRROR_DEV } from './support/corpus';
+import { DEV_CRAWLS, CC_MIRROR_DEV, loadOracle } from './support/corpus';
 import { expectApiMatchesOracle } from './support/api-oracle';
 import { killAll, logLine, markersIn, spawnCcpipe, waitFor, type CcpipeProcess } from './support/processes';
 
@@ -65,8 +65,14 @@ describe('batcher → RabbitMQ → 2 workers → merge → api, as separate proc
 
     await expectApiMatchesOracle(base);
     // /v1/status: both batchers are done and the version served holds every batch they published
-    const status = (await (await fetch(`${base}/v1/status`)).json()) as { ingest: { done: boolean; datasets: { name: string; batcherDone: boolean; batchesPublished: number; batchesMerged: number }[] } };
+    const status = (await (await fetch(`${base}/v1/status`)).json()) as {
+      ingest: { done: boolean; recordsPublished: number; datasets: { name: string; batcherDone: boolean; batchesPublished: number; recordsPublished: number; batchesMerged: number }[] };
+    };
     expect(status.ingest.done).toBe(true);
+    // the records the batchers kept and published: the oracle's kept captures of each crawl
+    const oracle = loadOracle();
+    for (const d of status.ingest.datasets) expect([d.name, d.recordsPublished]).toEqual([d.name, oracle.crawls[d.name]!.kept_captures]);
+    expect(status.ingest.recordsPublished).toBe(DEV_CRAWLS.reduce((n, c) => n + oracle.crawls[c]!.kept_captures, 0));
     expect(status.ingest.datasets.map((d) => d.name).sort()).toEqual([...DEV_CRAWLS].sort());
     expect(status.ingest.datasets.reduce((n, d) => n + d.batchesPublished, 0)).toBe(batches);
     for (const d of status.ingest.datasets) expect(d).toMatchObject({ batcherDone: true, batchesMerged: d.batchesPublished });

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Acl } from './acl';
 import { MemoryIndexSource, buildMemoryView } from './memory-index-source';
+import { ingestStatusOf, type IngestFact } from './ingest-status';
 import { startApi, type ApiServer } from './server';
 import { CRAWLS, DATASETS, cap40, cap44, canonicalSet, get, oracle, viewBoth } from './test-corpus';
 
@@ -57,7 +58,11 @@ describe('Acl.parse / authenticate', () => {
 describe('dataset ACL over HTTP', () => {
   let server: ApiServer;
   beforeAll(async () => {
-    server = await startApi({ source: new MemoryIndexSource(viewBoth), port: 0, acl: Acl.parse(ACL_JSON) });
+    const facts: IngestFact[] = CRAWLS.map((c, i) => ({ id: i + 1, name: c, crawl: c, checkpoint: { planLength: 4, nextPlanIndex: 4, batchesPublished: 2, recordsPublished: 100 * (i + 1), done: true } }));
+    server = await startApi({
+      source: new MemoryIndexSource(viewBoth), port: 0, acl: Acl.parse(ACL_JSON),
+      statusProvider: async ({ view, canSee }) => ingestStatusOf(facts, view?.batchesMerged?.() ?? new Map(), canSee),
+    });
   });
   afterAll(() => server.close());
 
@@ -99,6 +104,16 @@ describe('dataset ACL over HTTP', () => {
     expect((await get(server, `/v1/url?url=${encodeURIComponent(url44)}`, bearer(TOKEN_40))).status).toBe(404);
     const all = await get(server, `/v1/url?url=${encodeURIComponent(url44)}`, bearer(TOKEN_ALL));
     expect(all.body.captures.every((c: any) => c.dataset_id === 2)).toBe(true);
+  });
+
+  it('/v1/status shows a limited token the ingest of its datasets only (names, progress, sums)', async () => {
+    const names = async (t: string) => ((await get(server, '/v1/status', bearer(t))).body.ingest.datasets as any[]).map((d) => d.name);
+    expect(await names(TOKEN_ALL)).toEqual(CRAWLS);
+    expect(await names(TOKEN_40)).toEqual(['CC-MAIN-2030-40']);
+    expect(await names(TOKEN_44_HASHED)).toEqual([CRAWLS[1]]);
+    const limited = await get(server, '/v1/status', bearer(TOKEN_40));
+    expect([limited.body.ingest.recordsPublished, limited.body.ingest.blocksPlanned]).toEqual([100, 4]);
+    expect(JSON.stringify(limited.body)).not.toContain(CRAWLS[1]);
   });
 });
 

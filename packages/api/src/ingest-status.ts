@@ -6,7 +6,16 @@ interface CheckpointFacts {
   nextPlanIndex?: number;
   planLength?: number;
   batchesPublished?: number;
+  recordsPublished?: number;
   done?: boolean;
+}
+
+/** One registered dataset's batcher checkpoint, as read from the store ({@link readIngestFacts}). */
+export interface IngestFact {
+  id: number;
+  name: string;
+  crawl: string | null;
+  checkpoint: CheckpointFacts;
 }
 
 /** One dataset's ingest as `/v1/status` shows it. */
@@ -20,6 +29,8 @@ export interface DatasetIngest {
   batcherDone: boolean;
   /** Batches the batcher published for those blocks (null: a checkpoint written before they were counted). */
   batchesPublished: number | null;
+  /** CDX records in those batches, the ones the filter kept (null: a checkpoint written before they were counted). */
+  recordsPublished: number | null;
   /** Completed batches of the dataset in the index version served. */
   batchesMerged: number;
   /** The batcher is done and the version served holds every batch it published. */
@@ -32,46 +43,67 @@ export interface IngestStatus {
   blocksPlanned: number;
   blocksRead: number;
   batchesPublished: number | null;
+  recordsPublished: number | null;
   batchesMerged: number;
   done: boolean;
   datasets: DatasetIngest[];
 }
 
 /**
- * Reads ingest progress from the data store — each registered dataset's batcher checkpoint
- * (`batcher/<dataset>/checkpoint.json`; the batcher registers a dataset before it saves one) — against the batches a
- * version holds (`batchesMerged`: dataset id → completed batches). A dataset is done once its batcher is done and the
- * version holds every batch it published; the whole run once every dataset with a checkpoint is. A few small GETs;
- * the caller caches. A dataset without a checkpoint, or with one that cannot be read, is left out.
+ * Reads each registered dataset's batcher checkpoint (`batcher/<dataset>/checkpoint.json`; the batcher registers a
+ * dataset before it saves one): a few small GETs, which the caller caches. A dataset without a checkpoint, or with
+ * one that cannot be read, is left out.
  */
-export async function ingestStatus(store: ObjectStore, batchesMerged: ReadonlyMap<number, number>): Promise<IngestStatus> {
+export async function readIngestFacts(store: ObjectStore): Promise<IngestFact[]> {
   const reg = await store.get(layout.datasetRegistry());
-  const datasets: DatasetIngest[] = [];
+  const facts: IngestFact[] = [];
   for (const entry of reg ? parseDatasetRegistry(reg).datasets : []) {
     const bytes = await store.get(layout.batcherCheckpoint(entry.name));
     if (bytes === null) continue;
-    let cp: CheckpointFacts;
     try {
-      cp = JSON.parse(Buffer.from(bytes).toString('utf8')) as CheckpointFacts;
+      facts.push({ id: entry.id, name: entry.name, crawl: entry.crawl ?? null, checkpoint: JSON.parse(Buffer.from(bytes).toString('utf8')) as CheckpointFacts });
     } catch {
       continue;
     }
-    const merged = batchesMerged.get(entry.id) ?? 0;
+  }
+  return facts;
+}
+
+/**
+ * Ingest progress: the checkpoints `facts` against the batches one index version holds (`batchesMerged`: dataset id
+ * → completed batches; the version the request answers from, so a response never mixes two versions), over the
+ * datasets `canSee` lets the caller see (the ACL; sums too). A dataset is done once its batcher is done and the
+ * version holds every batch it published; the whole run once every dataset shown is. Pure.
+ */
+export function ingestStatusOf(
+  facts: readonly IngestFact[], batchesMerged: ReadonlyMap<number, number>, canSee: (datasetId: number, name: string) => boolean = () => true,
+): IngestStatus {
+  const datasets: DatasetIngest[] = [];
+  for (const { id, name, crawl, checkpoint: cp } of facts) {
+    if (!canSee(id, name)) continue;
+    const merged = batchesMerged.get(id) ?? 0;
     const published = typeof cp.batchesPublished === 'number' ? cp.batchesPublished : null;
     const batcherDone = cp.done === true;
     datasets.push({
-      dataset_id: entry.id, name: entry.name, crawl: cp.crawl ?? entry.crawl,
-      blocksPlanned: cp.planLength ?? 0, blocksDone: cp.nextPlanIndex ?? 0, batcherDone, batchesPublished: published, batchesMerged: merged,
+      dataset_id: id, name, crawl: cp.crawl ?? crawl,
+      blocksPlanned: cp.planLength ?? 0, blocksDone: cp.nextPlanIndex ?? 0, batcherDone, batchesPublished: published,
+      recordsPublished: typeof cp.recordsPublished === 'number' ? cp.recordsPublished : null, batchesMerged: merged,
       done: batcherDone && published !== null && merged >= published,
     });
   }
   datasets.sort((a, b) => a.dataset_id - b.dataset_id);
   const sum = (f: (d: DatasetIngest) => number): number => datasets.reduce((n, d) => n + f(d), 0);
+  const known = (f: (d: DatasetIngest) => number | null): number | null => (datasets.every((d) => f(d) !== null) ? sum((d) => f(d)!) : null);
   return {
     blocksPlanned: sum((d) => d.blocksPlanned), blocksRead: sum((d) => d.blocksDone),
-    batchesPublished: datasets.every((d) => d.batchesPublished !== null) ? sum((d) => d.batchesPublished!) : null, batchesMerged: sum((d) => d.batchesMerged),
+    batchesPublished: known((d) => d.batchesPublished), recordsPublished: known((d) => d.recordsPublished), batchesMerged: sum((d) => d.batchesMerged),
     done: datasets.length > 0 && datasets.every((d) => d.done), datasets,
   };
+}
+
+/** {@link readIngestFacts} then {@link ingestStatusOf}, every dataset shown. */
+export async function ingestStatus(store: ObjectStore, batchesMerged: ReadonlyMap<number, number>): Promise<IngestStatus> {
+  return ingestStatusOf(await readIngestFacts(store), batchesMerged);
 }
 
 /** `fn` memoized for `ms` (one call in flight at a time): /v1/status is polled by dashboards and explorers. */

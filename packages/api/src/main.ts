@@ -3,9 +3,9 @@ import { loadConfig, type Config, type ConfigKey, type IndexSource } from '@ccpi
 import { localStoreDir, openObjectStore, runService, type Logger } from '@ccpipe/adapters';
 import { openIndexSource } from '@ccpipe/index';
 import { Acl } from './acl';
-import { startApi, type StaticHandler } from './server';
+import { startApi, type StaticHandler, type StatusProvider } from './server';
 import { indexMetrics, lakeReaderMetrics, type IndexMetrics } from './metrics';
-import { cachedFor, ingestStatus } from './ingest-status';
+import { cachedFor, ingestStatusOf, readIngestFacts } from './ingest-status';
 
 /** What `apiMain` takes besides the config table's flags (until the table has api options of its own). */
 export interface ApiMainOptions {
@@ -17,7 +17,7 @@ export interface ApiMainOptions {
   host?: string;
   /** Path of an ACL file (see docs/api.md); none = open API. */
   aclFile?: string;
-  statusProvider?: () => Promise<object>;
+  statusProvider?: StatusProvider;
   staticHandler?: StaticHandler;
   /** Resolves when the server should stop (default: SIGTERM/SIGINT). */
   stop?: Promise<unknown>;
@@ -44,8 +44,10 @@ export async function apiMain(flags: Partial<Record<ConfigKey, unknown>>, env: N
     defer(() => source.close());
     lakeReaderMetrics(registry, () => source.cacheStats?.());
     loads = indexMetrics(registry, async () => (await source.current())?.version ?? null);
-    // /v1/status's ingest: the batcher checkpoints against the batches the served version holds (cached 5 s)
-    const statusProvider = opts.statusProvider ?? cachedFor(5000, async () => ingestStatus(store, (await source.current())?.batchesMerged?.() ?? new Map()));
+    // /v1/status's ingest: the batcher checkpoints (read at most every 5 s) against the batches the request's version
+    // holds, over the datasets its caller may see
+    const facts = cachedFor(5000, () => readIngestFacts(store));
+    const statusProvider: StatusProvider = opts.statusProvider ?? (async ({ view, canSee }) => ingestStatusOf(await facts(), view?.batchesMerged?.() ?? new Map(), canSee));
     // A stop during the first load (over S3 with --index-reads files, a copy of the whole index) ends it: the source
     // closes (deferred), which aborts the copy and removes it.
     const stopped = Symbol('stopped');

@@ -12,7 +12,8 @@ describe('API over cc-mirror-dev (two crawls, default filter)', () => {
   const registry = new Registry();
   let server: ApiServer;
   beforeAll(async () => {
-    server = await startApi({ source, port: 0, registry, statusProvider: async () => ({ blocks: 44, batches: 3, records: 1447, done: true }) });
+    // the provider tells which version it was asked about: /v1/status must not mix two versions
+    server = await startApi({ source, port: 0, registry, statusProvider: async ({ view }) => ({ of: view?.version ?? null, done: true }) });
   });
   afterAll(() => server.close());
 
@@ -124,7 +125,7 @@ describe('API over cc-mirror-dev (two crawls, default filter)', () => {
   });
 
   it('GET /v1/status, /healthz, unknown routes and methods', async () => {
-    expect((await get(server, '/v1/status')).body).toEqual({ version: 'v2', ingest: { blocks: 44, batches: 3, records: 1447, done: true } });
+    expect((await get(server, '/v1/status')).body).toEqual({ version: 'v2', ingest: { of: 'v2', done: true } });
     expect(await get(server, '/healthz')).toMatchObject({ status: 200, body: 'ok\n' });
     for (const p of ['/index.html', '/v1', '/v1/domain/', '/v1/domain/bulk-3.org/datasets/1', '/v2/datasets']) {
       const r = await get(server, p);
@@ -259,7 +260,7 @@ describe('version pinning', () => {
 
   it('pages through a pinned version (X-Index-Version request header) across a flip; a version no longer kept is 410', async () => {
     const source = new MemoryIndexSource(viewOld, 2);
-    const server = await startApi({ source, port: 0 });
+    const server = await startApi({ source, port: 0, statusProvider: async ({ view }) => ({ of: view?.version ?? null }) });
     try {
       const first = await get(server, '/v1/domain/bulk-3.org/datasets/1/urls?limit=5');
       const pin = first.headers.get('x-index-version')!;
@@ -278,6 +279,9 @@ describe('version pinning', () => {
       // unpinned requests see the new version
       const now = await get(server, '/v1/domain/bulk-3.org/datasets/1/urls?limit=5');
       expect([now.headers.get('x-index-version'), now.body.total < first.body.total]).toEqual(['v3', true]);
+      // /v1/status answers from one version too: the pinned one, its ingest progress included
+      expect((await get(server, '/v1/status', { 'x-index-version': pin })).body).toEqual({ version: 'v1', ingest: { of: 'v1' } });
+      expect((await get(server, '/v1/status')).body).toEqual({ version: 'v3', ingest: { of: 'v3' } });
       // once v1 is no longer kept: 410 with a code, not silently another version
       source.set(buildMemoryView('v4', DATASETS, cap40).view);
       const gone = await get(server, '/v1/domain/bulk-3.org/datasets/1/urls?limit=5', { 'x-index-version': pin });

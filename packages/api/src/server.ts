@@ -27,14 +27,21 @@ export interface ApiOptions {
   registry?: Registry;
   /** Dataset ACL; without one every dataset is visible to everyone. */
   acl?: Acl;
-  /** Ingest progress for /v1/status (the caller decides what it holds). */
-  statusProvider?: () => Promise<object>;
+  /**
+   * Ingest progress for /v1/status (the caller decides what it holds), given the view the request answers from (so
+   * it never mixes two versions) and what the caller may see (the ACL: a token limited to some datasets must not
+   * see the others' names or progress).
+   */
+  statusProvider?: StatusProvider;
   logger?: Logger;
   /** Asked first for paths no route serves; the explorer page answers those it leaves. */
   staticHandler?: StaticHandler;
   /** Serve the explorer page on `/` and its assets under `/explorer/` (default true; docs/api.md#explorer). */
   explorer?: boolean;
 }
+
+/** The ingest part of `/v1/status` for one request: from its view, for its caller. */
+export type StatusProvider = (request: { view: IndexView | null; canSee: (datasetId: number, name: string) => boolean }) => Promise<object>;
 
 /** A running API server. */
 export interface ApiServer {
@@ -161,7 +168,8 @@ async function handle(req: IncomingMessage, res: ServerResponse, opts: ApiOption
   try {
     if (route.name === '/v1/status') {
       let ingest: object | null = null;
-      if (opts.statusProvider) ingest = await opts.statusProvider().catch(() => null);
+      const canSee = (datasetId: number, name: string): boolean => principal === null || principal.canSee(datasetId, name);
+      if (opts.statusProvider) ingest = await opts.statusProvider({ view, canSee }).catch(() => null);
       // a newer version this replica could not load (it serves the one above meanwhile): only when there is one
       const failure = opts.source.loadFailure?.() ?? null;
       return sendJson(req, res, route.name, {

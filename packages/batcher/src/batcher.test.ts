@@ -96,10 +96,11 @@ describe('runBatcher over cc-mirror-dev', () => {
     // the batches of the blocks before the checkpoint, counted (the first run also published some beyond it)
     expect(cp!.batchesPublished).toBeGreaterThan(0);
     expect(cp!.batchesPublished).toBeLessThanOrEqual(failing.batches.length);
+    expect(cp!.recordsPublished).toBeGreaterThanOrEqual(cp!.batchesPublished!);
 
     const second = new CollectingPublisher();
     const summary = await runBatcher(
-      { ...first.params, startIndex: cp!.nextPlanIndex, startBatches: cp!.batchesPublished },
+      { ...first.params, startIndex: cp!.nextPlanIndex, startBatches: cp!.batchesPublished, startRecords: cp!.recordsPublished },
       { reader: first.reader, publisher: second, store: first.store, clock: systemClock },
     );
     expect(summary.done).toBe(true);
@@ -111,8 +112,9 @@ describe('runBatcher over cc-mirror-dev', () => {
     expect([...union.keys()].sort()).toEqual(clean.batches.map((b) => b.id).sort());
     for (const b of clean.batches) expect(union.get(b.id)).toEqual(b);
     // over both runs the finished checkpoint counts every batch once, as a clean run's does
-    expect((await loadCheckpoint(first.store, crawl, first.params.fingerprint))!).toMatchObject({ done: true, batchesPublished: clean.batches.length });
-    expect((await loadCheckpoint(fresh.store, crawl, fresh.params.fingerprint))!).toMatchObject({ done: true, batchesPublished: clean.batches.length });
+    const records = clean.batches.reduce((n, b) => n + b.records.length, 0);
+    expect((await loadCheckpoint(first.store, crawl, first.params.fingerprint))!).toMatchObject({ done: true, batchesPublished: clean.batches.length, recordsPublished: records });
+    expect((await loadCheckpoint(fresh.store, crawl, fresh.params.fingerprint))!).toMatchObject({ done: true, batchesPublished: clean.batches.length, recordsPublished: records });
   });
 
   it('refuses to resume a dataset with other settings', async () => {

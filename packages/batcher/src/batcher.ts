@@ -29,6 +29,8 @@ export interface BatcherParams {
   startIndex: number;
   /** Batches published before startIndex: the checkpoint's batchesPublished (absent: unknown, unless startIndex is 0). */
   startBatches?: number | undefined;
+  /** Records in those batches: the checkpoint's recordsPublished (absent: unknown, unless startIndex is 0). */
+  startRecords?: number | undefined;
   filter: RecordFilter;
   targets: TargetSet | null;
   batchSize: number;
@@ -95,8 +97,10 @@ export async function runBatcher(p: BatcherParams, deps: BatcherDeps): Promise<B
   // Per plan index: batches still unconfirmed (undefined until the block has been published), and its batches.
   const pending = new Map<number, number>();
   const batchesAt = new Map<number, number>();
+  const recordsAt = new Map<number, number>();
   let nextCheckpoint = p.startIndex;
   let published: number | null = p.startIndex === 0 ? 0 : (p.startBatches ?? null);
+  let records: number | null = p.startIndex === 0 ? 0 : (p.startRecords ?? null);
   let lastSaved = p.startIndex;
   let lastSaveAt = clock.now();
   let failure: unknown = null;
@@ -105,14 +109,16 @@ export async function runBatcher(p: BatcherParams, deps: BatcherDeps): Promise<B
   const saveIfDue = async (force: boolean): Promise<void> => {
     while (pending.get(nextCheckpoint) === 0) {
       if (published !== null) published += batchesAt.get(nextCheckpoint) ?? 0;
+      if (records !== null) records += recordsAt.get(nextCheckpoint) ?? 0;
       batchesAt.delete(nextCheckpoint);
+      recordsAt.delete(nextCheckpoint);
       pending.delete(nextCheckpoint++);
     }
     if (nextCheckpoint === lastSaved) return;
     if (!force && nextCheckpoint - lastSaved < 64 && clock.now() - lastSaveAt < 5_000) return;
     lastSaved = nextCheckpoint;
     lastSaveAt = clock.now();
-    await saveCheckpoint(store, checkpointOf(p, nextCheckpoint, false, clock, published));
+    await saveCheckpoint(store, checkpointOf(p, nextCheckpoint, false, clock, published, records));
     events.onCheckpoint?.(nextCheckpoint);
   };
 
@@ -133,6 +139,7 @@ export async function runBatcher(p: BatcherParams, deps: BatcherDeps): Promise<B
   const publishBlock = async (index: number, batches: Batch[]): Promise<void> => {
     pending.set(index, batches.length);
     batchesAt.set(index, batches.length);
+    recordsAt.set(index, batches.reduce((n, b) => n + b.records.length, 0));
     for (const batch of batches) {
       while (inflight.size >= p.publishWindow) await Promise.race(inflight);
       if (failure) return;
@@ -189,7 +196,7 @@ export async function runBatcher(p: BatcherParams, deps: BatcherDeps): Promise<B
   await saveIfDue(true);
   if (!signal?.aborted && nextCheckpoint >= p.plan.length) {
     summary.done = true;
-    await saveCheckpoint(store, checkpointOf(p, p.plan.length, true, clock, published));
+    await saveCheckpoint(store, checkpointOf(p, p.plan.length, true, clock, published, records));
     events.onCheckpoint?.(p.plan.length);
   }
   return summary;
@@ -246,7 +253,7 @@ function toBatchRecord(r: CdxRecord): BatchRecord {
   return out;
 }
 
-function checkpointOf(p: BatcherParams, nextPlanIndex: number, done: boolean, clock: Clock, batchesPublished: number | null): Checkpoint {
+function checkpointOf(p: BatcherParams, nextPlanIndex: number, done: boolean, clock: Clock, batchesPublished: number | null, recordsPublished: number | null): Checkpoint {
   return {
     v: 1,
     crawl: p.crawl,
@@ -255,6 +262,7 @@ function checkpointOf(p: BatcherParams, nextPlanIndex: number, done: boolean, cl
     nextPlanIndex,
     planLength: p.plan.length,
     ...(batchesPublished !== null && { batchesPublished }),
+    ...(recordsPublished !== null && { recordsPublished }),
     done,
     updatedAt: new Date(clock.now()).toISOString(),
   };

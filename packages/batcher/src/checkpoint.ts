@@ -17,6 +17,8 @@ export interface Checkpoint {
    * batches merged to say when a crawl is done.
    */
   batchesPublished?: number;
+  /** Records in those batches (the CDX records the filter kept); absent in checkpoints written before it was counted. */
+  recordsPublished?: number;
   done: boolean;
   updatedAt: string;
 }

@@ -99,6 +99,7 @@ export async function batcherMain(flags: Partial<Record<ConfigKey, unknown>>, en
             plan,
             startIndex,
             startBatches: checkpoint?.batchesPublished,
+            startRecords: checkpoint?.recordsPublished,
             filter,
             targets,
             batchSize: config.batchSize,

@@ -2,7 +2,7 @@ import type { Registry } from 'prom-client';
 import type { ObjectStore } from '@ccpipe/core';
 import type { Logger } from '@ccpipe/adapters';
 import { openIndexSource, runMerge, type MergeResult } from '@ccpipe/index';
-import { indexSourceWarnings, startApi } from '@ccpipe/api';
+import { indexSourceWarnings, startApi, type StatusProvider } from '@ccpipe/api';
 
 /** A merged index behind a running API. */
 export interface ServedIndex {
@@ -27,7 +27,7 @@ export async function mergeAndServe(opts: {
   host: string;
   registry: Registry;
   log: Logger;
-  status: () => Promise<object>;
+  status: StatusProvider;
 }): Promise<ServedIndex> {
   const local = opts.dataDir === undefined ? {} : { dataDir: opts.dataDir };
   const merge = await runMerge({ store: opts.store, ...local, rowGroupSize: opts.rowGroupSize, keepVersions: 2, graceMs: 10 * 60_000 });
