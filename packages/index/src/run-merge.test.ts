@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { canonicalizeUrl, layout, urlId, urlIdHex, type ObjectStore } from '@ccpipe/core';
 import { FsObjectStore, closeDuckDbParquetEngine, writeParquetPart, type PartRow } from '@ccpipe/adapters';
-import { readParquetRows } from '../../../tests/support/parquet';
+import { parquetShape, readParquetRows } from '../../../tests/support/parquet';
 import { crcOf, indexLayout, type IndexManifest, type LakeFileEntry } from './format';
 import { openIndexSource } from './index-source';
 import { pendingMerge, runMerge, type MergeOptions } from './run-merge';
@@ -244,6 +244,17 @@ describe('runMerge (synthetic batches)', () => {
     const { writeFile } = await import('node:fs/promises');
     await writeFile(status, (await readFile(status, 'utf8')).replace('"urls":6', '"urls":9'));
     await expect(pendingMerge(store)).rejects.toMatchObject({ code: 'CCP_ERR_INDEX_CRC' });
+  });
+
+  it.each([[2048, 2048], [3000, 4096]])('lake row groups hold rowGroupSize rows (%s, rounded up to 2048: %s), read back by hyparquet and listed in files.json', async (size, rows) => {
+    const n = 10_000; // one domain, one partition
+    await putBatch(store, 1, 'big', Array.from({ length: n }, (_, i) => row(1, `https://one.example/p${i}`, '20300101000000')));
+    const r = await runMerge(opts({ rowGroupSize: size }));
+    const files = JSON.parse(await readFile(join(dir, indexLayout.versionFile(r.version!, 'files.json')), 'utf8')) as LakeFileEntry[];
+    expect(files).toHaveLength(1);
+    const groups = Array.from({ length: Math.ceil(n / rows) }, (_, g) => Math.min(rows, n - g * rows));
+    expect(files[0]!.rowGroups.map(([, k]) => k)).toEqual(groups);
+    expect(parquetShape(await readFile(join(dir, files[0]!.key)))).toEqual({ rows: n, rowGroups: groups.length });
   });
 
   it('a merge of more domains than a DuckDB appender holds before it flushes (204,800) assigns and indexes them all', async () => {
