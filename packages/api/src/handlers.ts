@@ -27,9 +27,17 @@ function visible(ctx: RequestContext, datasetId: number): boolean {
 }
 
 /**
+ * A host as the path segment may name it: a name or IPv4 address with an optional numeric `:port`, a bracketed IPv6
+ * address with one, or a bare IPv6 address — not a URL, a path, a query or credentials (a URL's captures are
+ * /v1/url's).
+ */
+const HOST_PARAM = /^(?:[^\s/?#@\\[\]:]+(?::\d{1,5})?|\[[0-9A-Fa-f:.]+\](?::\d{1,5})?|[0-9A-Fa-f]*(?::[0-9A-Fa-f.]*){2,})$/;
+
+/**
  * The registered domain named by a path segment: percent-decoded, any host accepted (`WWW.Example.CO.UK` →
- * `example.co.uk`, IDN → punycode, `:port` and a trailing dot dropped). An IP is its own domain.
- * @throws ApiError CCP_ERR_API_BAD_DOMAIN when it is not a host, or is a public suffix itself.
+ * `example.co.uk`, IDN → punycode, `:port` and one trailing dot dropped). An IP is its own domain.
+ * @throws ApiError CCP_ERR_API_BAD_DOMAIN when it is not a host (a URL, a path, a query, a non-numeric port, an
+ *   empty label), or is a public suffix itself.
  */
 export function domainOfParam(segment: string): string {
   let s: string;
@@ -38,10 +46,22 @@ export function domainOfParam(segment: string): string {
   } catch {
     throw new ApiError('CCP_ERR_API_BAD_DOMAIN', 'domain is not valid percent-encoding');
   }
-  const d = s.length === 0 || s.length > 300 ? null : registeredDomainOf(s);
+  const host = s.length > 0 && s.length <= 300 && HOST_PARAM.test(s) && !/\.\.(?::\d+)?$/.test(s);
+  const d = host ? registeredDomainOf(s) : null;
   // registeredDomainOf('exa..com') yields '.com': an empty label is never a host
   if (d === null || d.charCodeAt(0) === 46 || d.includes('..')) throw new ApiError('CCP_ERR_API_BAD_DOMAIN', 'not a host with a registered domain', { detail: { domain: s.slice(0, 300) } });
   return d;
+}
+
+/**
+ * The page size: {@link DEFAULT_LIMIT} when absent, any positive decimal integer served as at most {@link MAX_LIMIT}
+ * (however many digits it has). @throws ApiError CCP_ERR_API_BAD_REQUEST for 0 or what is not a decimal integer
+ */
+export function limitParam(raw: string | null): number {
+  if (raw === null || raw === '') return DEFAULT_LIMIT;
+  if (!/^\d{1,64}$/.test(raw) || !/[1-9]/.test(raw)) throw new ApiError('CCP_ERR_API_BAD_REQUEST', `limit must be a positive integer (at most ${MAX_LIMIT} are served)`);
+  const digits = raw.replace(/^0+/, '');
+  return digits.length > 4 ? MAX_LIMIT : Math.min(Number(digits), MAX_LIMIT);
 }
 
 /** A decimal query/path integer in [min, max], or `dflt` when absent. @throws ApiError CCP_ERR_API_BAD_REQUEST */
@@ -73,7 +93,7 @@ export async function getUrls(ctx: RequestContext, segment: string, datasetSegme
   const domain = domainOfParam(segment);
   const datasetId = intParam(datasetSegment, 'dataset_id', 0, 0xffffffff);
   const offset = intParam(query.get('offset'), 'offset', 0, Number.MAX_SAFE_INTEGER, 0);
-  const limit = Math.min(intParam(query.get('limit'), 'limit', 1, Number.MAX_SAFE_INTEGER, DEFAULT_LIMIT), MAX_LIMIT);
+  const limit = limitParam(query.get('limit'));
   const found = ctx.view.domain(domain);
   // hidden and absent answer alike: no existence leak
   if (found === null || !found.datasets.some((d) => d.datasetId === datasetId) || !visible(ctx, datasetId)) {

@@ -33,20 +33,22 @@ describe('API over cc-mirror-dev (two crawls, default filter)', () => {
   });
 
   it('normalizes any host to its registered domain', async () => {
-    for (const host of ['WWW.Bulk-3.CO.UK', 'www.bulk-3.co.uk.', 'bulk-3.co.uk:8080', 'a.b.bulk-3.co.uk', 'Bulk-3.Co.Uk']) {
+    for (const host of ['WWW.Bulk-3.CO.UK', 'www.bulk-3.co.uk.', 'bulk-3.co.uk:8080', 'www.bulk-3.co.uk.:443', 'a.b.bulk-3.co.uk', 'Bulk-3.Co.Uk']) {
       const r = await get(server, `/v1/domain/${encodeURIComponent(host)}`);
       expect([r.status, r.body.domain]).toEqual([200, 'bulk-3.co.uk']);
     }
   });
 
   it('answers 400 for what is not a host with a registered domain, 404 for an unknown one', async () => {
-    for (const bad of ['co.uk', 'com', 'a%20b', '%ZZ', 'exa..com', 'localhost', '-']) {
+    // a URL, a path, a query, credentials, a non-numeric port or an empty label is not a host
+    const notHosts = ['bulk-3.co.uk..', 'bulk-3.co.uk%3Aabc', 'bulk-3.co.uk%3Fx', 'bulk-3.co.uk%2F', 'bulk-3.co.uk%23x', 'u%40bulk-3.co.uk', 'http%3A%2F%2Fbulk-3.co.uk%2F'];
+    for (const bad of ['co.uk', 'com', 'a%20b', '%ZZ', 'exa..com', 'localhost', '-', ...notHosts]) {
       const r = await get(server, `/v1/domain/${bad}`);
       expect([bad, r.status, r.body.error.code]).toEqual([bad, 400, 'CCP_ERR_API_BAD_DOMAIN']);
     }
     const long = await get(server, `/v1/domain/${'a'.repeat(400)}.com`);
     expect(long.status).toBe(400);
-    for (const unknown of ['no-such-domain-in-the-corpus.com', 'b%C3%BCcher.de', '10.1.2.3']) {
+    for (const unknown of ['no-such-domain-in-the-corpus.com', 'b%C3%BCcher.de', '10.1.2.3', '%5B2001%3Adb8%3A%3A1%5D%3A8080', '2001%3Adb8%3A%3A1']) {
       const r = await get(server, `/v1/domain/${unknown}`);
       expect(r.status).toBe(404);
       expect(r.body).toEqual({ error: { code: 'CCP_ERR_API_DOMAIN_NOT_FOUND', message: expect.any(String) } });
@@ -83,9 +85,14 @@ describe('API over cc-mirror-dev (two crawls, default filter)', () => {
   });
 
   it('rejects bad paging parameters and a dataset the domain is not in', async () => {
-    for (const q of ['limit=0', 'limit=abc', 'offset=-1', 'offset=1.5', 'limit=', 'offset=1e3']) {
+    for (const q of ['limit=0', 'limit=000', 'limit=abc', 'limit=-5', 'limit=1e3', 'offset=-1', 'offset=1.5', 'limit=', 'offset=1e3']) {
       const r = await get(server, `/v1/domain/bulk-3.org/datasets/1/urls?${q}`);
       expect([q, r.status, r.body.error?.code]).toEqual([q, q === 'limit=' ? 200 : 400, q === 'limit=' ? undefined : 'CCP_ERR_API_BAD_REQUEST']);
+    }
+    // any positive limit is served as at most 1000, however many digits it has
+    for (const limit of ['1001', '99999999999999999', '0001000', '1'.repeat(40)]) {
+      const r = await get(server, `/v1/domain/bulk-3.org/datasets/1/urls?limit=${limit}`);
+      expect([limit, r.status, r.body.limit]).toEqual([limit, 200, 1000]);
     }
     expect((await get(server, '/v1/domain/bulk-3.org/datasets/x/urls')).status).toBe(400);
     const missing = await get(server, '/v1/domain/bulk-3.org/datasets/9/urls');
