@@ -4,6 +4,7 @@
  * and over the bundled sample crawl. Every (domain, crawl) of oracle.json is checked through the HTTP API.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { canonicalizeUrl } from '@ccpipe/core';
@@ -119,16 +120,38 @@ describe('ccpipe run over cc-mirror-dev (both crawls)', () => {
   }, 900_000);
 
   it('a re-run over the same data directory skips both crawls and merges again; other settings are refused', async () => {
-    const p = startRun([...args(), '--exit-after-merge']);
-    expect((await p.exited).code).toBe(0);
+    const p = startRun(args());
+    const api = await apiUrlOf(p, 300_000);
     expect(p.logs.filter((l) => l['msg'] === 'crawl already ingested').map((l) => l['crawl']).sort()).toEqual([...DEV_CRAWLS]);
     expect(logLine(p, 'merged')).toMatchObject({ published: false });
-    expect(p.text.some((l) => l.startsWith('API listening on '))).toBe(true);
+    // its status gives the datasets' totals from their checkpoints (this process read nothing), not zeros
+    const ingest = (await getJson(`${api}/v1/status`)).body['ingest'] as Record<string, unknown>;
+    const blocks = DEV_CRAWLS.reduce((n, c) => n + oracle.crawls[c]!.blocks, 0);
+    const kept = DEV_CRAWLS.reduce((n, c) => n + oracle.crawls[c]!.kept_captures, 0);
+    expect(ingest).toMatchObject({ done: true, blocksPlanned: blocks, blocksRead: blocks, recordsPublished: kept, thisRun: { records: 0, batchesPublished: 0, rows: 0 } });
+    expect(ingest['batchesMerged']).toBe(ingest['batchesPublished']);
+    p.child.kill('SIGTERM');
+    expect((await p.exited).code).toBe(0);
     // A different batch size would put other records under batch ids already done: refused, nothing changed.
     const q = startRun([...args().slice(0, -2), '--batch-size', '61', '--exit-after-merge']);
     expect((await q.exited).code).toBe(1);
     expect(q.logs.find((l) => l['msg'] === 'run failed')?.['err']).toMatchObject({ code: 'CCP_ERR_CHECKPOINT_MISMATCH' });
   }, 300_000);
+});
+
+describe('ccpipe run with its port taken', () => {
+  it('fails before it ingests anything, naming the port', async () => {
+    const busy = createServer();
+    const port = await new Promise<number>((resolve) => busy.listen(0, '127.0.0.1', () => resolve((busy.address() as AddressInfo).port)));
+    try {
+      const p = startRun(['--data', await newDataDir(), '--port', String(port), '--host', '127.0.0.1', '--base-url', mirror!.url, '--crawl', DEV_CRAWLS[0]]);
+      expect((await p.exited).code).toBe(1);
+      expect(p.logs.find((l) => l['msg'] === 'run failed')?.['err']).toMatchObject({ code: 'CCP_ERR_CONFIG', message: expect.stringContaining(String(port)) });
+      expect(logLine(p, 'plan ready')).toBeUndefined();
+    } finally {
+      busy.close();
+    }
+  }, 120_000);
 });
 
 describe('ccpipe run interrupted', () => {
@@ -166,8 +189,11 @@ describe('ccpipe run over the bundled sample crawl', () => {
     expect(books).toHaveLength(2);
     // the API serves once the run has ingested and merged: its status says so
     const status = (await getJson(`${api}/v1/status`)).body;
-    expect(status).toMatchObject({ version: 'v000001', ingest: { done: true, blocksPlanned: 15, batchesFailed: 0 } });
-    expect((status['ingest'] as { blocksRead: number }).blocksRead).toBe(15);
+    expect(status).toMatchObject({ version: 'v000001', ingest: { done: true, blocksPlanned: 15, blocksRead: 15, thisRun: { blocksRead: 15, batchesFailed: 0 } } });
+    // its /metrics has the index metrics `ccpipe api` exports, not only request durations
+    const metrics = await (await fetch(`${api}/metrics`)).text();
+    expect(metrics).toMatch(/^ccpipe_api_index_version 1$/m);
+    expect(metrics).toMatch(/^ccpipe_api_lake_cache_bytes \d+/m);
     // Private-section hosts and multi-level suffixes group under their ICANN registered domain; the IDN by punycode.
     for (const d of ['github.io', 'harbourside-gazette.co.uk', 'xn--bcherstube-am-see-22b.de', 'bücherstube-am-see.de']) {
       expect({ d, status: (await fetch(`${api}/v1/domain/${encodeURIComponent(d)}`)).status }).toEqual({ d, status: 200 });

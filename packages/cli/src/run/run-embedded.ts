@@ -1,8 +1,10 @@
 import * as path from 'node:path';
 import * as os from 'node:os';
+import { createServer } from 'node:net';
 import { Registry } from 'prom-client';
-import { type Config, type DomainPosting, type ObjectStore } from '@ccpipe/core';
+import { CcpError, type Config, type DomainPosting, type ObjectStore } from '@ccpipe/core';
 import { localStoreDir, openObjectStore, type Logger } from '@ccpipe/adapters';
+import { cachedFor, ingestStatusOf, readIngestFacts } from '@ccpipe/api';
 import { serveMirror } from '@ccpipe/mirror';
 import { ingestCrawls, type CrawlIngest } from './ingest';
 import { emptyCounters, runProgress } from './run-progress';
@@ -48,6 +50,8 @@ export async function runEmbedded(opts: EmbeddedOptions, io: EmbeddedIo): Promis
   try {
     // A local directory, or s3://bucket/prefix: then the merge stages its inputs and the API reads lake row groups
     // with ranged GETs; the bundled sample mirror is built in a local cache directory instead.
+    // the API's port is taken only after ingest and merge: a port already in use fails now, not after a long ingest
+    if (opts.port !== 0) await assertPortFree(opts.port, opts.host);
     const dataDir = localStoreDir(config.data);
     const store = openObjectStore(config.data, config);
     closers.push(() => store.close());
@@ -74,10 +78,12 @@ export async function runEmbedded(opts: EmbeddedOptions, io: EmbeddedIo): Promis
     log.info({ ...counters }, 'ingest done');
 
     const registry = new Registry();
+    // /v1/status: the datasets' checkpoints against the version served, as `ccpipe api` shows them (whole-dataset
+    // totals, also after a re-run that had nothing left to do), plus what this process did
+    const facts = cachedFor(5000, () => readIngestFacts(store));
     const served = await mergeAndServe({
       store, ...(dataDir === undefined ? {} : { dataDir }), rowGroupSize: config.lakeRowGroupSize, port: opts.port, host: opts.host, registry, log,
-      // served only once every crawl is ingested and merged: done
-      status: async () => ({ crawls: ingested.map((c) => ({ crawl: c.crawl, dataset_id: c.datasetId, blocks: c.planned })), ...counters, done: true }),
+      status: async ({ view, canSee }) => ({ ...ingestStatusOf(await facts(), view?.batchesMerged?.() ?? new Map(), canSee), thisRun: { ...counters } }),
     });
     closers.push(() => served.close());
     log.info({ url: served.url, port: served.port, version: served.merge.version }, 'api listening');
@@ -104,6 +110,20 @@ export async function runEmbedded(opts: EmbeddedOptions, io: EmbeddedIo): Promis
   }
 }
 
+/**
+ * Resolves when `port` can be listened on at `host` (it is then released again), rejects with CcpError
+ * CCP_ERR_CONFIG naming the port when it is in use or not allowed.
+ */
+export async function assertPortFree(port: number, host: string): Promise<void> {
+  const probe = createServer();
+  await new Promise<void>((resolve, reject) => {
+    probe.once('error', (err: NodeJS.ErrnoException) =>
+      reject(new CcpError('CCP_ERR_CONFIG', `the API port ${port} on ${host} cannot be used (${err.code ?? err.message}): pick another with --port`, { cause: err })),
+    );
+    probe.listen(port, host, () => probe.close(() => resolve()));
+  });
+}
+
 /** The domain to show in example queries: the sample's bookshop, or the one with most rows in a finished batch. */
 async function exampleDomain(store: ObjectStore, sample: boolean): Promise<string | null> {
   if (sample) return 'maple-street-books.com';
@@ -122,7 +142,9 @@ function summaryLines(ingested: CrawlIngest[], url: string, version: string | nu
   const lines = ['', `ccpipe run: ${ingested.length} crawl(s) ingested, index version ${version ?? '(none: nothing kept)'}`];
   for (const c of ingested) {
     const s = c.summary;
-    lines.push(`  ${c.crawl} → dataset ${c.datasetId} (${c.dataset}): ${c.planned} blocks${s ? `, ${s.records} CDX records, ${s.kept} kept, ${s.batches} batches` : ', already ingested'}`);
+    // a resumed crawl's summary counts this run's blocks only: say so
+    const resumed = c.resumedAt > 0 ? `, resumed at block ${c.resumedAt}, this run` : '';
+    lines.push(`  ${c.crawl} → dataset ${c.datasetId} (${c.dataset}): ${c.planned} blocks${s ? `${resumed}: ${s.records} CDX records, ${s.kept} kept, ${s.batches} batches` : ', already ingested'}`);
   }
   lines.push(`API listening on ${url}`, `Explorer: ${url}/`, 'Try:', `  curl -s ${url}/v1/datasets`);
   if (domain !== null) {

@@ -2,7 +2,7 @@ import type { Registry } from 'prom-client';
 import type { ObjectStore } from '@ccpipe/core';
 import type { Logger } from '@ccpipe/adapters';
 import { openIndexSource, runMerge, type MergeResult } from '@ccpipe/index';
-import { indexSourceWarnings, startApi, type StatusProvider } from '@ccpipe/api';
+import { indexMetrics, indexSourceWarnings, lakeReaderMetrics, startApi, type IndexMetrics, type StatusProvider } from '@ccpipe/api';
 
 /** A merged index behind a running API. */
 export interface ServedIndex {
@@ -32,11 +32,15 @@ export async function mergeAndServe(opts: {
   const local = opts.dataDir === undefined ? {} : { dataDir: opts.dataDir };
   const merge = await runMerge({ store: opts.store, ...local, rowGroupSize: opts.rowGroupSize, keepVersions: 2, graceMs: 10 * 60_000 });
   opts.log.info({ version: merge.version, published: merge.published, batches: merge.batches, rowsIn: merge.rowsIn, urls: merge.urls, domains: merge.domains, ms: merge.ms }, 'merged');
+  let loads: IndexMetrics | undefined;
   const source = await openIndexSource({
     store: opts.store, ...local, warmUp: true,
-    onError: indexSourceWarnings(opts.log),
+    onError: indexSourceWarnings(opts.log, (err) => loads?.loadFailed(err)),
   });
   try {
+    // the same index and lake-reader metrics as `ccpipe api` (version served, failed loads, row-group cache)
+    lakeReaderMetrics(opts.registry, () => source.cacheStats?.());
+    loads = indexMetrics(opts.registry, async () => (await source.current())?.version ?? null);
     const api = await startApi({ source, port: opts.port, host: opts.host, registry: opts.registry, logger: opts.log.child({ component: 'http' }), statusProvider: opts.status });
     let closing: Promise<void> | null = null;
     return {
