@@ -148,6 +148,29 @@ describe('runMerge (synthetic batches)', () => {
     expect((await runMerge(opts())).published).toBe(true); // the same batches merge once the limit is sane
   });
 
+  it("removes what a killed merge left in tmpDir once its heartbeat is stale, and nothing else", async () => {
+    await putBatch(store, 1, 'b1', [row(1, 'https://a.example/', '20300101000000')]);
+    const scratch = await mkdtemp(join(tmpdir(), 'ccpipe-tmpdir-'));
+    const { mkdir, readdir, utimes, writeFile } = await import('node:fs/promises');
+    try {
+      const left = async (name: string, ageMs: number) => {
+        await mkdir(join(scratch, name, 'spill'), { recursive: true });
+        await writeFile(join(scratch, name, 'owner.json'), '{}');
+        const at = new Date(Date.now() - ageMs);
+        await utimes(join(scratch, name, 'owner.json'), at, at);
+      };
+      await left('ccpipe-merge-killed', 60 * 60_000); // a merge SIGKILLed an hour ago
+      await left('ccpipe-merge-running', 1000); // another merge's heartbeat (one merger at a time, but not ours to take)
+      await left('ccpipe-index-api', 60 * 60_000); // an API's copies: another kind of directory
+      const removed: string[] = [];
+      expect((await runMerge(opts({ tmpDir: scratch, onStaleTemp: (d) => removed.push(d) }))).published).toBe(true);
+      expect(removed.map((d) => d.split('/').pop())).toEqual(['ccpipe-merge-killed']);
+      expect((await readdir(scratch)).sort()).toEqual(['ccpipe-index-api', 'ccpipe-merge-running']); // and its own is gone
+    } finally {
+      await rm(scratch, { recursive: true, force: true });
+    }
+  });
+
   it('a crash between the files and the manifest leaves the previous version serving; rerunning completes', async () => {
     await putBatch(store, 1, 'b1', [row(1, 'https://one.example/', '20300101000000')]);
     await runMerge(opts());

@@ -1,4 +1,3 @@
-import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RoaringBitmap32 } from 'roaring';
@@ -14,6 +13,7 @@ import {
 import { collectGarbage, versionSeq } from './gc';
 import { NEW_POSTINGS, dropSuperseded, lakeColumnsOf, runsToFold, stageNewRows, writeLake, type LakeColumnSet, type LakeTarget, type OldLakeFile } from './lake-write';
 import { openLocalInputs } from './local-inputs';
+import { openStageRoot } from './stage-root';
 import { VersionWriter, loadVersionHead, loadVersionSummary, openIndexOnDemand, readManifest, type VersionBase } from './version-files';
 
 /** Options of {@link runMerge}. */
@@ -80,7 +80,8 @@ export interface MergeOptions {
   passRows?: number;
   /**
    * Directory under which the merge makes its temp dir (DuckDB spill, staged inputs of a remote store, files before
-   * upload); default the OS temp dir (`TMPDIR`). Deleted when the merge ends, whatever the outcome.
+   * upload); default the OS temp dir (`TMPDIR`). Deleted when the merge ends, whatever the outcome; one a killed merge left
+   * behind is deleted by a later merge once its heartbeat is 5 min old.
    */
   tmpDir?: string;
   /**
@@ -88,6 +89,8 @@ export interface MergeOptions {
    * with its own domains/bitmaps/postings files, so no file meets Node's 4 GiB Buffer limit at Common Crawl's scale.
    */
   indexShards?: ShardLimits;
+  /** Told of each temp dir a killed merge left under `tmpDir` that this one removed (stale for 5 min). */
+  onStaleTemp?: (dir: string) => void;
   /** Called after each phase with its wall time (metrics, benchmarks). */
   onPhase?: (phase: 'load' | 'read' | 'domains' | 'collisions' | 'lake' | 'index' | 'publish', ms: number) => void;
 }
@@ -242,7 +245,14 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
   const seq = Math.max(0, ...manifest.versions.map((v) => versionSeq(v.version)), ...manifest.retired.map((v) => versionSeq(v.version))) + 1;
   const version = `v${String(seq).padStart(6, '0')}`;
   const createdAt = now().toISOString();
-  const tmp = await mkdtemp(join(opts.tmpDir ?? tmpdir(), 'ccpipe-merge-'));
+  // A temp dir of this merge's own, kept alive by a heartbeat: a merge that was killed (SIGKILL, OOM, a container
+  // replaced) leaves its spill files and staged copies behind, and a later merge removes them once stale (stage-root.ts).
+  const root = await openStageRoot(opts.tmpDir ?? tmpdir(), {
+    prefix: 'ccpipe-merge-',
+    onStale: (dir) => opts.onStaleTemp?.(dir),
+    createError: (cause, base) => new CcpError('CCP_ERR_CONFIG', 'the merge cannot create its temp dir: check tmpDir (TMPDIR)', { cause, detail: { dir: base } }),
+  });
+  const tmp = root.dir;
   let db: DuckDBInstance | null = null;
   let opened: DuckDBConnection | null = null;
   let side: DuckDBConnection | null = null;
@@ -416,7 +426,7 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
     side?.closeSync();
     opened?.closeSync();
     db?.closeSync();
-    await rm(tmp, { recursive: true, force: true });
+    await root.close();
   }
 }
 

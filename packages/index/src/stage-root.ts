@@ -17,6 +17,10 @@ export interface StageRootOptions {
   staleMs?: number;
   /** Told of each stale sibling removed (its path). */
   onStale?: (dir: string) => void;
+  /** Name prefix of this kind of directory, and of the siblings swept (default `ccpipe-index-`; the merger's: `ccpipe-merge-`). */
+  prefix?: string;
+  /** The error when the directory cannot be made (default CcpError CCP_ERR_INDEX_OPTIONS naming indexCacheDir). */
+  createError?: (cause: unknown, base: string) => Error;
 }
 
 const PREFIX = 'ccpipe-index-';
@@ -25,7 +29,7 @@ const OWNER = 'owner.json';
 const live = new Set<string>();
 
 /**
- * A fresh directory `ccpipe-index-*` under `base` (created if missing) with an `owner.json` (host, pid, start) that a
+ * A fresh directory `ccpipe-index-*` (or `prefix`*) under `base` (created if missing) with an `owner.json` (host, pid, start) that a
  * heartbeat rewrites every `heartbeatMs`. At open and at each heartbeat, siblings whose owner file is more than
  * `staleMs` older than this one's fresh write are removed: what a process that is gone left behind (a crash, a
  * SIGKILL, a container restarted or replaced), whatever host it ran on. Liveness is the heartbeat, not host and pid:
@@ -37,6 +41,7 @@ const live = new Set<string>();
  */
 export async function openStageRoot(base: string, opts: StageRootOptions = {}): Promise<StageRoot> {
   const heartbeatMs = opts.heartbeatMs ?? 60_000;
+  const prefix = opts.prefix ?? PREFIX;
   const staleMs = opts.staleMs ?? 5 * 60_000;
   const owner = JSON.stringify({ host: hostname(), pid: process.pid, started: new Date(Date.now() - process.uptime() * 1000).toISOString() });
   let dir: string | undefined;
@@ -44,7 +49,7 @@ export async function openStageRoot(base: string, opts: StageRootOptions = {}): 
   try {
     await mkdir(base, { recursive: true });
     parent = await realpath(base);
-    dir = await mkdtemp(join(parent, PREFIX));
+    dir = await mkdtemp(join(parent, prefix));
     live.add(dir);
     await writeFile(join(dir, OWNER), owner);
   } catch (err) {
@@ -52,7 +57,7 @@ export async function openStageRoot(base: string, opts: StageRootOptions = {}): 
       live.delete(dir);
       await rm(dir, { recursive: true, force: true }).catch(() => undefined);
     }
-    throw new CcpError('CCP_ERR_INDEX_OPTIONS', 'cannot create a directory for the index files under indexCacheDir', { cause: err, detail: { dir: base } });
+    throw opts.createError?.(err, base) ?? new CcpError('CCP_ERR_INDEX_OPTIONS', 'cannot create a directory for the index files under indexCacheDir', { cause: err, detail: { dir: base } });
   }
   const own = dir;
   /** Rewrites the owner file (its directory again if someone removed it); its new modification time, or null. */
@@ -69,7 +74,7 @@ export async function openStageRoot(base: string, opts: StageRootOptions = {}): 
     const names = await readdir(parent).catch(() => [] as string[]);
     for (const name of names) {
       const sibling = join(parent, name);
-      if (!name.startsWith(PREFIX) || live.has(sibling)) continue;
+      if (!name.startsWith(prefix) || live.has(sibling)) continue;
       try {
         // without an owner file (a process gone before it wrote one), the directory's own time; any other error
         // (not ours to read): left alone
