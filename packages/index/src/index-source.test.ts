@@ -205,7 +205,7 @@ describe('openIndexSource', () => {
     it('a directory of copies untouched for longer than the stale age (a process that is gone) is removed at open and reported', async () => {
       const old = new Date(Date.now() - 10 * 60_000);
       await mkdir(join(cache, 'ccpipe-index-gone', 'v000001-1'), { recursive: true });
-      await writeFile(join(cache, 'ccpipe-index-gone', 'owner.json'), '{}');
+      await writeFile(join(cache, 'ccpipe-index-gone', 'owner.json'), JSON.stringify({ kind: 'ccpipe-stage', host: 'elsewhere', pid: 1 }));
       await utimes(join(cache, 'ccpipe-index-gone', 'owner.json'), old, old);
       const { store } = await oneVersion(['https://a.example/1']);
       const removed: string[] = [];

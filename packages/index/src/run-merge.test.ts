@@ -155,17 +155,20 @@ describe('runMerge (synthetic batches)', () => {
     try {
       const left = async (name: string, ageMs: number) => {
         await mkdir(join(scratch, name, 'spill'), { recursive: true });
-        await writeFile(join(scratch, name, 'owner.json'), '{}');
+        await writeFile(join(scratch, name, 'owner.json'), JSON.stringify({ kind: 'ccpipe-stage', host: 'elsewhere', pid: 1 }));
         const at = new Date(Date.now() - ageMs);
         await utimes(join(scratch, name, 'owner.json'), at, at);
       };
       await left('ccpipe-merge-killed', 60 * 60_000); // a merge SIGKILLed an hour ago
       await left('ccpipe-merge-running', 1000); // another merge's heartbeat (one merger at a time, but not ours to take)
       await left('ccpipe-index-api', 60 * 60_000); // an API's copies: another kind of directory
+      await mkdir(join(scratch, 'ccpipe-merge-bench-data', 'batches'), { recursive: true }); // not a stage root: no owner file
+      const old = new Date(Date.now() - 60 * 60_000);
+      await utimes(join(scratch, 'ccpipe-merge-bench-data'), old, old);
       const removed: string[] = [];
       expect((await runMerge(opts({ tmpDir: scratch, onStaleTemp: (d) => removed.push(d) }))).published).toBe(true);
       expect(removed.map((d) => d.split('/').pop())).toEqual(['ccpipe-merge-killed']);
-      expect((await readdir(scratch)).sort()).toEqual(['ccpipe-index-api', 'ccpipe-merge-running']); // and its own is gone
+      expect((await readdir(scratch)).sort()).toEqual(['ccpipe-index-api', 'ccpipe-merge-bench-data', 'ccpipe-merge-running']); // and its own is gone
     } finally {
       await rm(scratch, { recursive: true, force: true });
     }

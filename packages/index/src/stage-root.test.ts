@@ -12,12 +12,12 @@ describe('openStageRoot (a process\'s own directory of index copies under a shar
    * A directory as another process would have left it, last touched `ageMs` ago (its owner file, or itself without
    * one): made under another name and renamed into place, so a running sweep never sees it half made.
    */
-  const leftBehind = async (name: string, ageMs: number, owner = true): Promise<void> => {
+  const leftBehind = async (name: string, ageMs: number, owner: boolean | 'foreign' = true): Promise<void> => {
     const dir = join(base, `making-${name}`);
     await mkdir(join(dir, 'v000001-1'), { recursive: true });
     const at = new Date(Date.now() - ageMs);
     if (owner) {
-      await writeFile(join(dir, 'owner.json'), JSON.stringify({ host: 'elsewhere', pid: 1 }));
+      await writeFile(join(dir, 'owner.json'), JSON.stringify(owner === 'foreign' ? { name: 'another tool' } : { kind: 'ccpipe-stage', host: 'elsewhere', pid: 1 }));
       await utimes(join(dir, 'owner.json'), at, at);
     }
     await utimes(dir, at, at);
@@ -33,19 +33,22 @@ describe('openStageRoot (a process\'s own directory of index copies under a shar
 
   it('makes a directory with an owner file; removes, at open, the siblings untouched for longer than staleMs and nothing else', async () => {
     await leftBehind('ccpipe-index-gone', 10 * 60_000);
-    await leftBehind('ccpipe-index-gone-unowned', 10 * 60_000, false); // a process that died before writing its owner file
+    // a name with our prefix is not enough: without a ccpipe owner file (another tool's or a test's directory in the
+    // shared temp dir, or a process gone before it wrote its owner file) it stays
+    await leftBehind('ccpipe-index-unowned', 10 * 60_000, false);
+    await leftBehind('ccpipe-index-foreign', 10 * 60_000, 'foreign');
     await leftBehind('ccpipe-index-fresh', 1000); // another replica, alive: its heartbeat is recent
     await leftBehind('other-tool', 10 * 60_000); // not ours
     const removed: string[] = [];
     const root = await openStageRoot(base, { onStale: (d) => removed.push(d) });
     try {
-      expect(removed.sort()).toEqual([join(base, 'ccpipe-index-gone'), join(base, 'ccpipe-index-gone-unowned')]);
-      expect((await readdir(base)).sort()).toEqual(['ccpipe-index-fresh', root.dir.slice(base.length + 1), 'other-tool'].sort());
+      expect(removed).toEqual([join(base, 'ccpipe-index-gone')]);
+      expect((await readdir(base)).sort()).toEqual(['ccpipe-index-foreign', 'ccpipe-index-fresh', 'ccpipe-index-unowned', root.dir.slice(base.length + 1), 'other-tool'].sort());
       expect(JSON.parse(await readFile(join(root.dir, 'owner.json'), 'utf8'))).toMatchObject({ host: hostname(), pid: process.pid });
     } finally {
       await root.close();
     }
-    expect((await readdir(base)).sort()).toEqual(['ccpipe-index-fresh', 'other-tool']);
+    expect((await readdir(base)).sort()).toEqual(['ccpipe-index-foreign', 'ccpipe-index-fresh', 'ccpipe-index-unowned', 'other-tool']);
   });
 
   it('a heartbeat keeps a live directory fresh for the others, and sweeps what goes stale while it runs', async () => {

@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, readdir, realpath, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, readdir, realpath, rm, stat, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { CcpError } from '@ccpipe/core';
@@ -25,6 +25,8 @@ export interface StageRootOptions {
 
 const PREFIX = 'ccpipe-index-';
 const OWNER = 'owner.json';
+/** What an owner file says it is: only a directory whose owner file says so is swept. */
+const OWNER_KIND = 'ccpipe-stage';
 /** Stage directories open in this process (never swept, whatever their clock says). */
 const live = new Set<string>();
 
@@ -32,7 +34,9 @@ const live = new Set<string>();
  * A fresh directory `ccpipe-index-*` (or `prefix`*) under `base` (created if missing) with an `owner.json` (host, pid, start) that a
  * heartbeat rewrites every `heartbeatMs`. At open and at each heartbeat, siblings whose owner file is more than
  * `staleMs` older than this one's fresh write are removed: what a process that is gone left behind (a crash, a
- * SIGKILL, a container restarted or replaced), whatever host it ran on. Liveness is the heartbeat, not host and pid:
+ * SIGKILL, a container restarted or replaced), whatever host it ran on; a directory without an owner file is never
+ * removed, whatever its name, nor one whose owner file is not a ccpipe stage root's (`kind`): the default base, the OS
+ * temp dir, is shared with other tools. Liveness is the heartbeat, not host and pid:
  * replicas that share a volume, a hostname or pid numbers (separate pid namespaces) do not take each other's
  * directories. Ages are compared between modification times the file system stamped, so clients' clocks do not
  * matter; a process that has itself missed beats (suspended, or its machine paused) does not sweep until it has
@@ -43,7 +47,7 @@ export async function openStageRoot(base: string, opts: StageRootOptions = {}): 
   const heartbeatMs = opts.heartbeatMs ?? 60_000;
   const prefix = opts.prefix ?? PREFIX;
   const staleMs = opts.staleMs ?? 5 * 60_000;
-  const owner = JSON.stringify({ host: hostname(), pid: process.pid, started: new Date(Date.now() - process.uptime() * 1000).toISOString() });
+  const owner = JSON.stringify({ kind: OWNER_KIND, host: hostname(), pid: process.pid, started: new Date(Date.now() - process.uptime() * 1000).toISOString() });
   let dir: string | undefined;
   let parent: string;
   try {
@@ -76,13 +80,12 @@ export async function openStageRoot(base: string, opts: StageRootOptions = {}): 
       const sibling = join(parent, name);
       if (!name.startsWith(prefix) || live.has(sibling)) continue;
       try {
-        // without an owner file (a process gone before it wrote one), the directory's own time; any other error
-        // (not ours to read): left alone
-        const touched = await stat(join(sibling, OWNER)).catch((err: NodeJS.ErrnoException) => {
-          if (err.code === 'ENOENT') return stat(sibling);
-          throw err;
-        });
+        // only a directory with an owner file is ours to judge: a name with our prefix alone is not (the OS temp dir,
+        // the default, is shared: other tools' and tests' directories may start the same way). A process gone before
+        // it wrote its owner file leaves an empty directory, which stays. Any error (gone, not readable): left alone.
+        const touched = await stat(join(sibling, OWNER));
         if (now - touched.mtimeMs <= staleMs) continue;
+        if ((JSON.parse(await readFile(join(sibling, OWNER), 'utf8')) as { kind?: unknown }).kind !== OWNER_KIND) continue;
         await rm(sibling, { recursive: true, force: true });
         opts.onStale?.(sibling);
       } catch {
