@@ -3,7 +3,7 @@
  * process over the in-process queue, against a real mirror server over ../shared/corpus/cc-mirror-dev (both crawls)
  * and over the bundled sample crawl. Every (domain, crawl) of oracle.json is checked through the HTTP API.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -78,11 +78,14 @@ afterAll(async () => {
 });
 
 describe('ccpipe run over cc-mirror-dev (both crawls)', () => {
-  let data: string;
+  // one data dir for the describe: the re-run test runs over what the first one ingested (alone, it ingests first)
+  let data = '';
+  beforeAll(async () => {
+    data = await newDataDir();
+  });
   const args = (): string[] => ['--data', data, '--port', '0', '--base-url', mirror!.url, '--crawl', DEV_CRAWLS.join(','), '--extract-threads', '1', '--batch-size', '60'];
 
   it('serves, for every (domain, crawl) of the oracle, the same datasets, counts and URL set; stops cleanly on SIGTERM', async () => {
-    data = await newDataDir();
     const p = startRun(args());
     const api = await apiUrlOf(p, 600_000);
 
@@ -172,6 +175,9 @@ describe('ccpipe run interrupted', () => {
     // Every kept capture reached the index exactly once; distinct URLs and domains as the oracle counts them.
     const urls = Object.values(want.domains).reduce((n, d) => n + d.count, 0);
     expect(logLine(second, 'merged')).toMatchObject({ rowsIn: want.kept_captures, urls, domains: Object.keys(want.domains).length });
+    // the checkpoint carried the first run's counts over: records published over both runs are the kept captures
+    const cp = JSON.parse(await readFile(join(data, 'batcher', crawl, 'checkpoint.json'), 'utf8')) as { done: boolean; recordsPublished?: number };
+    expect(cp).toMatchObject({ done: true, recordsPublished: want.kept_captures });
   }, 900_000);
 });
 

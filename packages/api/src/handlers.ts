@@ -46,6 +46,8 @@ export function domainOfParam(segment: string): string {
   } catch {
     throw new ApiError('CCP_ERR_API_BAD_DOMAIN', 'domain is not valid percent-encoding');
   }
+  // IDNA maps the ideographic and full-width full stops to '.': map them first, so 'example.com。。' is an empty label too
+  s = s.replace(/[\u3002\uff0e\uff61]/g, '.');
   const host = s.length > 0 && s.length <= 300 && HOST_PARAM.test(s) && !/\.\.(?::\d+)?$/.test(s);
   const d = host ? registeredDomainOf(s) : null;
   // registeredDomainOf('exa..com') yields '.com': an empty label is never a host
@@ -59,7 +61,7 @@ export function domainOfParam(segment: string): string {
  */
 export function limitParam(raw: string | null): number {
   if (raw === null || raw === '') return DEFAULT_LIMIT;
-  if (!/^\d{1,64}$/.test(raw) || !/[1-9]/.test(raw)) throw new ApiError('CCP_ERR_API_BAD_REQUEST', `limit must be a positive integer (at most ${MAX_LIMIT} are served)`);
+  if (!/^\d+$/.test(raw) || !/[1-9]/.test(raw)) throw new ApiError('CCP_ERR_API_BAD_REQUEST', `limit must be a positive integer (at most ${MAX_LIMIT} are served)`);
   const digits = raw.replace(/^0+/, '');
   return digits.length > 4 ? MAX_LIMIT : Math.min(Number(digits), MAX_LIMIT);
 }

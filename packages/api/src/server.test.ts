@@ -33,7 +33,7 @@ describe('API over cc-mirror-dev (two crawls, default filter)', () => {
   });
 
   it('normalizes any host to its registered domain', async () => {
-    for (const host of ['WWW.Bulk-3.CO.UK', 'www.bulk-3.co.uk.', 'bulk-3.co.uk:8080', 'www.bulk-3.co.uk.:443', 'a.b.bulk-3.co.uk', 'Bulk-3.Co.Uk']) {
+    for (const host of ['WWW.Bulk-3.CO.UK', 'www.bulk-3.co.uk.', 'bulk-3.co.uk:8080', 'www.bulk-3.co.uk.:443', 'a.b.bulk-3.co.uk', 'Bulk-3.Co.Uk', 'www。bulk-3．co．uk']) {
       const r = await get(server, `/v1/domain/${encodeURIComponent(host)}`);
       expect([r.status, r.body.domain]).toEqual([200, 'bulk-3.co.uk']);
     }
@@ -41,7 +41,7 @@ describe('API over cc-mirror-dev (two crawls, default filter)', () => {
 
   it('answers 400 for what is not a host with a registered domain, 404 for an unknown one', async () => {
     // a URL, a path, a query, credentials, a non-numeric port or an empty label is not a host
-    const notHosts = ['bulk-3.co.uk..', 'bulk-3.co.uk%3Aabc', 'bulk-3.co.uk%3Fx', 'bulk-3.co.uk%2F', 'bulk-3.co.uk%23x', 'u%40bulk-3.co.uk', 'http%3A%2F%2Fbulk-3.co.uk%2F'];
+    const notHosts = ['bulk-3.co.uk..', 'bulk-3.co.uk%E3%80%82%E3%80%82', 'bulk-3.co.uk%EF%BC%8E%EF%BC%8E%3A80', 'bulk-3.co.uk%3Aabc', 'bulk-3.co.uk%3Fx', 'bulk-3.co.uk%2F', 'bulk-3.co.uk%23x', 'u%40bulk-3.co.uk', 'http%3A%2F%2Fbulk-3.co.uk%2F'];
     for (const bad of ['co.uk', 'com', 'a%20b', '%ZZ', 'exa..com', 'localhost', '-', ...notHosts]) {
       const r = await get(server, `/v1/domain/${bad}`);
       expect([bad, r.status, r.body.error.code]).toEqual([bad, 400, 'CCP_ERR_API_BAD_DOMAIN']);
@@ -90,7 +90,7 @@ describe('API over cc-mirror-dev (two crawls, default filter)', () => {
       expect([q, r.status, r.body.error?.code]).toEqual([q, q === 'limit=' ? 200 : 400, q === 'limit=' ? undefined : 'CCP_ERR_API_BAD_REQUEST']);
     }
     // any positive limit is served as at most 1000, however many digits it has
-    for (const limit of ['1001', '99999999999999999', '0001000', '1'.repeat(40)]) {
+    for (const limit of ['1001', '99999999999999999', '0001000', '1'.repeat(40), '9'.repeat(200)]) {
       const r = await get(server, `/v1/domain/bulk-3.org/datasets/1/urls?limit=${limit}`);
       expect([limit, r.status, r.body.limit]).toEqual([limit, 200, 1000]);
     }

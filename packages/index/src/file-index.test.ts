@@ -116,6 +116,24 @@ describe('FileDomainIndex', () => {
     expect(readdirSync('/proc/self/fd').length).toBe(fds);
   });
 
+  it('format 2: a set index past the bitmap table is refused when read, a table bigger than its file when opened', async () => {
+    const shards = build(100);
+    const n = 100;
+    const setAt = (i: number) => 12 + 4 * i;
+    const badSet = Buffer.from(shards[0]!.bitmaps);
+    badSet.writeUInt32LE(77, setAt(5));
+    const files = await FileDomainIndex.open(await written([{ ...shards[0]!, bitmaps: badSet }]), [n]);
+    try {
+      expect(files.bitmap(4).length).toBeGreaterThan(0);
+      expect(() => files.bitmap(5)).toThrow(expect.objectContaining({ code: 'CCP_ERR_INDEX_FORMAT' }));
+    } finally {
+      await files.close();
+    }
+    const badCount = Buffer.from(shards[0]!.bitmaps);
+    badCount.writeUInt32LE(2 ** 30, setAt(n)); // m, the number of distinct bitmaps
+    await expect(FileDomainIndex.open(await written([{ ...shards[0]!, bitmaps: badCount }]), [n])).rejects.toMatchObject({ code: 'CCP_ERR_INDEX_FORMAT' });
+  });
+
   it('after close, reads throw a clear error instead of reading a reused descriptor', async () => {
     const files = await FileDomainIndex.open(await written(build(50)), [50]);
     const first = files.name(0);

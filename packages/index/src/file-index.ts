@@ -144,8 +144,8 @@ const orphans = new FinalizationRegistry<FileHandle[]>((handles) => {
 
 /**
  * A version's domain index read in place from its local shard files by positional reads: the same entries as the
- * resident `DomainIndex`, but what it holds in memory is every 64th name of each shard (≈ 0.5 B per domain), not ≈ 90 B
- * per domain (≈ 3.6 GB at Common Crawl's ≈ 40M domains); the operating system's page cache keeps the hot pages. A
+ * resident `DomainIndex`, but what it holds in memory is every 64th name of each shard (≈ 0.5 B per domain), not ≈ 50 B
+ * per domain (format 2; ≈ 2 GB at Common Crawl's ≈ 40M domains); the operating system's page cache keeps the hot pages. A
  * lookup finds its block of 64 names in the sample, then reads the block's offsets and names (two reads). Opened by {@link open}, which
  * checks every file as `loadVersion` does (size and CRC32 in one streamed pass, headers, counts, shard order).
  * Holds three descriptors per shard until {@link close} (or until it is collected).
@@ -212,6 +212,8 @@ export class FileDomainIndex extends ShardedDomainIndex {
           if (refs.bitmaps.size < bitmapSetCountAt(n) + 4) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'domain-datasets.bin size mismatch', { shard: k });
           await readFully(bitmapsHandle!, mb, 4, bitmapSetCountAt(n));
           m = mb.readUInt32LE(0);
+          // the table of m offsets must fit: a wrong m would send reads past the file (or allocate for them)
+          if (refs.bitmaps.size < bitmapsLayout(n, 2, m).dataAt) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'domain-datasets.bin size mismatch', { shard: k });
         }
         const pv = readHeader(heads.postings, MAGIC.postings, 'postings.bin').v;
         const layout: ShardLayout = { domains, bitmaps: bitmapsLayout(n, bv, m), postings: { v: pv, ...postingsLayout(n, pv) } };

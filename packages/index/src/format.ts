@@ -668,8 +668,8 @@ export interface ShardSource {
 /**
  * The domain index of a version for a walk in dictionary order (the merger's): the same entries as
  * {@link DomainIndex}, but a shard is read only when one of its entries is asked for, and only that shard is
- * resident, so memory is one shard's files (≤ 2²⁰ domains by default), not the whole index (≈ 90 B per domain:
- * 3.6 GB at Common Crawl's ≈ 40M). Entry numbers come from the sizes, so routing an entry reads nothing. Each shard is
+ * resident, so memory is one shard's files (≤ 2²⁰ domains by default), not the whole index (≈ 50 B per domain in
+ * format 2: 2 GB at Common Crawl's ≈ 40M). Entry numbers come from the sizes, so routing an entry reads nothing. Each shard is
  * checked as it is read: against the sizes, and against the neighbours read before it for order. A walk in order
  * reads each shard once; random access works but may read a shard per call, and `indexOf` reads the shards its
  * binary search passes. Sync: the reader reads local files.

@@ -66,7 +66,7 @@ export interface IndexSourceOptions {
   pinnedBytes?: number;
   /**
    * How a version's domain index (dictionary, bitmaps, postings) is held: `resident` (default) — read into memory,
-   * ≈ 90 B per domain (≈ 3.6 GB a version at Common Crawl's ≈ 40M domains); `files` — read in place from the local
+   * ≈ 50 B per domain in format 2 (≈ 2 GB a version at Common Crawl's ≈ 40M domains); `files` — read in place from the local
    * shard files by positional reads (`FileDomainIndex`: the page cache keeps what is hot, the process every 64th
    * name, ≈ 0.5 B per domain). A store with local files (`dataDir` or a store with `localPath`, such as a directory)
    * is read in place; from any other store (S3) each version's shard files are first staged into `indexCacheDir`

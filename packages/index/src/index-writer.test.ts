@@ -84,6 +84,18 @@ describe('IndexWriter', () => {
       const files = shardsOf(list, { format, maxBytes: limit });
       expect(new DomainIndex(files).shardSizes()).toEqual([3, 3, 3]);
     }
+    // the fallbacks: keys that are not domain blocks (domains.bin in format 1), runs past row 2³² − 1 (postings.bin
+    // in format 1): the limit is the size of the files as written, so a 3-domain shard is cut at the same place
+    for (const [blockKeys, far] of [[false, false], [true, true], [false, true]] as const) {
+      const list = entries(9, blockKeys).map((e) => (far ? { ...e, postings: e.postings.map((p) => ({ ...p, first: p.first + 2 ** 32 })) } : e));
+      const [three] = shardsOf(list.slice(0, 3)) as [IndexShardFiles];
+      expect([formatOf(three.domains), formatOf(three.postings)]).toEqual([blockKeys ? 2 : 1, far ? 1 : 2]);
+      const limit = Math.max(three.domains.length, three.bitmaps.length, three.postings.length);
+      const files = shardsOf(list, { maxBytes: limit });
+      expect([blockKeys, far, new DomainIndex(files).shardSizes()]).toEqual([blockKeys, far, [3, 3, 3]]);
+      expect(Math.max(...files.flatMap((f) => [f.domains.length, f.bitmaps.length, f.postings.length]))).toBeLessThanOrEqual(limit);
+      list.forEach((e, i) => expect(new DomainIndex(files).postings(i)).toEqual(e.postings));
+    }
     expect(() => new IndexWriter(serialize, { maxBytes: 2 ** 32 })).toThrow(expect.objectContaining({ code: 'CCP_ERR_INDEX_FORMAT' }));
   });
 

@@ -59,7 +59,7 @@ export async function ingestCrawls(p: IngestParams): Promise<CrawlIngest[]> {
     const filter = compileFilter(filterSpec, { registeredDomainOf });
 
     // Plan every crawl first (the dataset registry has one writer: register datasets one after the other).
-    const runs: { ingest: CrawlIngest; plan: PlannedBlock[]; fingerprint: string; startBatches: number | undefined }[] = [];
+    const runs: { ingest: CrawlIngest; plan: PlannedBlock[]; fingerprint: string; startBatches: number | undefined; startRecords: number | undefined }[] = [];
     for (const crawl of p.crawls) {
       const dataset = p.crawls.length === 1 && config.dataset ? config.dataset : crawl;
       const { entries } = await loadClusterIdx(crawl, { localDir: config.clusterIdxDir, reader, signal });
@@ -68,7 +68,7 @@ export async function ingestCrawls(p: IngestParams): Promise<CrawlIngest[]> {
       const cp = await loadCheckpoint(store, dataset, fingerprint);
       const entry = await ensureDataset(store, dataset, crawl, new Date());
       const resumedAt = cp?.done ? plan.length : Math.min(cp?.nextPlanIndex ?? 0, plan.length);
-      runs.push({ ingest: { crawl, dataset, datasetId: entry.id, planned: plan.length, resumedAt, summary: null }, plan, fingerprint, startBatches: cp?.batchesPublished });
+      runs.push({ ingest: { crawl, dataset, datasetId: entry.id, planned: plan.length, resumedAt, summary: null }, plan, fingerprint, startBatches: cp?.batchesPublished, startRecords: cp?.recordsPublished });
       counters.blocksPlanned += plan.length;
       counters.blocksRead += resumedAt;
       log.info({ crawl, dataset, datasetId: entry.id, planned: plan.length, resumeAt: resumedAt }, resumedAt >= plan.length ? 'crawl already ingested' : 'plan ready');
@@ -117,7 +117,7 @@ export async function ingestCrawls(p: IngestParams): Promise<CrawlIngest[]> {
         r.ingest.summary = await runBatcher(
           {
             crawl: r.ingest.crawl, dataset: r.ingest.dataset, datasetId: r.ingest.datasetId, fingerprint: r.fingerprint, plan: r.plan,
-            startIndex: r.ingest.resumedAt, startBatches: r.startBatches, filter, targets, batchSize: config.batchSize, blockConcurrency: 4, publishWindow: 64, publishAttempts: 3,
+            startIndex: r.ingest.resumedAt, startBatches: r.startBatches, startRecords: r.startRecords, filter, targets, batchSize: config.batchSize, blockConcurrency: 4, publishWindow: 64, publishAttempts: 3,
           },
           {
             reader, publisher, store, clock: systemClock, signal,
