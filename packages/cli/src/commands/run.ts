@@ -58,7 +58,10 @@ export function registerRunCommand(program: Command): void {
     // On a terminal the bar shows progress and only warnings are logged; otherwise pino JSON at the chosen level.
     const level = tty && config.logLevel === 'info' ? 'warn' : config.logLevel;
     const log = createLogger({ service: 'run', level });
-    const shutdown = shutdownSignal((sig) => log.warn({ sig }, 'stopping'));
+    // on a terminal a plain line (the log there shows warnings only, as JSON); otherwise one log line per signal
+    const shutdown = shutdownSignal((sig) =>
+      tty ? void process.stderr.write(`\nStopping (${sig}); press Ctrl-C again to exit at once.\n`) : log.info({ sig }, 'stopping'),
+    );
     try {
       process.exitCode = await runEmbedded(
         { config, crawls: flags.crawl ?? null, port: flags.port, host: flags.host, exitAfterMerge: flags.exitAfterMerge === true },

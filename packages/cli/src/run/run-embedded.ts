@@ -95,7 +95,7 @@ export async function runEmbedded(opts: EmbeddedOptions, io: EmbeddedIo): Promis
       if (io.signal.aborted) resolve();
       io.signal.addEventListener('abort', () => resolve(), { once: true });
     });
-    log.info('stopping');
+    log.info('api closing');
     return 0;
   } catch (err) {
     progress?.stop();
