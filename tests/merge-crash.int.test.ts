@@ -5,9 +5,10 @@
 import { cp, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { canonicalizeUrl, layout, urlId, type IndexView, type ObjectStore } from '@ccpipe/core';
-import { FsObjectStore, closeDuckDbParquetEngine, writeParquetPart, type PartRow } from '@ccpipe/adapters';
+import type { IndexView, ObjectStore } from '@ccpipe/core';
+import { FsObjectStore, closeDuckDbParquetEngine } from '@ccpipe/adapters';
 import { openIndexSource } from '@ccpipe/index';
+import { partRow, putBatch } from './support/batches';
 import { killAll, spawnCcpipe, type CcpipeProcess } from './support/processes';
 
 const procs: CcpipeProcess[] = [];
@@ -30,21 +31,11 @@ async function newDir(): Promise<string> {
   return d;
 }
 
-/** Batch `id` of dataset 1: `n` captures over 1,500 domains (all 256 lake partitions), the way a worker writes it. */
-async function putBatch(store: ObjectStore, id: string, n: number, ts: string, from = 0): Promise<void> {
-  const rows: PartRow[] = Array.from({ length: n }, (_, k) => {
-    const i = from + k;
-    const c = canonicalizeUrl(`https://www.site${i % 1500}.example/page/${i}`);
-    return {
-      datasetId: 1, urlId: urlId(c.url), url: c.url, rawUrl: c.url, host: c.host, domain: c.domain ?? c.host, privateDomain: c.privateDomain, surt: c.surt,
-      timestamp: ts, status: 200, mime: 'text/html', charset: null, languages: null, title: `page ${i}`, text: 'body', contentLength: 10, outlinks: [],
-      warcFilename: 'crawl-data/x.warc.gz', warcOffset: i * 1000, warcLength: 900, digest: 'AAAA',
-    };
-  });
+/** Batch `id` of dataset 1: `n` captures over 1,500 domains (all 256 lake partitions), sorted as a worker writes them. */
+async function putCaptures(store: ObjectStore, id: string, n: number, ts: string, from = 0): Promise<void> {
+  const rows = Array.from({ length: n }, (_, k) => partRow(1, `https://www.site${(from + k) % 1500}.example/page/${from + k}`, ts, { title: `page ${from + k}`, warcOffset: (from + k) * 1000 }));
   rows.sort((a, b) => (a.domain < b.domain ? -1 : a.domain > b.domain ? 1 : a.url < b.url ? -1 : a.url > b.url ? 1 : 0));
-  const part = layout.batchPart(1, id);
-  await store.put(part, await writeParquetPart(rows, { engine: 'duckdb' }));
-  await store.put(layout.batchMarker(1, id), Buffer.from(JSON.stringify({ v: 1, batchId: id, datasetId: 1, rows: rows.length, part })));
+  await putBatch(store, 1, id, rows);
 }
 
 /**
@@ -90,12 +81,12 @@ describe('ccpipe merge killed with SIGKILL', () => {
     // one data dir, copied per kill point: a first merge of two batches, then a third batch (new and recaptured URLs)
     const base = await newDir();
     const store = new FsObjectStore({ root: base });
-    await putBatch(store, 'b1', 30_000, '20300101000000');
-    await putBatch(store, 'b2', 30_000, '20300102000000', 30_000);
+    await putCaptures(store, 'b1', 30_000, '20300101000000');
+    await putCaptures(store, 'b2', 30_000, '20300102000000', 30_000);
     expect(await merge(base)).toEqual({ code: 0, signal: null });
     const v1 = await manifestOf(base);
     expect(v1).toMatchObject({ current: 'v000001' });
-    await putBatch(store, 'b3', 20_000, '20300103000000', 50_000); // 10,000 recaptures of b2's URLs, 10,000 new
+    await putCaptures(store, 'b3', 20_000, '20300103000000', 50_000); // 10,000 recaptures of b2's URLs, 10,000 new
 
     const clean = await newDir();
     await cp(base, clean, { recursive: true });

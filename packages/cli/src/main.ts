@@ -6,6 +6,7 @@ import { registerMergeCommand } from './commands/merge';
 import { registerApiCommand } from './commands/api';
 import { registerRunCommand } from './commands/run';
 import { registerStatusCommand } from './commands/status';
+import { registerVerifyCommand } from './commands/verify';
 
 /** Builds the `ccpipe` command tree. Commands only parse arguments and call the services' mains. */
 export function buildProgram(): Command {
@@ -20,6 +21,7 @@ export function buildProgram(): Command {
   registerApiCommand(program);
   registerRunCommand(program);
   registerStatusCommand(program);
+  registerVerifyCommand(program);
   return program;
 }
 

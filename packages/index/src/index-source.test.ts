@@ -1,34 +1,24 @@
 import { mkdir, readdir, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { canonicalizeUrl, layout, urlId, type ObjectStore } from '@ccpipe/core';
-import { MemoryObjectStore, closeDuckDbParquetEngine, writeParquetPart, type PartRow } from '@ccpipe/adapters';
+import type { ObjectStore } from '@ccpipe/core';
+import { MemoryObjectStore, closeDuckDbParquetEngine, type PartRow } from '@ccpipe/adapters';
 import { indexLayout } from './format';
 import { openIndexSource } from './index-source';
 import { runMerge, type MergeOptions } from './run-merge';
 import { tempDirEach } from '../../../tests/support/temp-dir';
+import { partRow, putBatch } from '../../../tests/support/batches';
 
 afterAll(() => closeDuckDbParquetEngine());
 
-function row(raw: string, ts: string): PartRow {
-  const c = canonicalizeUrl(raw);
-  return {
-    datasetId: 1, urlId: urlId(c.url), url: c.url, rawUrl: raw, host: c.host, domain: c.domain ?? c.host, privateDomain: c.privateDomain, surt: c.surt,
-    timestamp: ts, status: 200, mime: 'text/html', charset: null, languages: null, title: 't', text: null, contentLength: 10, outlinks: [],
-    warcFilename: 'crawl-data/x.warc.gz', warcOffset: 0, warcLength: 100, digest: 'AAAA',
-  };
-}
+const row = (raw: string, ts: string): PartRow => partRow(1, raw, ts, { title: 't', text: null });
 
-async function putBatch(s: ObjectStore, id: string, urls: string[], ts = '20300101000000'): Promise<void> {
-  const part = layout.batchPart(1, id);
-  await s.put(part, await writeParquetPart(urls.map((u) => row(u, ts)), { engine: 'duckdb' }));
-  await s.put(layout.batchMarker(1, id), Buffer.from(JSON.stringify({ v: 1, batchId: id, datasetId: 1, rows: urls.length, part })));
-}
+const putUrls = async (s: ObjectStore, id: string, urls: string[], ts = '20300101000000'): Promise<void> => putBatch(s, 1, id, urls.map((u) => row(u, ts)));
 
 /** A memory store holding version v000001 of `urls` (batch b1), and the merge options that made it. */
 async function oneVersion(urls: string[], over: Partial<MergeOptions> = {}): Promise<{ store: MemoryObjectStore; merge: MergeOptions }> {
   const store = new MemoryObjectStore();
   const merge: MergeOptions = { store, rowGroupSize: 2048, keepVersions: 3, graceMs: 0, ...over };
-  await putBatch(store, 'b1', urls);
+  await putUrls(store, 'b1', urls);
   await runMerge(merge);
   return { store, merge };
 }
@@ -84,7 +74,7 @@ describe('openIndexSource', () => {
         expect(root).toMatch(/^ccpipe-index-/);
         expect(await cached()).toEqual(shardFiles('v000001', 2).map((k) => `${root}/v000001-1/${k}`));
 
-        await putBatch(store, 'b2', ['https://e.example/'], '20300102000000');
+        await putUrls(store, 'b2', ['https://e.example/'], '20300102000000');
         await runMerge(merge); // keepVersions 1: v000001 leaves the manifest
         const v2 = (await staged.current())!;
         expect(v1.domain('a.example')).not.toBeNull(); // within the grace period a request holding v1 still reads
@@ -107,7 +97,7 @@ describe('openIndexSource', () => {
       const staged = await openIndexSource({ store, pollMs: 0, indexReads: 'files', indexCacheDir: cache, onError: () => undefined });
       try {
         const v1 = (await staged.current())!;
-        await putBatch(store, 'b2', ['https://c.example/'], '20300102000000');
+        await putUrls(store, 'b2', ['https://c.example/'], '20300102000000');
         await runMerge(merge);
         const key = indexLayout.versionFile('v000002', 'postings-0001.bin');
         const b = Buffer.from((await store.get(key))!);
@@ -135,7 +125,7 @@ describe('openIndexSource', () => {
         const keys: string[] = [];
         for await (const o of store.list('')) keys.push(o.key);
         for (const k of keys) await store.delete(k);
-        await putBatch(store, 'c1', ['https://a.example/9', 'https://a.example/8', 'https://z.example/'], '20300105000000');
+        await putUrls(store, 'c1', ['https://a.example/9', 'https://a.example/8', 'https://z.example/'], '20300105000000');
         expect((await runMerge(merge)).version).toBe('v000001');
         const v = (await staged.current())!;
         expect(v).not.toBe(old);
@@ -151,7 +141,7 @@ describe('openIndexSource', () => {
       const { store, merge } = await oneVersion(['https://a.example/1'], { keepVersions: 1 });
       const staged = await openIndexSource({ store, pollMs: 0, indexReads: 'files', indexCacheDir: cache, retireGraceMs: 60_000 });
       const v1 = (await staged.current())!;
-      await putBatch(store, 'b2', ['https://b.example/'], '20300102000000');
+      await putUrls(store, 'b2', ['https://b.example/'], '20300102000000');
       await runMerge(merge);
       expect((await staged.current())!.version).toBe('v000002');
       expect(v1.domain('a.example')).not.toBeNull(); // retired, waiting out its grace period
@@ -187,7 +177,7 @@ describe('openIndexSource', () => {
       const store = new MemoryObjectStore();
       const merge: MergeOptions = { store, rowGroupSize: 2048, keepVersions: 5, graceMs: 0 };
       for (const [i, id] of ['b1', 'b2', 'b3'].entries()) {
-        await putBatch(store, id, [`https://a${i}.example/`]);
+        await putUrls(store, id, [`https://a${i}.example/`]);
         await runMerge(merge);
       }
       // room for one version's copies, far more than the name samples a view holds in memory
@@ -276,7 +266,7 @@ describe('openIndexSource', () => {
       const keys: string[] = [];
       for await (const o of store.list('')) keys.push(o.key);
       for (const k of keys) await store.delete(k);
-      await putBatch(store, 'c1', ['https://a.example/9', 'https://b.example/y'], '20300105000000');
+      await putUrls(store, 'c1', ['https://a.example/9', 'https://b.example/y'], '20300105000000');
       expect((await runMerge(merge)).version).toBe('v000001');
       const v = await source.current();
       expect(v!.version).toBe('v000001');
@@ -292,7 +282,7 @@ describe('openIndexSource', () => {
     const replica = await openIndexSource({ store, pollMs: 60_000 });
     try {
       expect((await replica.current())!.version).toBe('v000001');
-      await putBatch(store, 'b2', ['https://a.example/2']);
+      await putUrls(store, 'b2', ['https://a.example/2']);
       expect((await runMerge(merge)).version).toBe('v000002'); // another replica serves it already
       const pinned = await replica.at('v000002');
       expect(pinned?.version).toBe('v000002');
@@ -314,7 +304,7 @@ describe('openIndexSource', () => {
       const warmed = warm.cacheStats()!.misses;
       expect(warmed).toBeGreaterThan(0); // the warm-up decoded row groups
       // a flip is not warmed: requests waiting for the new version never wait on lake reads
-      await putBatch(store, 'b2', ['https://d.example/z']);
+      await putUrls(store, 'b2', ['https://d.example/z']);
       await runMerge(merge);
       expect((await warm.current())!.version).toBe('v000002');
       expect(warm.cacheStats()!.misses).toBe(warmed);
@@ -361,7 +351,7 @@ describe('openIndexSource', () => {
     const clock = jest.spyOn(Date, 'now').mockImplementation(() => now);
     try {
       for (const [i, id] of ['b1', 'b2', 'b3'].entries()) {
-        await putBatch(store, id, [`https://a.example/${i}`]);
+        await putUrls(store, id, [`https://a.example/${i}`]);
         await runMerge(merge);
         await source.current();
       }
@@ -394,7 +384,7 @@ describe('openIndexSource', () => {
     const source = await openIndexSource({ store: watchedStore(store, loads), pollMs: 1000 });
     try {
       expect((await source.current())!.version).toBe('v000001');
-      await putBatch(store, 'b2', ['https://a.example/2']);
+      await putUrls(store, 'b2', ['https://a.example/2']);
       await runMerge(merge);
       const early = (await source.at('v000002'))!; // a pinned page on a replica that has not polled yet
       expect((await source.current())!.version).toBe('v000001');
@@ -422,7 +412,7 @@ describe('openIndexSource', () => {
     const serving = await openIndexSource({ store: slow, pollMs: 0, serveWhileLoading: true });
     try {
       expect((await serving.current())!.version).toBe('v000001'); // nothing to serve yet: the first load is awaited
-      await putBatch(store, 'b2', ['https://a.example/2']);
+      await putUrls(store, 'b2', ['https://a.example/2']);
       await runMerge(merge);
       let waited = false;
       const blocked = waiting.current().then((v) => ((waited = true), v));

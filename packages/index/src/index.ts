@@ -12,4 +12,5 @@ export {
 } from './format';
 export { ParquetLakeReader, type ParquetLakeReaderOptions, type LakeReads, type LakeUrlRow, type LakeCaptureRow } from './lake-reader';
 export { buildLocator, decodeLocator, type LakeLocator } from './lake-locator';
+export { verifyVersion, type VerifyProblem, type VerifyResult } from './verify';
 export { initZstd, type ZstdDecoder } from './zstd';

@@ -1,13 +1,14 @@
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { canonicalizeUrl, layout, urlId, type ObjectStore } from '@ccpipe/core';
-import { FsObjectStore, MemoryObjectStore, S3ObjectStore, closeDuckDbParquetEngine, writeParquetPart, type PartRow } from '@ccpipe/adapters';
+import { canonicalizeUrl, urlId, type ObjectStore } from '@ccpipe/core';
+import { FsObjectStore, MemoryObjectStore, S3ObjectStore, closeDuckDbParquetEngine, type PartRow } from '@ccpipe/adapters';
 import { S3RVER_CREDENTIALS, startS3TestServer } from '@ccpipe/adapters/store/s3-test-server';
 import { startApi } from '@ccpipe/api';
 import { openIndexSource } from './index-source';
 import type { LakeIndexView } from './lake-index-view';
 import { runMerge } from './run-merge';
+import { putBatch } from '../../../tests/support/batches';
 
 // The read side over real merges: a client walks a domain's URLs while a merge adds URLs to the same
 // (domain, dataset). Lake files are read through the ObjectStore only (no dataDir), also from a MemoryObjectStore.
@@ -33,11 +34,6 @@ function row(raw: string, i: number): PartRow {
   };
 }
 
-async function putBatch(s: ObjectStore, id: string, rows: PartRow[]): Promise<void> {
-  const part = layout.batchPart(1, id);
-  await s.put(part, await writeParquetPart(rows, { engine: 'duckdb' }));
-  await s.put(layout.batchMarker(1, id), Buffer.from(JSON.stringify({ v: 1, batchId: id, datasetId: 1, rows: rows.length, part })));
-}
 
 const url = (i: number): string => `https://www.example.com/p/${String(i).padStart(5, '0')}`;
 const merge = async (): Promise<string> => {
@@ -65,14 +61,14 @@ describe('LakeIndexView over merged versions, read through the ObjectStore', () 
   const v2Urls = [...v1Urls, ...added];
 
   it('a walk pinned to its version sees exactly that version while a merge adds URLs to the same domain; a fresh walk sees the new set', async () => {
-    await putBatch(store, 'b1', v1Urls.map(row));
+    await putBatch(store, 1, 'b1', v1Urls.map(row));
     const v1 = await merge();
     const src = await openIndexSource({ store, pollMs: 0 });
     try {
       let v2 = '';
       const pinned = await walk(() => src.at(v1), 300, async (page) => {
         if (page !== 3) return;
-        await putBatch(store, 'b2', added.map((u, i) => row(u, i + 7)));
+        await putBatch(store, 1, 'b2', added.map((u, i) => row(u, i + 7)));
         v2 = await merge();
         expect((await src.current())!.version).toBe(v2);
       });
@@ -98,7 +94,7 @@ describe('LakeIndexView over merged versions, read through the ObjectStore', () 
       const more = Array.from({ length: 700 }, (_, i) => url(20_000 + i));
       for (let off = 0, page = 0; off < v2Urls.length + more.length; off += 400, page++) {
         if (page === 4) {
-          await putBatch(store, 'b3', more.map((u, i) => row(u, i)));
+          await putBatch(store, 1, 'b3', more.map((u, i) => row(u, i)));
           v3 = await merge();
           sets.set(v3, [...v2Urls, ...more]); // a third run
         }

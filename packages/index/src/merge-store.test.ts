@@ -1,10 +1,11 @@
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { canonicalizeUrl, layout, urlId, urlIdHex, type ObjectStore } from '@ccpipe/core';
-import { FsObjectStore, MemoryObjectStore, closeDuckDbParquetEngine, writeParquetPart, type PartRow } from '@ccpipe/adapters';
+import { layout, urlId, urlIdHex, type ObjectStore } from '@ccpipe/core';
+import { FsObjectStore, MemoryObjectStore, closeDuckDbParquetEngine, type PartRow } from '@ccpipe/adapters';
 import { readParquetRows } from '../../../tests/support/parquet';
 import { RecordingStore } from '../../../tests/support/recording-store';
+import { partRow, putBatch } from '../../../tests/support/batches';
 import { indexLayout, type LakeFileEntry } from './format';
 import { openIndexSource } from './index-source';
 import { LAKE_API_COLUMNS, LAKE_LEAN_COLUMNS } from './lake-write';
@@ -15,20 +16,7 @@ afterAll(async () => {
   await closeDuckDbParquetEngine();
 });
 
-function row(datasetId: number, raw: string, ts: string, over: Partial<PartRow> = {}): PartRow {
-  const c = canonicalizeUrl(raw);
-  return {
-    datasetId, urlId: urlId(c.url), url: c.url, rawUrl: raw, host: c.host, domain: c.domain ?? c.host, privateDomain: c.privateDomain, surt: c.surt,
-    timestamp: ts, status: 200, mime: 'text/html', charset: null, languages: null, title: `t ${ts}`, text: null, contentLength: 10, outlinks: [],
-    warcFilename: 'crawl-data/x.warc.gz', warcOffset: 0, warcLength: 100, digest: 'AAAA', ...over,
-  };
-}
-
-async function putBatch(s: ObjectStore, datasetId: number, id: string, rows: PartRow[]): Promise<void> {
-  const part = layout.batchPart(datasetId, id);
-  await s.put(part, await writeParquetPart(rows, { engine: 'duckdb' }));
-  await s.put(layout.batchMarker(datasetId, id), Buffer.from(JSON.stringify({ v: 1, batchId: id, datasetId, rows: rows.length, part })));
-}
+const row = (datasetId: number, raw: string, ts: string, over: Partial<PartRow> = {}): PartRow => partRow(datasetId, raw, ts, { text: null, ...over });
 
 /** A MemoryObjectStore that records which keys were read by range (the staging path). */
 

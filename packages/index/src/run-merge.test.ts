@@ -1,9 +1,10 @@
 import { mkdtemp, rm, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { canonicalizeUrl, layout, urlId, urlIdHex, type ObjectStore } from '@ccpipe/core';
-import { FsObjectStore, closeDuckDbParquetEngine, writeParquetPart, type PartRow } from '@ccpipe/adapters';
+import { layout, urlId, urlIdHex, type ObjectStore } from '@ccpipe/core';
+import { FsObjectStore, closeDuckDbParquetEngine } from '@ccpipe/adapters';
 import { parquetShape, readParquetRows } from '../../../tests/support/parquet';
+import { partRow, putBatch } from '../../../tests/support/batches';
 import { crcOf, indexLayout, type IndexManifest, type LakeFileEntry } from './format';
 import { openIndexSource } from './index-source';
 import { pendingMerge, runMerge, type MergeOptions } from './run-merge';
@@ -24,21 +25,7 @@ afterAll(async () => {
   await closeDuckDbParquetEngine();
 });
 
-function row(datasetId: number, raw: string, ts: string, over: Partial<PartRow> = {}): PartRow {
-  const c = canonicalizeUrl(raw);
-  return {
-    datasetId, urlId: urlId(c.url), url: c.url, rawUrl: raw, host: c.host, domain: c.domain ?? c.host, privateDomain: c.privateDomain, surt: c.surt,
-    timestamp: ts, status: 200, mime: 'text/html', charset: null, languages: null, title: `t ${ts}`, text: 'body', contentLength: 10, outlinks: [],
-    warcFilename: 'crawl-data/x.warc.gz', warcOffset: 0, warcLength: 100, digest: 'AAAA', ...over,
-  };
-}
-
-/** Writes one completed batch the way processBatch does: part, then the marker last. */
-async function putBatch(s: ObjectStore, datasetId: number, id: string, rows: PartRow[]): Promise<void> {
-  const part = layout.batchPart(datasetId, id);
-  await s.put(part, await writeParquetPart(rows, { engine: 'duckdb' }));
-  await s.put(layout.batchMarker(datasetId, id), Buffer.from(JSON.stringify({ v: 1, batchId: id, datasetId, rows: rows.length, part })));
-}
+const row = partRow;
 
 const opts = (over: Partial<MergeOptions> = {}): MergeOptions => ({
   store, dataDir: dir, rowGroupSize: 2048, keepVersions: 2, graceMs: 60_000, now: () => new Date(clock), ...over,
