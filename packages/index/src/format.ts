@@ -967,10 +967,12 @@ class IndexShardWriter {
         return build();
       };
     };
+    // each offset table ends with the offset past its last entry (u64 in format 1, u32 in format 2)
+    for (const [sink, end] of [[this.nameOffs, this.names.length], [this.bitmapOffs, this.bitmaps.length], [this.recOffs, this.recCount]] as const) {
+      if (this.format === 1) sink.u64(end);
+      else sink.u32(end);
+    }
     if (this.format === 1) {
-      this.nameOffs.u64(this.names.length);
-      this.bitmapOffs.u64(this.bitmaps.length);
-      this.recOffs.u64(this.recCount);
       return {
         domains: once('domains', () => {
           const d64 = drained(this.d64);
@@ -980,9 +982,6 @@ class IndexShardWriter {
         postings: once('postings', () => assemble(header(MAGIC.postings, n, 1), [this.recOffs, this.recs])),
       };
     }
-    this.nameOffs.u32(this.names.length);
-    this.bitmapOffs.u32(this.bitmaps.length);
-    this.recOffs.u32(this.recCount);
     return {
       domains: once('domains', () => {
         const d64 = drained(this.d64);
