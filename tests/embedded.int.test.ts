@@ -142,6 +142,19 @@ describe('ccpipe run over cc-mirror-dev (both crawls)', () => {
   }, 300_000);
 });
 
+describe('ccpipe run --max-blocks', () => {
+  it('samples the first N blocks of the crawl: plans, reads and indexes those only', async () => {
+    const crawl = DEV_CRAWLS[0];
+    const p = startRun(['--data', await newDataDir(), '--port', '0', '--base-url', mirror!.url, '--crawl', crawl, '--max-blocks', '3', '--extract-threads', '1', '--exit-after-merge']);
+    expect((await p.exited).code).toBe(0);
+    expect(logLine(p, 'plan ready')).toMatchObject({ crawl, planned: 3, resumeAt: 0 });
+    const merged = logLine(p, 'merged')!;
+    // three blocks of ≈ 50 CDX lines: some captures, far fewer than the crawl's
+    expect(merged['rowsIn']).toBeGreaterThan(0);
+    expect(merged['rowsIn']).toBeLessThan(oracle.crawls[crawl]!.kept_captures / 4);
+  }, 300_000);
+});
+
 describe('ccpipe run with its port taken', () => {
   it('fails before it ingests anything, naming the port', async () => {
     const busy = createServer();

@@ -8,6 +8,7 @@ import { CC_MIRROR_DEV, DEV_CRAWLS, loadOracle } from '../../../tests/support/co
 import { openDuck, queryRows } from './duck';
 import { indexLayout, type LakeFileEntry } from './format';
 import { openIndexSource } from './index-source';
+import { partitionOf } from './domain-ids';
 import { runMerge } from './run-merge';
 import { devBatches } from '../../../tests/support/dev-batches';
 import { readParquetRows } from '../../../tests/support/parquet';
@@ -113,6 +114,16 @@ describe('runMerge over cc-mirror-dev batches written by the worker', () => {
         expect(rows.map((r) => [Number(r['dataset_id']), Number(r['n']), Number(r['u'])])).toEqual(
           v.datasets().map((d) => [d.datasetId, d.urlCount, d.urlCount]),
         );
+        // domain_prefix, the other hive key, is each domain's partition: one per domain, the one its domain64 gives
+        const prefixes = await queryRows(
+          conn,
+          `SELECT domain, min(domain_prefix) AS p, count(DISTINCT domain_prefix) AS k FROM read_parquet('${dir}/urls/*/*/*.parquet', hive_partitioning = true) GROUP BY 1`,
+        );
+        expect(prefixes.length).toBe(new Set(DEV_CRAWLS.flatMap((c) => Object.keys(oracle.crawls[c]!.domains))).size);
+        for (const r of prefixes) {
+          const found = v.domain(r['domain'] as string)!;
+          expect([r['domain'], Number(r['k']), r['p']]).toEqual([r['domain'], 1, partitionOf(BigInt(`0x${found.domain64.replace(/:/g, '')}`))]);
+        }
       } finally {
         conn.closeSync();
         db.closeSync();
