@@ -23,7 +23,8 @@
 // keep-alive loop over an undici Pool, each of C workers sending one request at a time. Latency is measured at the
 // client (send → last body byte). Before any warm-up, "cold" sends 300 (BENCH_COLD) first-page requests for distinct random
 // one-URL domains at concurrency 1 (footer + row-group reads on first touch). 2 shared cores and other jobs
-// running: read the ratios, and p99 is noisy.
+// running: read the ratios, and p99 is noisy. With Debian's `wrk` installed, the two goal routes are measured again by
+// it against the same server (BENCH_WRK=0 skips, BENCH_WRK_SECONDS=10).
 //   node bench/api.bench.js [memory|lake|all=all] [domains=1000000] [requests=20000]
 //   node bench/api.bench.js reads [domains=1000000]   (in-process first touches of row groups; BENCH_READ_VARIANTS=
 //     locator+flat,footer+flat,locator+hyparquet by default: layout source + decoder, see docs/index-format.md)
@@ -336,6 +337,40 @@ async function memoryServer(n) {
   await serve(new MemoryIndexSource(view), { buildMs, heapMb });
 }
 
+/**
+ * The two goal routes measured again by wrk (Debian's `wrk`, when installed; BENCH_WRK=0 skips it) against the same
+ * server: an independent load tool, so the figures do not rest on this file's client alone. One wrk thread, 1 and 8
+ * connections, BENCH_WRK_SECONDS (default 10) each, paths drawn from the same generators (10,000 per route, cycled).
+ */
+function wrkRows(url, paths) {
+  const { spawnSync } = require('node:child_process');
+  const { writeFileSync } = require('node:fs');
+  if (process.env.BENCH_WRK === '0' || spawnSync('wrk', ['--version']).error) return [];
+  const seconds = Number(process.env.BENCH_WRK_SECONDS || 10);
+  const ms = (v, unit) => Number(v) * ({ us: 1e-3, ms: 1, s: 1e3 }[unit] ?? NaN);
+  const out = [];
+  for (const name of ['domain', 'urls page 1 (limit 100)']) {
+    const dir = mkdtempSync(join(tmpdir(), 'ccpipe-wrk-'));
+    try {
+      const list = Array.from({ length: 10_000 }, () => JSON.stringify(paths[name]())).join(',');
+      writeFileSync(join(dir, 'paths.lua'), `local paths = {${list}}\nlocal i = 0\nrequest = function()\n  i = i + 1\n  return wrk.format("GET", paths[(i % #paths) + 1])\nend\n`);
+      for (const connections of [1, 8]) {
+        const r = spawnSync('wrk', ['-t1', `-c${connections}`, `-d${seconds}s`, '--latency', '-s', join(dir, 'paths.lua'), url], { encoding: 'utf8' });
+        const q = (p) => {
+          const m = new RegExp(`^\\s+${p}%\\s+([\\d.]+)(us|ms|s)\\s*$`, 'm').exec(r.stdout);
+          return m ? ms(m[1], m[2]) : NaN;
+        };
+        const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(r.stdout)?.[1] ?? NaN);
+        if (/Non-2xx/.test(r.stdout)) throw new Error(`wrk ${name}: non-2xx answers\n${r.stdout}`);
+        out.push({ name, connections, seconds, p50: q(50), p99: q(99), rps });
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  return out;
+}
+
 async function client(mode, arg) {
   const child = fork(__filename, ['--server', mode, arg], { execArgv: ['--expose-gc'], stdio: 'inherit' });
   try {
@@ -443,6 +478,7 @@ async function load(mode, child) {
         `${f ? `${(r.p50 / f.p50).toFixed(2).padStart(10)}×` : ''}`,
     );
   }
+  const byWrk = wrkRows(ready.url, paths);
   const { stats, rssMb } = await ask('stats');
   if (stats) console.log(`\ncache: ${JSON.stringify(stats)}, server RSS ${rssMb} MB`);
   else console.log(`\nserver RSS ${rssMb} MB`);
@@ -450,6 +486,9 @@ async function load(mode, child) {
     const d = rows.find((r) => r.name === 'domain' && r.concurrency === c);
     const u = rows.find((r) => r.name === 'urls page 1 (limit 100)' && r.concurrency === c);
     console.log(`${mode} goals at concurrency ${c}: /v1/domain p99 ${d.p99.toFixed(2)} ms (≤ 2), first URL page p99 ${u.p99.toFixed(2)} ms (≤ 20), p95 ${u.p95.toFixed(2)} ms (spec < 30)`);
+  }
+  for (const w of byWrk) {
+    console.log(`${mode} by wrk (an independent load tool, ${w.connections} connection(s), ${w.seconds} s): ${w.name} p50 ${w.p50.toFixed(3)} ms, p99 ${w.p99.toFixed(3)} ms, ${w.rps.toFixed(0)} req/s`);
   }
   await pool.close();
   child.send('close');
