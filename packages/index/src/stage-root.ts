@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, readFile, readdir, realpath, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, readdir, realpath, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { CcpError } from '@ccpipe/core';
@@ -55,7 +55,7 @@ export async function openStageRoot(base: string, opts: StageRootOptions = {}): 
     parent = await realpath(base);
     dir = await mkdtemp(join(parent, prefix));
     live.add(dir);
-    await writeFile(join(dir, OWNER), owner);
+    await writeOwner(dir, owner);
   } catch (err) {
     if (dir !== undefined) {
       live.delete(dir);
@@ -68,7 +68,7 @@ export async function openStageRoot(base: string, opts: StageRootOptions = {}): 
   const touch = async (): Promise<number | null> => {
     try {
       await mkdir(own, { recursive: true });
-      await writeFile(join(own, OWNER), owner);
+      await writeOwner(own, owner);
       return (await stat(join(own, OWNER))).mtimeMs;
     } catch {
       return null;
@@ -126,4 +126,15 @@ export async function openStageRoot(base: string, opts: StageRootOptions = {}): 
       return closed;
     },
   };
+}
+
+/**
+ * Writes the owner file whole or not at all (a temp file renamed over it): a process that dies mid-write (a full
+ * disk) leaves the previous owner file, which still says whose the directory is, never an empty one no sweep could
+ * read.
+ */
+async function writeOwner(dir: string, owner: string): Promise<void> {
+  const tmp = join(dir, `${OWNER}.tmp`);
+  await writeFile(tmp, owner);
+  await rename(tmp, join(dir, OWNER));
 }

@@ -1,5 +1,6 @@
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { CcpError } from '@ccpipe/core';
 import { FsObjectStore, closeDuckDbParquetEngine } from '@ccpipe/adapters';
 import { partRow, putBatch } from '../../../tests/support/batches';
 import { tempDirEach } from '../../../tests/support/temp-dir';
@@ -37,8 +38,15 @@ describe('verifyVersion (ccpipe verify)', () => {
     expect(new Set(read)).toEqual(new Set([...files.flatMap((f) => [f.key, f.locator!.key]), ...read.filter((k) => k.startsWith('index/v000002/'))]));
     // an older version kept by the manifest, by name; one it does not keep is an error, not a pass
     expect((await verifyVersion(store, { version: 'v000001' })).problems).toEqual([]);
-    await expect(verifyVersion(store, { version: 'v000009' })).rejects.toMatchObject({ code: 'CCP_ERR_INDEX_MISSING' });
-    expect(await verifyVersion(new FsObjectStore({ root: join(dir, 'empty') }))).toMatchObject({ version: null, problems: [] });
+    // nothing to check is not a pass: a version the manifest does not keep, no version at all (a wrong --data, a copy
+    // that lost its manifest), an unreadable manifest
+    const manifest = indexLayout.manifest();
+    expect((await verifyVersion(store, { version: 'v000009' })).problems).toEqual([
+      { key: manifest, code: 'CCP_ERR_INDEX_MISSING', message: 'the manifest does not keep v000009 (it keeps: v000001, v000002)' },
+    ]);
+    expect(await verifyVersion(new FsObjectStore({ root: join(dir, 'empty') }))).toMatchObject({ version: null, problems: [{ key: manifest, code: 'CCP_ERR_INDEX_MISSING' }] });
+    await writeFile(join(dir, manifest), '{');
+    expect((await verifyVersion(store)).problems).toEqual([{ key: manifest, code: 'CCP_ERR_INDEX_FORMAT', message: expect.any(String) }]);
   });
 
   it('names each damaged or missing file: a flipped byte in a lake file, a lost locator, a damaged shard file', async () => {
@@ -58,6 +66,15 @@ describe('verifyVersion (ccpipe verify)', () => {
         { key: files[1]!.locator!.key, code: 'CCP_ERR_INDEX_MISSING', message: 'file is missing' },
         { key: indexLayout.versionFile('v000002', 'postings-0000.bin'), code: 'CCP_ERR_INDEX_CRC', message: expect.stringMatching(/^size /) },
       ].sort((a, b) => (a.key < b.key ? -1 : 1)),
+    );
+    // a store failing on one file is that file's problem; the others are still checked and reported
+    const failing = Object.assign(Object.create(store) as FsObjectStore, {
+      getRange: (key: string, offset: number, length: number) =>
+        key === files[2]!.key ? Promise.reject(new CcpError('CCP_ERR_STORE_IO', 'connection reset')) : store.getRange(key, offset, length),
+    });
+    const partial = await verifyVersion(failing);
+    expect(partial.problems.map((p) => [p.key, p.code])).toEqual(
+      [...r.problems.map((p) => [p.key, p.code]), [files[2]!.key, 'CCP_ERR_STORE_ACCESS']].sort((a, b) => (a[0]! < b[0]! ? -1 : 1)),
     );
     // a damaged version.json stops there: nothing it lists can be trusted
     await writeFile(join(dir, indexLayout.toc('v000002')), '{}');

@@ -1,5 +1,5 @@
 import { crc32 } from 'node:zlib';
-import { runLanes, type ObjectStore } from '@ccpipe/core';
+import { CcpError, runLanes, type ObjectStore } from '@ccpipe/core';
 import { IndexFormatError, indexLayout, parseJson, type LakeFileEntry } from './format';
 import { readManifest, readVersionToc } from './version-files';
 
@@ -7,8 +7,11 @@ import { readManifest, readVersionToc } from './version-files';
 export interface VerifyProblem {
   /** Its store key. */
   key: string;
-  /** CCP_ERR_INDEX_MISSING: gone; CCP_ERR_INDEX_CRC: another size or CRC32 than recorded; CCP_ERR_INDEX_FORMAT: unreadable JSON. */
-  code: 'CCP_ERR_INDEX_MISSING' | 'CCP_ERR_INDEX_CRC' | 'CCP_ERR_INDEX_FORMAT';
+  /**
+   * CCP_ERR_INDEX_MISSING: gone (or no version to check); CCP_ERR_INDEX_CRC: another size or CRC32 than recorded;
+   * CCP_ERR_INDEX_FORMAT: unreadable JSON; CCP_ERR_STORE_ACCESS: the store failed while reading it.
+   */
+  code: 'CCP_ERR_INDEX_MISSING' | 'CCP_ERR_INDEX_CRC' | 'CCP_ERR_INDEX_FORMAT' | 'CCP_ERR_STORE_ACCESS';
   message: string;
 }
 
@@ -34,18 +37,35 @@ const CHUNK = 8 << 20;
  * the manifest's CRC32, each index file against version.json, each lake file and row-group locator against files.json
  * (size and CRC32). The API checks index files when it loads a version but reads lake files only by the row groups a
  * page needs, so this is how a whole lake is checked — after copying it, or on a schedule. Memory is one chunk per
- * lane. `version` defaults to the current one. @throws IndexFormatError CCP_ERR_INDEX_MISSING when `version` is not
- * in the manifest; store errors (other than a missing file) as they come
+ * lane. `version` defaults to the current one. Never throws for what it finds: an unreadable or empty manifest, a
+ * version the manifest does not keep, and a store failure on one file are problems too (the other files are still
+ * checked), so a wrong `--data` or a copy that lost its manifest does not pass.
  */
 export async function verifyVersion(
   store: ObjectStore, opts: { version?: string; concurrency?: number; onFile?: (key: string, bytes: number) => void } = {},
 ): Promise<VerifyResult> {
-  const manifest = await readManifest(store);
+  const result: VerifyResult = { version: opts.version ?? null, indexFiles: 0, lakeFiles: 0, locators: 0, bytes: 0, problems: [] };
+  const manifestKey = indexLayout.manifest();
+  let manifest;
+  try {
+    manifest = await readManifest(store);
+  } catch (err) {
+    if (!(err instanceof IndexFormatError)) throw err;
+    result.problems.push({ key: manifestKey, code: 'CCP_ERR_INDEX_FORMAT', message: err.message });
+    return result;
+  }
   const version = opts.version ?? manifest.current;
-  const result: VerifyResult = { version, indexFiles: 0, lakeFiles: 0, locators: 0, bytes: 0, problems: [] };
-  if (version === null) return result;
+  result.version = version;
+  if (version === null) {
+    result.problems.push({ key: manifestKey, code: 'CCP_ERR_INDEX_MISSING', message: 'no index version is published here' });
+    return result;
+  }
   const meta = manifest.versions.find((v) => v.version === version);
-  if (meta === undefined) throw new IndexFormatError('CCP_ERR_INDEX_MISSING', 'the manifest does not keep this version', { version, kept: manifest.versions.map((v) => v.version) });
+  if (meta === undefined) {
+    const kept = manifest.versions.map((v) => v.version).join(', ') || 'none';
+    result.problems.push({ key: manifestKey, code: 'CCP_ERR_INDEX_MISSING', message: `the manifest does not keep ${version} (it keeps: ${kept})` });
+    return result;
+  }
   let toc;
   try {
     toc = await readVersionToc(store, version, meta.tocCrc32);
@@ -84,8 +104,28 @@ export async function verifyVersion(
   return result;
 }
 
-/** Reads one file in chunks and records a problem when it is gone or not of the size and CRC32 recorded. */
+/**
+ * Reads one file in chunks and records a problem when it is gone, not of the size and CRC32 recorded, or the store
+ * fails on it (a file collected meanwhile, a network failure after the store's retries): the other files go on.
+ */
 async function check(
+  store: ObjectStore, f: { key: string; size: number; crc32: number }, result: VerifyResult, onFile?: (key: string, bytes: number) => void,
+): Promise<void> {
+  try {
+    await checkOne(store, f, result, onFile);
+  } catch (err) {
+    const code = err instanceof CcpError ? err.code : '';
+    result.problems.push(
+      code === 'CCP_ERR_STORE_NOT_FOUND'
+        ? { key: f.key, code: 'CCP_ERR_INDEX_MISSING', message: 'file is missing' }
+        : code === 'CCP_ERR_STORE_RANGE'
+          ? { key: f.key, code: 'CCP_ERR_INDEX_CRC', message: 'file is shorter than recorded' }
+          : { key: f.key, code: 'CCP_ERR_STORE_ACCESS', message: `the store failed reading it${code ? ` (${code})` : ''}` },
+    );
+  }
+}
+
+async function checkOne(
   store: ObjectStore, f: { key: string; size: number; crc32: number }, result: VerifyResult, onFile?: (key: string, bytes: number) => void,
 ): Promise<void> {
   const info = await store.head(f.key);

@@ -60,7 +60,7 @@ export function registerRunCommand(program: Command): void {
     const log = createLogger({ service: 'run', level });
     // on a terminal a plain line (the log there shows warnings only, as JSON); otherwise one log line per signal
     const shutdown = shutdownSignal((sig) =>
-      tty ? void process.stderr.write(`\nStopping (${sig}); press Ctrl-C again to exit at once.\n`) : log.info({ sig }, 'stopping'),
+      tty ? void process.stderr.write(`\nStopping (${sig}); press Ctrl-C again to exit at once.\n`) : log.warn({ sig }, 'stopping'),
     );
     try {
       process.exitCode = await runEmbedded(

@@ -39,5 +39,9 @@ describe('ccpipe verify', () => {
     await writeFile(path, b);
     const bad = await verify();
     expect(bad).toMatchObject({ code: 1, out: { problems: [{ key: files[0]!.key, code: 'CCP_ERR_INDEX_CRC' }] } });
+    // a version not kept, or no version at all (a wrong --data): exit 1 with the reason, not a clean pass
+    expect(await verify('--index-version', 'v000007')).toMatchObject({ code: 1, out: { problems: [{ code: 'CCP_ERR_INDEX_MISSING' }] } });
+    dir = join(dir, 'nothing-here');
+    expect(await verify()).toMatchObject({ code: 1, out: { version: null, problems: [{ code: 'CCP_ERR_INDEX_MISSING' }] } });
   });
 });

@@ -10,7 +10,8 @@ const VERIFY: ConfigKey[] = [...STORE_KEYS];
  * `ccpipe verify [--data DIR] [--index-version vNNNNNN]`: reads every file of an index version whole — its index files, lake
  * files and row-group locators — and checks each against the size and CRC32 the version recorded (the API checks
  * index files when it loads a version, but reads lake files only by the row groups a page needs). Prints one JSON
- * object; exit code 0 when every file is as recorded, 1 otherwise (or when the version is not kept).
+ * object; exit code 0 when every file is as recorded, 1 otherwise — also when there is nothing to check (no version
+ * published under --data, a version the manifest does not keep, an unreadable manifest).
  */
 export function registerVerifyCommand(program: Command, io: { write(line: string): void } = { write: (l) => process.stdout.write(l) }): void {
   addConfigFlags(program.command('verify').description("check every file of an index version (index, lake, locators) against its recorded size and CRC32"), VERIFY)

@@ -41,6 +41,9 @@ export async function mergeAndServe(opts: {
     // the same index and lake-reader metrics as `ccpipe api` (version served, failed loads, row-group cache)
     lakeReaderMetrics(opts.registry, () => source.cacheStats?.());
     loads = indexMetrics(opts.registry, async () => (await source.current())?.version ?? null);
+    // loaded and checked before the address is printed, as `ccpipe api` does: a damaged index fails the run here, not
+    // at a user's first query
+    await source.current();
     const api = await startApi({ source, port: opts.port, host: opts.host, registry: opts.registry, logger: opts.log.child({ component: 'http' }), statusProvider: opts.status });
     let closing: Promise<void> | null = null;
     return {
