@@ -155,6 +155,19 @@ describe('ccpipe run --max-blocks', () => {
   }, 300_000);
 });
 
+describe('ccpipe run stopped after its ingest', () => {
+  it('a signal during the merge exits 130 without serving', async () => {
+    const p = startRun(['--data', await newDataDir(), '--port', '0', '--base-url', mirror!.url, '--crawl', DEV_CRAWLS[0], '--max-blocks', '3', '--extract-threads', '1']);
+    let seen = '';
+    p.child.stdout!.on('data', (chunk: string) => {
+      seen += chunk;
+      if (seen.includes('"msg":"ingest done"')) p.child.kill('SIGINT');
+    });
+    expect((await p.exited).code).toBe(130);
+    expect(p.text.some((l) => l.startsWith('API listening on '))).toBe(false);
+  }, 300_000);
+});
+
 describe('ccpipe run with its port taken', () => {
   it('fails before it ingests anything, naming the port', async () => {
     const busy = createServer();

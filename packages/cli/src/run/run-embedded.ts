@@ -86,6 +86,8 @@ export async function runEmbedded(opts: EmbeddedOptions, io: EmbeddedIo): Promis
       status: async ({ view, canSee }) => ({ ...ingestStatusOf(await facts(), view?.batchesMerged?.() ?? new Map(), canSee), thisRun: { ...counters } }),
     });
     closers.push(() => served.close());
+    // a signal during the merge (which runs to its end: a merge is all or nothing) stops the run before it serves
+    if (io.signal.aborted) throw new CcpError('CCP_ERR_ABORTED', 'interrupted before the API was up');
     log.info({ url: served.url, port: served.port, version: served.merge.version }, 'api listening');
 
     for (const line of summaryLines(ingested, served.url, served.merge.version, await exampleDomain(store, opts.crawls === null))) io.print(line);
