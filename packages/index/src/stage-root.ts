@@ -98,18 +98,30 @@ export async function openStageRoot(base: string, opts: StageRootOptions = {}): 
     const missed = Date.now() - lastBeat > staleMs / 2; // suspended: the others may look stale only to this clock
     lastBeat = Date.now();
     const now = await touch();
-    if (now !== null && !missed) await sweep(now);
+    if (now !== null && !missed) sweepFrom(now);
   };
-  const first = await touch();
-  if (first !== null) await sweep(first);
+  // Sweeps run beside the heartbeat, one at a time: removing a big stale directory can take longer than the stale
+  // age on a slow volume, and the beats must go on meanwhile, or another process would take this one for gone.
+  let sweeping: Promise<void> | null = null;
+  const sweepFrom = (now: number): void => {
+    if (sweeping !== null) return;
+    sweeping = sweep(now).finally(() => {
+      sweeping = null;
+    });
+  };
   let beating: Promise<void> | null = null;
   const timer = setInterval(() => {
-    if (beating !== null) return; // the last one still runs (a slow sweep): no overlap
+    if (beating !== null) return; // the last beat still runs: no overlap
     beating = beat().finally(() => {
       beating = null;
     });
   }, heartbeatMs);
   timer.unref();
+  const first = await touch();
+  if (first !== null) {
+    sweepFrom(first);
+    await sweeping; // the first sweep is done when the directory is handed out (the beats already run)
+  }
   let closed: Promise<void> | null = null;
   return {
     dir: own,
@@ -117,6 +129,7 @@ export async function openStageRoot(base: string, opts: StageRootOptions = {}): 
       closed ??= (async () => {
         clearInterval(timer);
         await beating;
+        await sweeping;
         try {
           await rm(own, { recursive: true, force: true });
         } finally {
