@@ -62,7 +62,7 @@ export const OPTIONS = {
   includeText: opt(bool.default(true), 'CCPIPE_INCLUDE_TEXT', 'include-text', 'store extracted text in Parquet parts'),
   parquetEngine: opt(z.enum(['duckdb', 'parquet-wasm']).default('duckdb'), 'CCPIPE_PARQUET_ENGINE', 'parquet-engine', 'Parquet writer (duckdb: smaller files and faster here, see docs/parquet.md)'),
   rowGroupSize: opt(z.coerce.number().int().min(1).default(32_768), 'CCPIPE_ROW_GROUP_SIZE', 'row-group-size', 'rows per Parquet row group of worker parts'),
-  lakeRowGroupSize: opt(z.coerce.number().int().min(1).default(8_192), 'CCPIPE_LAKE_ROW_GROUP_SIZE', 'lake-row-group-size', 'rows per row group of merged lake files (a cold API page decodes one; docs/index-format.md)'),
+  lakeRowGroupSize: opt(z.coerce.number().int().min(1).default(8_192), 'CCPIPE_LAKE_ROW_GROUP_SIZE', 'lake-row-group-size', 'rows per row group of merged lake files, rounded up to a multiple of 2048 (a cold API page decodes one; docs/index-format.md)'),
   apiPort: opt(port.default(8080), 'CCPIPE_API_PORT', 'api-port', 'API port (0 = any free port)'),
   apiHost: opt(z.string().default('0.0.0.0'), 'CCPIPE_API_HOST', 'api-host', 'API bind address'),
   aclFile: opt(z.string().optional(), 'CCPIPE_API_ACL_FILE', 'acl-file', 'dataset ACL: JSON of token → allowed datasets (unset = open)'),
