@@ -1,6 +1,8 @@
 import { MemoryObjectStore } from '@ccpipe/adapters';
 import { emptyDatasetRegistry, ensureDatasetIn, layout, serializeDatasetRegistry } from '@ccpipe/core';
-import { cachedFor, ingestStatus, ingestStatusOf, readIngestFacts } from './ingest-status';
+import { cachedFor, ingestStatusOf, readIngestFacts } from './ingest-status';
+
+const ingestStatus = async (store: MemoryObjectStore, merged: ReadonlyMap<number, number>) => ingestStatusOf(await readIngestFacts(store), merged);
 
 async function storeWith(checkpoints: Record<string, object>): Promise<MemoryObjectStore> {
   const store = new MemoryObjectStore();

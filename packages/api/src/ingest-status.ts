@@ -1,4 +1,5 @@
 import { layout, parseDatasetRegistry, type ObjectStore } from '@ccpipe/core';
+import type { StatusProvider } from './server';
 
 /** A batcher checkpoint as the status reads it (packages/batcher/src/checkpoint.ts writes it; the API does not depend on the batcher). */
 interface CheckpointFacts {
@@ -101,9 +102,13 @@ export function ingestStatusOf(
   };
 }
 
-/** {@link readIngestFacts} then {@link ingestStatusOf}, every dataset shown. */
-export async function ingestStatus(store: ObjectStore, batchesMerged: ReadonlyMap<number, number>): Promise<IngestStatus> {
-  return ingestStatusOf(await readIngestFacts(store), batchesMerged);
+/**
+ * `/v1/status`'s ingest from `store` (`ccpipe api`, `ccpipe run`): the batcher checkpoints, read at most every 5 s,
+ * against the batches the request's version holds, over the datasets its caller may see; `extra` adds fields.
+ */
+export function ingestStatusProvider(store: ObjectStore, extra: () => object = () => ({})): StatusProvider {
+  const facts = cachedFor(5000, () => readIngestFacts(store));
+  return async ({ view, canSee }) => ({ ...ingestStatusOf(await facts(), view?.batchesMerged?.() ?? new Map(), canSee), ...extra() });
 }
 
 /** `fn` memoized for `ms` (one call in flight at a time): /v1/status is polled by dashboards and explorers. */

@@ -3,9 +3,10 @@ import { loadConfig, type Config, type ConfigKey, type IndexSource } from '@ccpi
 import { localStoreDir, openObjectStore, runService, type Logger } from '@ccpipe/adapters';
 import { openIndexSource } from '@ccpipe/index';
 import { Acl } from './acl';
+import type { Registry } from 'prom-client';
 import { startApi, type StaticHandler, type StatusProvider } from './server';
 import { indexMetrics, lakeReaderMetrics, type IndexMetrics } from './metrics';
-import { cachedFor, ingestStatusOf, readIngestFacts } from './ingest-status';
+import { ingestStatusProvider } from './ingest-status';
 
 /** What `apiMain` takes besides the config table's flags (until the table has api options of its own). */
 export interface ApiMainOptions {
@@ -38,16 +39,11 @@ export async function apiMain(flags: Partial<Record<ConfigKey, unknown>>, env: N
     const acl = aclFile !== undefined ? Acl.parse(readFileSync(aclFile)) : undefined;
     const store = openObjectStore(config.data, config);
     defer(() => store.close());
-    let loads: IndexMetrics | undefined;
-    const onLoadError = indexSourceWarnings(log, (err) => loads?.loadFailed(err));
-    const source = await (opts.openSource ? opts.openSource(config) : openLakeSource(config, store, log, onLoadError));
+    const reporting = indexSourceReporting(log, registry);
+    const source = await (opts.openSource ? opts.openSource(config) : openLakeSource(config, store, log, reporting.onError));
     defer(() => source.close());
-    lakeReaderMetrics(registry, () => source.cacheStats?.());
-    loads = indexMetrics(registry, async () => (await source.current())?.version ?? null);
-    // /v1/status's ingest: the batcher checkpoints (read at most every 5 s) against the batches the request's version
-    // holds, over the datasets its caller may see
-    const facts = cachedFor(5000, () => readIngestFacts(store));
-    const statusProvider: StatusProvider = opts.statusProvider ?? (async ({ view, canSee }) => ingestStatusOf(await facts(), view?.batchesMerged?.() ?? new Map(), canSee));
+    reporting.watch(source);
+    const statusProvider = opts.statusProvider ?? ingestStatusProvider(store);
     // A stop during the first load (over S3 with --index-reads files, a copy of the whole index) ends it: the source
     // closes (deferred), which aborts the copy and removes it.
     const stopped = Symbol('stopped');
@@ -101,6 +97,22 @@ export function openLakeSource(
     ...(log && { onStaleCopies: (dir: string) => log.info({ dir }, 'removed index copies left by a process that is gone') }),
     ...(onError && { onError }),
   });
+}
+
+/**
+ * What `ccpipe api` and `ccpipe run` hang on a lake index source: `onError` for its options (the warnings below,
+ * failed loads also counted), and `watch(source)` once it is open, which registers the lake-reader and index metrics
+ * (`ccpipe_api_index_version`, `ccpipe_api_index_load_failures_total`) on `registry`.
+ */
+export function indexSourceReporting(log: Logger, registry: Registry): { onError: (err: unknown, what: 'manifest' | 'load') => void; watch(source: IndexSource): void } {
+  let loads: IndexMetrics | undefined;
+  return {
+    onError: indexSourceWarnings(log, (err) => loads?.loadFailed(err)),
+    watch(source) {
+      lakeReaderMetrics(registry, () => source.cacheStats?.());
+      loads = indexMetrics(registry, async () => (await source.current())?.version ?? null);
+    },
+  };
 }
 
 /**

@@ -4,7 +4,7 @@ import { createServer } from 'node:net';
 import { Registry } from 'prom-client';
 import { CcpError, type Config, type DomainPosting, type ObjectStore } from '@ccpipe/core';
 import { localStoreDir, openObjectStore, type Logger } from '@ccpipe/adapters';
-import { cachedFor, ingestStatusOf, readIngestFacts } from '@ccpipe/api';
+import { ingestStatusProvider } from '@ccpipe/api';
 import { serveMirror } from '@ccpipe/mirror';
 import { ingestCrawls, type CrawlIngest } from './ingest';
 import { emptyCounters, runProgress } from './run-progress';
@@ -78,12 +78,11 @@ export async function runEmbedded(opts: EmbeddedOptions, io: EmbeddedIo): Promis
     log.info({ ...counters }, 'ingest done');
 
     const registry = new Registry();
-    // /v1/status: the datasets' checkpoints against the version served, as `ccpipe api` shows them (whole-dataset
-    // totals, also after a re-run that had nothing left to do), plus what this process did
-    const facts = cachedFor(5000, () => readIngestFacts(store));
     const served = await mergeAndServe({
       store, ...(dataDir === undefined ? {} : { dataDir }), rowGroupSize: config.lakeRowGroupSize, port: opts.port, host: opts.host, registry, log,
-      status: async ({ view, canSee }) => ({ ...ingestStatusOf(await facts(), view?.batchesMerged?.() ?? new Map(), canSee), thisRun: { ...counters } }),
+      // /v1/status: the datasets' checkpoints against the version served, as `ccpipe api` shows them (whole-dataset
+      // totals, also after a re-run that had nothing left to do), plus what this process did
+      status: ingestStatusProvider(store, () => ({ thisRun: { ...counters } })),
     });
     closers.push(() => served.close());
     // a signal during the merge (which runs to its end: a merge is all or nothing) stops the run before it serves

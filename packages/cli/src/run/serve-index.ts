@@ -2,7 +2,7 @@ import type { Registry } from 'prom-client';
 import type { ObjectStore } from '@ccpipe/core';
 import type { Logger } from '@ccpipe/adapters';
 import { openIndexSource, runMerge, type MergeResult } from '@ccpipe/index';
-import { indexMetrics, indexSourceWarnings, lakeReaderMetrics, startApi, type IndexMetrics, type StatusProvider } from '@ccpipe/api';
+import { indexSourceReporting, startApi, type StatusProvider } from '@ccpipe/api';
 
 /** A merged index behind a running API. */
 export interface ServedIndex {
@@ -32,15 +32,11 @@ export async function mergeAndServe(opts: {
   const local = opts.dataDir === undefined ? {} : { dataDir: opts.dataDir };
   const merge = await runMerge({ store: opts.store, ...local, rowGroupSize: opts.rowGroupSize, keepVersions: 2, graceMs: 10 * 60_000 });
   opts.log.info({ version: merge.version, published: merge.published, batches: merge.batches, rowsIn: merge.rowsIn, urls: merge.urls, domains: merge.domains, ms: merge.ms }, 'merged');
-  let loads: IndexMetrics | undefined;
-  const source = await openIndexSource({
-    store: opts.store, ...local, warmUp: true,
-    onError: indexSourceWarnings(opts.log, (err) => loads?.loadFailed(err)),
-  });
+  // the same warnings and index and lake-reader metrics as `ccpipe api` (version served, failed loads, row-group cache)
+  const reporting = indexSourceReporting(opts.log, opts.registry);
+  const source = await openIndexSource({ store: opts.store, ...local, warmUp: true, onError: reporting.onError });
   try {
-    // the same index and lake-reader metrics as `ccpipe api` (version served, failed loads, row-group cache)
-    lakeReaderMetrics(opts.registry, () => source.cacheStats?.());
-    loads = indexMetrics(opts.registry, async () => (await source.current())?.version ?? null);
+    reporting.watch(source);
     // loaded and checked before the address is printed, as `ccpipe api` does: a damaged index fails the run here, not
     // at a user's first query
     await source.current();
