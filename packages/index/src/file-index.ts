@@ -3,8 +3,8 @@ import { open, type FileHandle } from 'node:fs/promises';
 import { crc32 } from 'node:zlib';
 import { CcpError } from '@ccpipe/core';
 import {
-  IndexFormatError, MAGIC, ShardedDomainIndex, bitmapSetCountAt, bitmapsLayout, checkShardOrder, checkShardSize, domainsLayout, postingAt, postingsLayout,
-  readHeader, readKey, readOffset, shardCount, type BitmapsLayout, type DomainsLayout, type IndexShardFiles, type Posting, type ShardFormat, type ShardView,
+  IndexFormatError, MAGIC, ShardedDomainIndex, bitmapSetCountAt, bitmapSlot, bitmapsLayout, checkShardOrder, checkShardSize, decodePostings, domainsLayout,
+  postingsLayout, readHeader, readKey, readOffset, shardCount, type IndexShardFiles, type Posting, type ShardLayout, type ShardView,
 } from './format';
 
 /** Every SAMPLE-th name of a shard is kept in memory: a lookup finds its block there, then reads the block. */
@@ -18,13 +18,6 @@ export interface ShardFileRef {
   crc32: number;
   /** For errors: the file's name in its version. */
   name: string;
-}
-
-/** Where the parts of a shard's three files are, from their headers (either format, each file its own). */
-interface ShardLayout {
-  domains: DomainsLayout;
-  bitmaps: BitmapsLayout;
-  postings: { v: ShardFormat; offWidth: 4 | 8; recAt: number; rec: number };
 }
 
 /** A shard whose three files are read by positional reads (the page cache holds what is hot), not held in memory. */
@@ -120,20 +113,15 @@ class FileShard implements ShardView {
 
   bitmap(j: number): Buffer {
     const b = this.at.bitmaps;
-    // format 2: entry j's bitmap is set[j] of the shard's distinct ones
-    const s = b.v === 2 ? this.read('bitmaps', b.setAt + 4 * j, 4).readUInt32LE(0) : j;
-    if (s >= b.m) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'bitmap set index out of range');
+    const s = bitmapSlot(b, j, (at) => this.read('bitmaps', at, 4).readUInt32LE(0));
     const [from, to] = this.span('bitmaps', b.offAt, b.offWidth, b.dataAt, s);
     return this.read('bitmaps', from, to - from);
   }
 
   postings(j: number): Posting[] {
-    const { v, offWidth, recAt, rec } = this.at.postings;
-    const [s, e] = this.span('postings', 12, offWidth, recAt, j, rec);
-    const b = this.read('postings', s, e - s);
-    const out: Posting[] = [];
-    for (let at = 0; at < b.length; at += rec) out.push(postingAt(b, at, v));
-    return out;
+    const p = this.at.postings;
+    const [s, e] = this.span('postings', 12, p.offWidth, p.recAt, j, p.rec);
+    return decodePostings(this.read('postings', s, e - s), p);
   }
 }
 
@@ -216,7 +204,7 @@ export class FileDomainIndex extends ShardedDomainIndex {
           if (refs.bitmaps.size < bitmapsLayout(n, 2, m).dataAt) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'domain-datasets.bin size mismatch', { shard: k });
         }
         const pv = readHeader(heads.postings, MAGIC.postings, 'postings.bin').v;
-        const layout: ShardLayout = { domains, bitmaps: bitmapsLayout(n, bv, m), postings: { v: pv, ...postingsLayout(n, pv) } };
+        const layout: ShardLayout = { domains, bitmaps: bitmapsLayout(n, bv, m), postings: postingsLayout(n, pv) };
         const sample = await sampleNames(domainsHandle!, n, offAt, offWidth, strAt, refs.domains.size);
         const shard = new FileShard(fds, n, layout, alive, sample.bytes, sample.ends);
         if (n > 0) {

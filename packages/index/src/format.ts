@@ -243,8 +243,41 @@ export const bitmapSetCountAt = (n: number): number => 12 + 4 * n;
  * first, u32 rows, u32 0)`; format 2: `u32 recordOffset[n+1] · 16-byte records (u32 datasetId, u32 file, u32 first,
  * u32 rows)`.
  */
-export function postingsLayout(n: number, v: ShardFormat): { offWidth: 4 | 8; recAt: number; rec: number } {
-  return v === 2 ? { offWidth: 4, recAt: 12 + 4 * (n + 1), rec: 16 } : { offWidth: 8, recAt: offsetTableEnd(n), rec: REC };
+export function postingsLayout(n: number, v: ShardFormat): PostingsLayout {
+  return v === 2 ? { v, n, offWidth: 4, recAt: 12 + 4 * (n + 1), rec: 16 } : { v, n, offWidth: 8, recAt: offsetTableEnd(n), rec: REC };
+}
+
+/** @internal postings.bin's layout for `n` entries ({@link postingsLayout}). */
+export interface PostingsLayout {
+  v: ShardFormat;
+  n: number;
+  offWidth: 4 | 8;
+  recAt: number;
+  rec: number;
+}
+
+/** @internal Where the parts of a shard's three files are (either format, each file its own), for every reader. */
+export interface ShardLayout {
+  domains: DomainsLayout;
+  bitmaps: BitmapsLayout;
+  postings: PostingsLayout;
+}
+
+/**
+ * @internal Which of a shard's bitmaps entry j uses: itself in format 1, `set[j]` in format 2 (read by `u32At`),
+ * checked against the table. @throws IndexFormatError when the set index points past the table
+ */
+export function bitmapSlot(l: BitmapsLayout, j: number, u32At: (at: number) => number): number {
+  const s = l.v === 2 ? u32At(l.setAt + 4 * j) : j;
+  if (s >= l.m) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'bitmap set index out of range');
+  return s;
+}
+
+/** @internal The posting records of `b`, whole records in the file's format, in order. */
+export function decodePostings(b: Buffer, l: PostingsLayout): Posting[] {
+  const out: Posting[] = [];
+  for (let at = 0; at < b.length; at += l.rec) out.push(postingAt(b, at, l.v));
+  return out;
 }
 
 /** The resident domain dictionary over domains.bin, either format (no copies: reads the buffer). */
@@ -314,14 +347,38 @@ export class DomainDictionary {
   }
 }
 
-/** The serialized bitmap of entry i, either format (a view into the buffer). */
-export function bitmapBytes(buf: Buffer, i: number): Buffer {
+/** domain-datasets.bin's layout, read from the buffer's header (and, in format 2, its table size). */
+function bitmapsLayoutOf(buf: Buffer): BitmapsLayout {
   const { n, v } = readHeader(buf, MAGIC.bitmaps, 'domain-datasets.bin');
-  if (i < 0 || i >= n) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'bitmap index out of range');
-  const at = bitmapsLayout(n, v, v === 2 ? buf.readUInt32LE(bitmapSetCountAt(n)) : n);
-  const s = v === 2 ? buf.readUInt32LE(at.setAt + 4 * i) : i;
-  if (s >= at.m) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'bitmap set index out of range');
+  return bitmapsLayout(n, v, v === 2 ? buf.readUInt32LE(bitmapSetCountAt(n)) : n);
+}
+
+/** postings.bin's layout, read from the buffer's header. */
+function postingsLayoutOf(buf: Buffer): PostingsLayout {
+  const { n, v } = readHeader(buf, MAGIC.postings, 'postings.bin');
+  return postingsLayout(n, v);
+}
+
+/** The serialized bitmap of entry i of `buf` laid out as `at` (a view into the buffer). */
+function bitmapIn(buf: Buffer, at: BitmapsLayout, i: number): Buffer {
+  if (i < 0 || i >= at.n) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'bitmap index out of range');
+  const s = bitmapSlot(at, i, (p) => buf.readUInt32LE(p));
   return buf.subarray(at.dataAt + readOffset(buf, at.offAt + at.offWidth * s, at.offWidth), at.dataAt + readOffset(buf, at.offAt + at.offWidth * (s + 1), at.offWidth));
+}
+
+/** Postings of entry i of `buf` laid out as `at`. */
+function postingsIn(buf: Buffer, at: PostingsLayout, i: number): Posting[] {
+  if (i < 0 || i >= at.n) return [];
+  const { offWidth, recAt, rec } = at;
+  const a = readOffset(buf, 12 + offWidth * i, offWidth);
+  const b = readOffset(buf, 12 + offWidth * (i + 1), offWidth);
+  if (recAt + rec * b > buf.length) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'postings.bin shorter than its offsets say');
+  return decodePostings(buf.subarray(recAt + rec * a, recAt + rec * b), at);
+}
+
+/** The serialized bitmap of entry i of a domain-datasets.bin, either format (a view into the buffer). */
+export function bitmapBytes(buf: Buffer, i: number): Buffer {
+  return bitmapIn(buf, bitmapsLayoutOf(buf), i);
 }
 
 /** Bytes of one format-1 postings.bin record. */
@@ -334,17 +391,9 @@ export function postingAt(buf: Buffer, at: number, v: ShardFormat = 1): Posting 
     : { datasetId: buf.readUInt32LE(at), file: buf.readUInt32LE(at + 4), first: readU64(buf, at + 8), rows: buf.readUInt32LE(at + 16) };
 }
 
-/** Postings of dictionary entry i, sorted by datasetId (a dataset's runs in paging order); either format. */
+/** Postings of dictionary entry i of a postings.bin, sorted by datasetId (a dataset's runs in paging order); either format. */
 export function postingsOf(buf: Buffer, i: number): Posting[] {
-  const { n, v } = readHeader(buf, MAGIC.postings, 'postings.bin');
-  if (i < 0 || i >= n) return [];
-  const { offWidth, recAt, rec } = postingsLayout(n, v);
-  const a = readOffset(buf, 12 + offWidth * i, offWidth);
-  const b = readOffset(buf, 12 + offWidth * (i + 1), offWidth);
-  if (recAt + rec * b > buf.length) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'postings.bin shorter than its offsets say');
-  const out: Posting[] = [];
-  for (let r = a; r < b; r++) out.push(postingAt(buf, recAt + rec * r, v));
-  return out;
+  return postingsIn(buf, postingsLayoutOf(buf), i);
 }
 
 /** Bytes appended in chunks of 1 MiB (no reallocation of what is written), joined once at the end. */
@@ -469,12 +518,18 @@ export interface ShardView {
   postings(j: number): Posting[];
 }
 
-/** A shard held in memory: its dictionary over its three buffers. */
+/** A shard held in memory: its dictionary over its three buffers, the other two files' layouts read once. */
 class LiveShard implements ShardView {
+  private readonly bitmapsAt: BitmapsLayout;
+  private readonly postingsAt: PostingsLayout;
+
   constructor(
     readonly dict: DomainDictionary,
     readonly files: IndexShardFiles,
-  ) {}
+  ) {
+    this.bitmapsAt = bitmapsLayoutOf(files.bitmaps);
+    this.postingsAt = postingsLayoutOf(files.postings);
+  }
 
   get size(): number {
     return this.dict.size;
@@ -497,11 +552,11 @@ class LiveShard implements ShardView {
   }
 
   bitmap(j: number): Buffer {
-    return bitmapBytes(this.files.bitmaps, j);
+    return bitmapIn(this.files.bitmaps, this.bitmapsAt, j);
   }
 
   postings(j: number): Posting[] {
-    return postingsOf(this.files.postings, j);
+    return postingsIn(this.files.postings, this.postingsAt, j);
   }
 }
 

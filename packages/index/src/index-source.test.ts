@@ -59,7 +59,7 @@ describe('openIndexSource', () => {
     it('answers as the resident index does; a version let go of loses its copies after the grace period, the source its directory when it closes', async () => {
       const urls = ['https://a.example/1', 'https://a.example/2', 'https://b.example/x', 'https://c.example/', 'https://www.d.example/p'];
       const { store, merge } = await oneVersion(urls, { keepVersions: 1, indexShards: { maxDomains: 2 } });
-      const staged = await openIndexSource({ store, pollMs: 0, indexReads: 'files', indexCacheDir: cache, retireGraceMs: 300 });
+      const staged = await openIndexSource({ store, pollMs: 0, indexReads: 'files', indexCacheDir: cache, retireGraceMs: 1000 }); // long enough for a loaded machine between the flip and the read below
       const resident = await openIndexSource({ store, pollMs: 0 });
       try {
         const [v1, r1] = [(await staged.current())!, (await resident.current())!];

@@ -13,7 +13,7 @@ export interface StageRoot {
 export interface StageRootOptions {
   /** How often the owner file is rewritten and stale siblings are looked for (default 60 s). */
   heartbeatMs?: number;
-  /** A sibling whose owner file (else, when it has none, the directory) is this much older than ours is removed (default 5 min). */
+  /** A sibling whose ccpipe owner file is this much older than ours is removed (default 5 min); one without is never removed. */
   staleMs?: number;
   /** Told of each stale sibling removed (its path). */
   onStale?: (dir: string) => void;
