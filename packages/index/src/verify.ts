@@ -74,10 +74,11 @@ export async function verifyVersion(
     result.problems.push({ key: indexLayout.toc(version), code: err.code as VerifyProblem['code'], message: err.message });
     return result;
   }
-  const checks: { key: string; size: number; crc32: number; kind: 'index' | 'lake' | 'locator' }[] = Object.entries(toc.files).map(([name, f]) => ({
-    key: indexLayout.versionFile(version, name), size: f.size, crc32: f.crc32, kind: 'index',
-  }));
-  await runLanes(checks.length, opts.concurrency ?? 4, async (i) => check(store, checks[i]!, result, opts.onFile));
+  const checkAll = (files: readonly { key: string; size: number; crc32: number }[]): Promise<void> =>
+    runLanes(files.length, opts.concurrency ?? 4, async (i) => check(store, files[i]!, result, opts.onFile));
+  const index = Object.entries(toc.files).map(([name, f]) => ({ key: indexLayout.versionFile(version, name), size: f.size, crc32: f.crc32 }));
+  result.indexFiles = index.length;
+  await checkAll(index);
   const filesKey = indexLayout.versionFile(version, 'files.json');
   if (!result.problems.some((p) => p.key === filesKey)) {
     let lake: LakeFileEntry[];
@@ -88,17 +89,10 @@ export async function verifyVersion(
       result.problems.push({ key: filesKey, code: 'CCP_ERR_INDEX_FORMAT', message: err.message });
       lake = [];
     }
-    const more = lake.flatMap((f) => [
-      { key: f.key, size: f.bytes, crc32: f.crc32, kind: 'lake' as const },
-      ...(f.locator ? [{ key: f.locator.key, size: f.locator.bytes, crc32: f.locator.crc32, kind: 'locator' as const }] : []),
-    ]);
-    await runLanes(more.length, opts.concurrency ?? 4, async (i) => check(store, more[i]!, result, opts.onFile));
-    checks.push(...more);
-  }
-  for (const c of checks) {
-    if (c.kind === 'index') result.indexFiles++;
-    else if (c.kind === 'lake') result.lakeFiles++;
-    else result.locators++;
+    const locators = lake.flatMap((f) => (f.locator ? [{ key: f.locator.key, size: f.locator.bytes, crc32: f.locator.crc32 }] : []));
+    result.lakeFiles = lake.length;
+    result.locators = locators.length;
+    await checkAll([...lake.map((f) => ({ key: f.key, size: f.bytes, crc32: f.crc32 })), ...locators]);
   }
   result.problems.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   return result;
