@@ -31,7 +31,8 @@ WORKDIR /app
 COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules node_modules
 COPY --from=build /app/packages packages
-RUN mkdir -p /data && chown node:node /data
+# /cache: the merger's cache of lake and index files over an S3 store (CCPIPE_MERGE_CACHE_DIR in docker-compose.yml)
+RUN mkdir -p /data /cache && chown node:node /data /cache
 USER node
 VOLUME ["/data"]
 # batcher /metrics, worker /metrics, merger /metrics, api (which serves its own /metrics)

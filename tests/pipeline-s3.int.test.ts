@@ -1,11 +1,15 @@
 /**
  * The whole pipeline as separate processes with the lake on an S3-compatible store: `ccpipe batcher` per crawl, two
- * `ccpipe worker`s over the real RabbitMQ, `ccpipe merge`, `ccpipe status` and `ccpipe api`, every one started with
+ * `ccpipe worker`s over the real RabbitMQ, `ccpipe merge` after each crawl (keeping the lake in a `--merge-cache-dir`),
+ * `ccpipe status` and `ccpipe api`, every one started with
  * `--data s3://bucket/prefix` against a real s3rver on loopback (credentials from AWS_ACCESS_KEY_ID /
  * AWS_SECRET_ACCESS_KEY, endpoint from CCPIPE_S3_ENDPOINT), so nothing is shared through a local directory. The
  * HTTP API's answers are compared with oracle.json for every (domain, crawl).
  */
 import { randomBytes } from 'node:crypto';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, relative, sep } from 'node:path';
 import { layout } from '@ccpipe/core';
 import { AmqpConnection, S3ObjectStore, deleteTopology, topologyNames } from '@ccpipe/adapters';
 import { S3RVER_CREDENTIALS, startS3TestServer, type S3TestServer } from '@ccpipe/adapters/store/s3-test-server';
@@ -19,6 +23,7 @@ const BUCKET = 'ccpipe-lake';
 const LAKE_PREFIX = `runs/${prefix}`;
 const DATA = `s3://${BUCKET}/${LAKE_PREFIX}`;
 const procs: CcpipeProcess[] = [];
+const cleanups: (() => Promise<void>)[] = [];
 let mirror: MirrorServer | undefined;
 let s3: S3TestServer | undefined;
 let store: S3ObjectStore | undefined;
@@ -34,6 +39,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await killAll(procs);
+  for (const c of cleanups) await c();
   const conn = new AmqpConnection({ url: 'amqp://guest:guest@127.0.0.1:5672', reconnect: { maxAttempts: 3 } });
   await conn.start();
   const ch = await conn.createChannel();
@@ -51,6 +57,23 @@ const start = (args: string[]): CcpipeProcess => {
   return p;
 };
 
+/** The `<key>~<crc32>-<size>` names under a merge cache dir (MergeCache's layout), sorted. */
+async function cachedKeys(dir: string): Promise<string[]> {
+  const root = join(dir, 'ccpipe-merge-cache');
+  return (await readdir(root, { recursive: true, withFileTypes: true })).filter((e) => e.isFile()).map((e) => relative(root, join(e.parentPath, e.name)).split(sep).join('/')).sort();
+}
+
+/** What a merge cache should hold after `version` was merged: its lake files and its index shard files. */
+async function versionFilesToCache(version: string): Promise<string[]> {
+  const read = async <T>(key: string): Promise<T> => JSON.parse(Buffer.from((await store!.get(key))!).toString('utf8')) as T;
+  const name = (key: string, size: number, crc: number): string => `${key}~${(crc >>> 0).toString(16).padStart(8, '0')}-${size}`;
+  const files = await read<{ key: string; bytes: number; crc32: number }[]>(`index/${version}/files.json`);
+  const toc = await read<{ files: Record<string, { size: number; crc32: number }> }>(`index/${version}/version.json`);
+  const shards = Object.entries(toc.files).filter(([n]) => n.endsWith('.bin'));
+  expect(shards.length).toBeGreaterThanOrEqual(3);
+  return [...files.map((f) => name(f.key, f.bytes, f.crc32)), ...shards.map(([n, e]) => name(`index/${version}/${n}`, e.size, e.crc32))].sort();
+}
+
 async function markersInBucket(): Promise<number> {
   let n = 0;
   for await (const o of store!.list(layout.batchesPrefix())) if (layout.isBatchMarker(o.key)) n++;
@@ -61,31 +84,36 @@ async function markersInBucket(): Promise<number> {
 describe('batcher → RabbitMQ → 2 workers → merge → api, as separate processes, lake on S3', () => {
   it('answers every (domain, crawl) of the oracle with its datasets, exact counts and URL set', async () => {
     const common = ['--data', DATA, '--base-url', mirror!.url, '--queue-prefix', prefix, '--metrics-port', '0'];
+    const cacheDir = await mkdtemp(join(tmpdir(), 'ccpipe-s3-merge-cache-'));
+    cleanups.push(() => rm(cacheDir, { recursive: true, force: true }));
+    const workers = [0, 1].map(() => start(['worker', '--extract-threads', '1', ...common]));
+    // one merge per crawl, both keeping the lake and index in a cache dir: the second reads the first's files there
     let batches = 0;
+    let merged: { published: boolean; version: string | null; batches: number } | undefined;
     for (const crawl of DEV_CRAWLS) {
       const b = start(['batcher', '--crawl', crawl, '--batch-size', '50', ...common]);
       expect([(await b.exited).code, b.text.join('').slice(-2000)]).toEqual([0, expect.anything()]);
-      batches += logLine(b, 'batcher done')!['batches'] as number;
+      const crawlBatches = logLine(b, 'batcher done')!['batches'] as number;
+      batches += crawlBatches;
+      await waitFor('every batch done', async () => (await markersInBucket()) === batches, 900_000, 1000);
+      const merge = start(['merge', '--data', DATA, '--merge-cache-dir', cacheDir]);
+      expect([(await merge.exited).code, merge.text.join('').slice(-2000)]).toEqual([0, expect.anything()]);
+      // its one stdout line is the MergeResult
+      merged = merge.logs.find((l) => 'published' in l) as typeof merged;
+      expect(merged).toMatchObject({ published: true, batches: crawlBatches });
+      // the cache holds exactly the new version's lake files and shard files, each under its size and CRC32
+      expect(await cachedKeys(cacheDir)).toEqual(await versionFilesToCache(merged!.version!));
     }
     expect(batches).toBeGreaterThan(2);
-    const workers = [0, 1].map(() => start(['worker', '--extract-threads', '1', ...common]));
-    await waitFor('every batch done', async () => (await markersInBucket()) === batches, 900_000, 1000);
     for (const w of workers) w.child.kill('SIGTERM');
     for (const w of workers) expect((await w.exited).code).toBe(0);
-
-    const merge = start(['merge', '--data', DATA]);
-    expect([(await merge.exited).code, merge.text.join('').slice(-2000)]).toEqual([0, expect.anything()]);
-    // its one stdout line is the MergeResult
-    const merged = merge.logs.find((l) => 'published' in l) as { published: boolean; version: string | null; batches: number } | undefined;
-    expect(merged).toMatchObject({ published: true, batches });
     const manifest = JSON.parse(Buffer.from((await store!.get('index/manifest.json'))!).toString('utf8')) as { current: string };
     expect(manifest.current).toBe(merged!.version);
 
     const status = start(['status', '--data', DATA, '--queue-prefix', prefix]);
     expect((await status.exited).code).toBe(0);
-    // pretty-printed JSON on stdout: from the `{` line to the `}` line (stderr may hold an SDK warning)
-    const open = status.text.indexOf('{');
-    const st = JSON.parse(status.text.slice(open, status.text.indexOf('}', open) + 1).join('\n')) as { batches: { done: number }; index: { current: string } };
+    // pretty-printed JSON on stdout (stderr may hold an SDK warning)
+    const st = JSON.parse(status.stdout) as { batches: { done: number }; index: { current: string } };
     expect(st.batches.done).toBe(batches);
     expect(st.index.current).toBe(manifest.current);
 

@@ -13,6 +13,8 @@ export interface CcpipeProcess {
   logs: Record<string, unknown>[];
   /** Non-JSON output (stderr and stray stdout), for failure messages. */
   text: string[];
+  /** Everything written to stdout, as written (a command's pretty-printed JSON, whose lines `logs` and `text` split). */
+  stdout: string;
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
@@ -23,10 +25,12 @@ export function spawnCcpipe(args: string[], env: Record<string, string> = {}): C
     child,
     logs: [],
     text: [],
+    stdout: '',
     exited: new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal }))),
   };
   let buf = '';
   child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+    proc.stdout += chunk;
     buf += chunk;
     let nl;
     while ((nl = buf.indexOf('\n')) >= 0) {

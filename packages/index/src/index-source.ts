@@ -143,7 +143,7 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
     // one directory per load: a wiped store can reuse a version name while the old view's copies are still open
     const dir = join(stage.dir, `${version}-${++stagedLoads}`);
     // released whole: the load's directory goes with its copies
-    return { ...openLocalInputs(opts.store, undefined, dir, closing.signal), release: () => rm(dir, { recursive: true, force: true }) };
+    return { ...openLocalInputs(opts.store, undefined, dir, { signal: closing.signal }), release: () => rm(dir, { recursive: true, force: true }) };
   };
   let reads: LakeReads;
   let parquet: ParquetLakeReader | undefined;

@@ -6,6 +6,7 @@ import { runLanes, type ObjectStore } from '@ccpipe/core';
 import { appendTo, queryRows, sqlList, sqlString } from './duck';
 import { IndexFormatError, crcOf, indexLayout, type LakeFileEntry } from './format';
 import { buildLocator } from './lake-locator';
+import type { MergeCache } from './merge-cache';
 
 /** Columns of a lake file, in file order: `domain64` first, then the part's columns without `dataset_id` (a hive key). */
 export const LAKE_COLUMNS: readonly string[] = ['domain64', ...PART_COLUMNS.map((c) => c.name).filter((n) => n !== 'dataset_id')];
@@ -183,6 +184,8 @@ export interface LakeWrite {
   dropText: boolean;
   /** Files written to the store at once (default 8): each put fsyncs, so overlapping them hides the latency. */
   putConcurrency?: number;
+  /** Where the files written are kept for the next merge once uploaded (MergeOptions.cacheDir); default: deleted. */
+  cache?: MergeCache;
 }
 
 let passSeq = 0;
@@ -298,8 +301,10 @@ export async function writeLake(conn: DuckDBConnection, store: ObjectStore, w: L
     const loc = buildLocator(bytes);
     const locator = { key: indexLayout.locatorOf(t.key), bytes: loc.length, crc32: crcOf(loc) };
     await Promise.all([store.put(locator.key, loc), store.put(t.key, bytes)]);
+    const crc32 = crcOf(bytes);
+    await w.cache?.adoptFile({ key: t.key, bytes: bytes.length, crc32 }, tmpOf(t));
     const rowGroups = groups.get(tmpOf(t)) ?? [];
-    entries[i] = { key: t.key, datasetId: t.datasetId, prefix: t.prefix, rows: rowGroups.reduce((s, [, n]) => s + n, 0), bytes: bytes.length, crc32: crcOf(bytes), rowGroups, locator };
+    entries[i] = { key: t.key, datasetId: t.datasetId, prefix: t.prefix, rows: rowGroups.reduce((s, [, n]) => s + n, 0), bytes: bytes.length, crc32, rowGroups, locator };
   });
   await rm(out, { recursive: true, force: true });
   return { entries };

@@ -56,7 +56,7 @@ describe('openLocalInputs (a store without local files: objects copied by ranged
         return store.getRange(key, offset, length);
       },
     });
-    const inputs = openLocalInputs(counting, undefined, dir, abort.signal);
+    const inputs = openLocalInputs(counting, undefined, dir, { signal: abort.signal });
     await expect(inputs.fetch(['lake/a.parquet'])).rejects.toMatchObject({ code: 'CCP_ERR_ABORTED' });
     expect(reads).toBe(1);
   });

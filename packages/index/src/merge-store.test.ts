@@ -10,6 +10,7 @@ import { indexLayout, type LakeFileEntry } from './format';
 import { openIndexSource } from './index-source';
 import { LAKE_API_COLUMNS, LAKE_LEAN_COLUMNS } from './lake-write';
 import { runMerge, type MergeOptions } from './run-merge';
+import { MergeCache } from './merge-cache';
 import { tempDirEach } from '../../../tests/support/temp-dir';
 
 afterAll(async () => {
@@ -177,3 +178,102 @@ describe('runMerge through an ObjectStore without a local directory', () => {
     await expect(runMerge({ store: mem, rowGroupSize: 2048, keepVersions: 2, graceMs: 0 })).resolves.toMatchObject({ version: 'v000002' });
   });
 });
+
+describe('runMerge with a cacheDir (lake files and shards kept across merges)', () => {
+  let dir: string;
+  tempDirEach('ccpipe-merge-cache-', (d) => (dir = d));
+
+  /** The files under the cache's own subdirectory, as `<key>~<crc32>-<size>` relative names. */
+  const cachedFiles = async (): Promise<string[]> =>
+    (await readdir(join(dir, 'cache', 'ccpipe-merge-cache'), { recursive: true, withFileTypes: true })).filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name)).sort();
+  const entryOf = (f: { key: string; bytes: number; crc32: number }): string => new MergeCache(join(dir, 'cache')).pathOf(f);
+
+  it('the second merge downloads only the new part, writes the same lake as without a cache, and the cache holds just the new version', async () => {
+    const cached = new RecordingStore();
+    const plain = new MemoryObjectStore();
+    const base = { rowGroupSize: 2048, keepVersions: 2, graceMs: 0, now: () => new Date('2030-01-03T00:00:00Z'), lakeColumns: 'api' } satisfies Partial<MergeOptions>;
+    const withCache = { ...base, store: cached, cacheDir: join(dir, 'cache'), tmpDir: join(dir, 'tmp') } satisfies MergeOptions;
+    for (const s of [cached, plain]) await putBatch(s, 1, 'b1', batch1);
+    await runMerge(withCache);
+    await runMerge({ ...base, store: plain });
+    cached.ranges = [];
+    for (const s of [cached, plain]) await putBatch(s, 1, 'b2', batch2);
+    const r2 = await runMerge(withCache);
+    const p2 = await runMerge({ ...base, store: plain });
+    expect(r2).toEqual({ ...p2, ms: r2.ms });
+    // without the cache this merge reads every v1 lake file and v1's shard (the test above): here only the part
+    expect([...new Set(cached.ranges.map((r) => r.key))]).toEqual([layout.batchPart(1, 'b2')]);
+    expect(await lakeRows(cached, 'v000002')).toEqual(await lakeRows(plain, 'v000002'));
+
+    // what is left: v2's lake files and shard files, each under its size and CRC32 — v1's rewritten files are gone
+    const v2 = JSON.parse(Buffer.from((await cached.get(indexLayout.versionFile('v000002', 'files.json')))!).toString('utf8')) as LakeFileEntry[];
+    const toc = JSON.parse(Buffer.from((await cached.get(indexLayout.toc('v000002')))!).toString('utf8')) as { files: Record<string, { size: number; crc32: number }> };
+    const shards = ['domains-0000.bin', 'domain-datasets-0000.bin', 'postings-0000.bin'].map((n) => ({ key: indexLayout.versionFile('v000002', n), bytes: toc.files[n]!.size, crc32: toc.files[n]!.crc32 }));
+    expect(await cachedFiles()).toEqual([...v2, ...shards].map(entryOf).sort());
+    expect(r2.rewrittenFiles).toBeGreaterThan(0);
+    expect(v2.some((f) => f.key.includes('v000001'))).toBe(true); // files carried over stay cached too
+    // and the merge's own temp dir is gone: the files it wrote were moved into the cache, not left behind
+    expect(await readdir(join(dir, 'tmp'))).toEqual([]);
+  });
+
+  it('an empty or lost cache is filled again from the store; a lake file whose bytes differ from its registry CRC32 fails the merge before it writes anything', async () => {
+    const mem = new RecordingStore();
+    const o = { store: mem, rowGroupSize: 2048, keepVersions: 2, graceMs: 0, lakeColumns: 'api', cacheDir: join(dir, 'cache') } satisfies MergeOptions;
+    await putBatch(mem, 1, 'b1', batch1);
+    await runMerge(o);
+    await rm(join(dir, 'cache'), { recursive: true });
+    await putBatch(mem, 1, 'b2', batch2);
+    mem.ranges = [];
+    await expect(runMerge(o)).resolves.toMatchObject({ version: 'v000002', urls: 304 });
+    expect(new Set(mem.ranges.map((r) => r.key)).size).toBeGreaterThan(1); // the lake and shard downloaded again
+
+    await rm(join(dir, 'cache'), { recursive: true });
+    const v2 = JSON.parse(Buffer.from((await mem.get(indexLayout.versionFile('v000002', 'files.json')))!).toString('utf8')) as LakeFileEntry[];
+    const victim = v2[0]!.key;
+    const good = (await mem.get(victim))!;
+    const bad = Buffer.from(good);
+    bad[100] = bad[100]! ^ 0xff; // same size, other bytes
+    await mem.put(victim, bad);
+    await putBatch(mem, 1, 'b3', [row(1, 'https://third.example/', '20300103000000')]);
+    await expect(runMerge(o)).rejects.toMatchObject({ code: 'CCP_ERR_INDEX_CRC', detail: { key: victim } });
+    const written: string[] = [];
+    for (const prefix of ['urls/', 'index/']) for await (const x of mem.list(prefix)) if (x.key.includes('v000003')) written.push(x.key);
+    expect(written).toEqual([]);
+    await mem.put(victim, good);
+    await expect(runMerge(o)).resolves.toMatchObject({ version: 'v000003', urls: 305 });
+  });
+
+  it('entries of a merge that failed after writing lake files are never served for the rerun, and are swept when it publishes', async () => {
+    /** Fails the first put of version.json: the merge dies after its lake files and shards are written (and cached). */
+    class FailingOnce extends MemoryObjectStore {
+      armed = true;
+      override async put(key: string, data: Uint8Array): Promise<void> {
+        if (this.armed && key.endsWith('/version.json') && key.includes('v000002')) {
+          this.armed = false;
+          throw new Error('store down');
+        }
+        return super.put(key, data);
+      }
+    }
+    const mem = new FailingOnce();
+    const plain = new MemoryObjectStore();
+    const o = { rowGroupSize: 2048, keepVersions: 2, graceMs: 0, lakeColumns: 'api', now: () => new Date('2030-01-03T00:00:00Z') } satisfies Partial<MergeOptions>;
+    for (const s of [mem, plain]) await putBatch(s, 1, 'b1', batch1);
+    await runMerge({ ...o, store: mem, cacheDir: join(dir, 'cache') });
+    await runMerge({ ...o, store: plain });
+    await putBatch(mem, 1, 'b2', batch2);
+    await expect(runMerge({ ...o, store: mem, cacheDir: join(dir, 'cache') })).rejects.toThrow('store down');
+    const afterCrash = await cachedFiles();
+    // the rerun folds in one more batch, so v000002's files are rebuilt with other bytes under the same keys
+    for (const s of [mem, plain]) await putBatch(s, 1, 'b3', [row(1, 'https://www.example.com/a/008', '20300104000000', { status: 410 })]);
+    await putBatch(plain, 1, 'b2', batch2);
+    const r = await runMerge({ ...o, store: mem, cacheDir: join(dir, 'cache') });
+    expect(r).toEqual({ ...(await runMerge({ ...o, store: plain })), ms: r.ms });
+    expect(await lakeRows(mem, 'v000002')).toEqual(await lakeRows(plain, 'v000002'));
+    const now = await cachedFiles();
+    const v2 = JSON.parse(Buffer.from((await mem.get(indexLayout.versionFile('v000002', 'files.json')))!).toString('utf8')) as LakeFileEntry[];
+    expect(v2.filter((f) => f.key.includes('v000002')).map(entryOf).every((p) => now.includes(p) && !afterCrash.includes(p))).toBe(true);
+    expect(afterCrash.filter((p) => p.includes('v000002') && !now.includes(p)).length).toBeGreaterThan(0); // the crashed merge's entries went
+  });
+});
+

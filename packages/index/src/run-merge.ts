@@ -13,6 +13,7 @@ import {
 import { collectGarbage, versionSeq } from './gc';
 import { NEW_POSTINGS, dropSuperseded, lakeColumnsOf, runsToFold, stageNewRows, writeLake, type LakeColumnSet, type LakeTarget, type OldLakeFile } from './lake-write';
 import { openLocalInputs } from './local-inputs';
+import { MergeCache, type CachedObject } from './merge-cache';
 import { openStageRoot } from './stage-root';
 import { VersionWriter, loadVersionHead, loadVersionSummary, openIndexOnDemand, readManifest, type VersionBase } from './version-files';
 
@@ -89,6 +90,15 @@ export interface MergeOptions {
    * with its own domains/bitmaps/postings files, so no file meets Node's 4 GiB Buffer limit at Common Crawl's scale.
    */
   indexShards?: ShardLimits;
+  /**
+   * A directory of this merger's own where the lake files and index shards it reads or writes are kept across
+   * merges, for a store without local files (S3; ignored with `dataDir` or a local store): a merge then downloads
+   * only what it has not seen — in steady state, the new batch parts — instead of every lake file (the collision
+   * check reads them all) and the previous index. Holds one version's lake and index (the lake's size on local
+   * disk); entries are checked against the version's CRC32s when they enter (merge-cache.ts). Default: none, each
+   * merge stages its inputs in its temp dir and deletes them.
+   */
+  cacheDir?: string;
   /** Told of each temp dir a killed merge left under `tmpDir` that this one removed (stale for 5 min). */
   onStaleTemp?: (dir: string) => void;
   /** Called after each phase with its wall time (metrics, benchmarks). */
@@ -268,7 +278,16 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
     const reader = await db.connect();
     side = reader;
     await conn.run(NEW_POSTINGS);
-    const inputs = openLocalInputs(store, opts.dataDir, join(tmp, 'in'));
+    // what the previous version lists (size, CRC32) for each file a merge may read: the cache's check
+    const listed = new Map<string, CachedObject>();
+    for (const f of prev?.files ?? []) listed.set(f.key, { key: f.key, bytes: f.bytes, crc32: f.crc32 });
+    for (const [name, e] of Object.entries(prev?.toc.files ?? {})) {
+      const key = indexLayout.versionFile(prev!.toc.version, name);
+      listed.set(key, { key, bytes: e.size, crc32: e.crc32 });
+    }
+    const cacheOf = opts.cacheDir === undefined ? undefined : new MergeCache(opts.cacheDir);
+    const inputs = openLocalInputs(store, opts.dataDir, join(tmp, 'in'), cacheOf && { cache: { cache: cacheOf, expect: (k) => listed.get(k) } });
+    const cache = inputs.inPlace ? undefined : cacheOf;
     const partKeys = markers.flatMap(([, m]) => (m.part !== null ? [m.part] : []));
     const parts = await inputs.fetch(partKeys);
     let rowsIn = 0;
@@ -369,7 +388,7 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
         if (group.length === 0) return;
         const lake = await writeLake(conn, store, {
           targets: group, columns: lakeColumnsOf(columnSet), rowGroupSize: opts.rowGroupSize,
-          compressionLevel: zstdLevel, parquetVersion: opts.parquetVersion ?? 'V2', tmpDir: tmp, dropText: opts.dropText ?? false,
+          compressionLevel: zstdLevel, parquetVersion: opts.parquetVersion ?? 'V2', tmpDir: tmp, dropText: opts.dropText ?? false, ...(cache && { cache }),
         });
         await inputs.release(group.flatMap((g) => g.old.map((o) => o.key)));
         // a loop, not push(...): one pass can hold hundreds of thousands of postings (one-URL domains), beyond the
@@ -390,12 +409,16 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
     // Shards are written as the index build completes them, the rest of the version's files after it.
     const out = new VersionWriter(store, version);
     let shardNo = 0;
+    /** The shard files written, as the cache keeps them for the next merge. */
+    const shardFiles: CachedObject[] = [];
     const writeShard = async (b: ShardBuild): Promise<void> => {
       const n = shardFileNames(shardNo++);
       // each file built, written and dropped before the next (one shard file in memory at a time)
-      await out.put(n.domains, b.domains());
-      await out.put(n.bitmaps, b.bitmaps());
-      await out.put(n.postings, b.postings());
+      for (const [name, build] of [[n.domains, () => b.domains()], [n.bitmaps, () => b.bitmaps()], [n.postings, () => b.postings()]] as const) {
+        const bytes = build();
+        await out.put(name, bytes);
+        if (cache) shardFiles.push(await cache.putBytes(indexLayout.versionFile(version, name), bytes));
+      }
     };
     const built = await buildIndex(conn, prev, prevIndex?.index ?? null, replaced, newFiles, writeShard, opts.indexShards);
     if (prevIndex !== null) await inputs.release(prevIndex.keys);
@@ -416,6 +439,9 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
     const next: IndexManifest = { v: 1, current: version, versions: [...manifest.versions, { version, createdAt, tocCrc32 }], retired: [...manifest.retired] };
     while (next.versions.length > Math.max(1, opts.keepVersions)) next.retired.push({ version: next.versions.shift()!.version, retiredAt: createdAt });
     await store.put(indexLayout.manifest(), jsonBytes(next));
+    // the cache keeps what the next merge reads: this version's lake files and shards (best effort: what cannot be
+    // deleted now is retried by the next merge; entries are never served for other bytes)
+    await cache?.retain([...built.files.map((f) => ({ key: f.key, bytes: f.bytes, crc32: f.crc32 })), ...shardFiles]).catch(() => 0);
     const collected = await collectGarbage(store, next, now(), opts.graceMs);
     phase('publish');
     return {

@@ -6,7 +6,7 @@ import { mergeProgress } from '../merge/merge-progress';
 import { mergerMain } from '../merge/merger-main';
 import { STORE_KEYS, addConfigFlags, configFlagsOf } from './config-flags';
 
-const MERGE: ConfigKey[] = [...STORE_KEYS, 'lakeRowGroupSize', 'logLevel', 'metricsPort', 'metricsHost'];
+const MERGE: ConfigKey[] = [...STORE_KEYS, 'lakeRowGroupSize', 'logLevel', 'metricsPort', 'metricsHost', 'mergeCacheDir'];
 
 /** Where `ccpipe merge` writes: its one JSON result line (`write`, stdout) and its progress (`progress`, stderr). */
 export interface MergeCommandIo {
@@ -55,7 +55,7 @@ function lakeColumnsFlag(v: unknown): LakeColumnSet {
 /**
  * `ccpipe merge`: folds every completed batch of the data store into a new index version (docs/index-format.md) and
  * prints `MergeResult` as one JSON line on stdout; progress goes to stderr (phase lines on a TTY, pino JSON
- * otherwise). `--data`, `--lake-row-group-size` and `--log-level` come from the config table; merge-only flags:
+ * otherwise). `--data`, `--lake-row-group-size`, `--merge-cache-dir` and `--log-level` come from the config table; merge-only flags:
  * `--keep-versions` (default 3), `--grace-ms` (default 600000), `--drop-text`, `--memory-limit` (default 256MB),
  * `--lake-columns all|api|lean` (default all; fixed once the lake exists, docs/index-format.md), `--lake-max-runs`
  * (default 4: files per lake partition, docs/index-format.md), `--lake-zstd-level` (default 1; 9 for a lake written
@@ -93,6 +93,7 @@ export function registerMergeCommand(program: Command, io: MergeCommandIo = { wr
       const options: Omit<MergeOptions, 'onPhase'> = {
         store: openObjectStore(config.data, config),
         ...(dataDir !== undefined && { dataDir }),
+        ...(config.mergeCacheDir !== undefined && { cacheDir: config.mergeCacheDir }),
         rowGroupSize: config.lakeRowGroupSize,
         keepVersions: intFlag('keep-versions', opts['keepVersions'], 3, 1),
         graceMs: intFlag('grace-ms', opts['graceMs'], 600_000, 0),

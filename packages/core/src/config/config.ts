@@ -68,6 +68,7 @@ export const OPTIONS = {
   aclFile: opt(z.string().optional(), 'CCPIPE_API_ACL_FILE', 'acl-file', 'dataset ACL: JSON of token → allowed datasets (unset = open)'),
   apiIndexReads: opt(z.enum(['resident', 'files']).default('resident'), 'CCPIPE_API_INDEX_READS', 'index-reads', "API's domain index: in memory, or read in place from its shard files (docs/api.md)"),
   apiIndexCacheDir: opt(z.string().optional(), 'CCPIPE_API_INDEX_CACHE_DIR', 'index-cache-dir', 'with --index-reads files over S3: where shard files are staged (default: the OS temp dir)'),
+  mergeCacheDir: opt(z.string().optional(), 'CCPIPE_MERGE_CACHE_DIR', 'merge-cache-dir', 'with an S3 data store: where the merger keeps the lake and index files between merges, so a merge downloads only the new batch parts (unset: every merge downloads the whole lake)'),
   connections: opt(z.coerce.number().int().min(1).max(1024).default(32), 'CCPIPE_CONNECTIONS', 'connections', 'HTTP connections per origin'),
 } as const;
 
