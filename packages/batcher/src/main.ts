@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { compileFilter, loadConfig, registeredDomainOf, type Config, type ConfigKey } from '@ccpipe/core';
+import { CcpError, compileFilter, loadConfig, registeredDomainOf, type Config, type ConfigKey } from '@ccpipe/core';
 import {
   AmqpBatchPublisher,
   AmqpConnection,
@@ -24,7 +24,7 @@ const USER_AGENT = 'ccpipe/0.1 (+https://github.com/ccpipe/ccpipe)';
 /** The filter spec the config describes. */
 export function filterSpecOf(c: Config): Parameters<typeof compileFilter>[0] {
   return {
-    status: c.filterStatus,
+    status: c.filterStatus.length > 0 ? c.filterStatus : null,
     languages: c.filterLanguages.length > 0 ? { mode: c.filterLanguageMode, codes: c.filterLanguages } : null,
     ...(c.filterMimes ? { mimes: c.filterMimes } : {}),
     ...(c.filterUrlRegex ? { urlRegex: c.filterUrlRegex } : {}),
@@ -37,7 +37,7 @@ export function filterSpecOf(c: Config): Parameters<typeof compileFilter>[0] {
  */
 export async function batcherMain(flags: Partial<Record<ConfigKey, unknown>>, env: NodeJS.ProcessEnv): Promise<number> {
   const config = loadConfig(env, flags);
-  if (!config.crawl) throw new Error('--crawl (or CCPIPE_CRAWL) is required');
+  if (!config.crawl) throw new CcpError('CCP_ERR_CONFIG', '--crawl (or CCPIPE_CRAWL) is required');
   const crawl = config.crawl;
   const datasetName = config.dataset ?? crawl;
   return runService(

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 'use strict';
-require('../dist/main.js').main(process.argv).then(
+const cli = require('../dist/main.js');
+cli.main(process.argv).then(
   (code) => { process.exitCode = code; },
-  (err) => { console.error(err && err.stack ? err.stack : err); process.exitCode = 1; },
+  (err) => { console.error(cli.describeCliError(err, process.env.LOG_LEVEL)); process.exitCode = 1; },
 );

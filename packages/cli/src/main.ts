@@ -1,4 +1,5 @@
 import { Command, CommanderError } from 'commander';
+import { CcpError } from '@ccpipe/core';
 import { registerUrlCommand } from './commands/url';
 import { registerMirrorCommand } from './commands/mirror';
 import { registerServiceCommands } from './commands/services';
@@ -36,3 +37,16 @@ export async function main(argv: string[]): Promise<number> {
   }
   return typeof process.exitCode === 'number' ? process.exitCode : 0;
 }
+
+/**
+ * What the CLI prints for an error that ends a command: ccpipe's own errors (a bad flag or setting, a damaged index,
+ * a store refusing) as one line with their message and code, since a stack trace says nothing more to the user;
+ * anything else (a bug) with its stack. `LOG_LEVEL=debug` (or trace) prints the stack, cause and detail for every error.
+ */
+export function describeCliError(err: unknown, logLevel: string | undefined): string {
+  if (err instanceof CcpError && logLevel !== 'debug' && logLevel !== 'trace') return `ccpipe: ${err.message} [${err.code}]`;
+  if (!(err instanceof Error)) return String(err);
+  const extra = err instanceof CcpError ? [err.detail === undefined ? '' : `detail: ${JSON.stringify(err.detail)}`, err.cause === undefined ? '' : `cause: ${String((err.cause as Error).stack ?? err.cause)}`] : [];
+  return [err.stack ?? String(err), ...extra.filter(Boolean)].join('\n');
+}
+

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { loadConfig, type ConfigKey } from '@ccpipe/core';
+import { CcpError, loadConfig, type ConfigKey } from '@ccpipe/core';
 import { createLogger, localStoreDir, openObjectStore } from '@ccpipe/adapters';
 import { DEFAULT_LAKE_ZSTD_LEVEL, DEFAULT_MAX_RUNS, runMerge, type LakeColumnSet, type MergeOptions, type MergeResult } from '@ccpipe/index';
 import { mergeProgress } from '../merge/merge-progress';
@@ -19,7 +19,7 @@ export interface MergeCommandIo {
 function intFlag(name: string, v: unknown, dflt: number, min: number): number {
   if (v === undefined) return dflt;
   const n = Number(v);
-  if (!Number.isSafeInteger(n) || n < min) throw new Error(`--${name} must be an integer ≥ ${min}`);
+  if (!Number.isSafeInteger(n) || n < min) throw new CcpError('CCP_ERR_CONFIG', `--${name} must be an integer ≥ ${min}`);
   return n;
 }
 
@@ -27,7 +27,7 @@ function intFlag(name: string, v: unknown, dflt: number, min: number): number {
 function secondsFlag(name: string, v: unknown): number | null {
   if (v === undefined) return null;
   const s = Number(v);
-  if (!Number.isFinite(s) || s <= 0) throw new Error(`--${name} must be a number of seconds > 0`);
+  if (!Number.isFinite(s) || s <= 0) throw new CcpError('CCP_ERR_CONFIG', `--${name} must be a number of seconds > 0`);
   return Math.round(s * 1000);
 }
 
@@ -35,21 +35,21 @@ function secondsFlag(name: string, v: unknown): number | null {
 function ratioFlag(v: unknown): number {
   if (v === undefined) return 0;
   const r = Number(v);
-  if (!Number.isFinite(r) || r < 0) throw new Error('--min-new-ratio must be a number ≥ 0');
+  if (!Number.isFinite(r) || r < 0) throw new CcpError('CCP_ERR_CONFIG', '--min-new-ratio must be a number ≥ 0');
   return r;
 }
 
 /** Parses `--lake-zstd-level` (ZSTD's levels 1..22). @throws Error naming the flag. */
 function zstdLevelFlag(v: unknown): number {
   const n = typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : NaN;
-  if (!Number.isInteger(n) || n < 1 || n > 22) throw new Error('--lake-zstd-level must be an integer from 1 to 22');
+  if (!Number.isInteger(n) || n < 1 || n > 22) throw new CcpError('CCP_ERR_CONFIG', '--lake-zstd-level must be an integer from 1 to 22');
   return n;
 }
 
 /** Parses `--lake-columns`. @throws Error naming the allowed sets. */
 function lakeColumnsFlag(v: unknown): LakeColumnSet {
   if (v === 'all' || v === 'api' || v === 'lean') return v;
-  throw new Error("--lake-columns must be 'all', 'api' or 'lean'");
+  throw new CcpError('CCP_ERR_CONFIG', "--lake-columns must be 'all', 'api' or 'lean'");
 }
 
 /**
@@ -85,9 +85,9 @@ export function registerMergeCommand(program: Command, io: MergeCommandIo = { wr
       const everyMs = secondsFlag('every', opts['every']);
       const minNewRatio = ratioFlag(opts['minNewRatio']);
       const maxWaitMs = secondsFlag('max-wait', opts['maxWait']) ?? 3_600_000;
-      if (everyMs !== null && opts['compact'] === true) throw new Error('--compact is a one-off merge: run it without --every');
+      if (everyMs !== null && opts['compact'] === true) throw new CcpError('CCP_ERR_CONFIG', '--compact is a one-off merge: run it without --every');
       if (everyMs === null && (opts['minNewRatio'] !== undefined || opts['maxWait'] !== undefined)) {
-        throw new Error('--min-new-ratio and --max-wait apply to the merger service: add --every <seconds>');
+        throw new CcpError('CCP_ERR_CONFIG', '--min-new-ratio and --max-wait apply to the merger service: add --every <seconds>');
       }
       const dataDir = localStoreDir(config.data);
       const options: Omit<MergeOptions, 'onPhase'> = {

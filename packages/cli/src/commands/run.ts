@@ -1,5 +1,5 @@
 import { InvalidArgumentError, type Command } from 'commander';
-import { loadConfig, type ConfigKey } from '@ccpipe/core';
+import { CcpError, loadConfig, type ConfigKey } from '@ccpipe/core';
 import { createLogger, shutdownSignal } from '@ccpipe/adapters';
 import { runEmbedded } from '../run/run-embedded';
 import { STORE_KEYS, addConfigFlags, configFlagsOf } from './config-flags';
@@ -52,7 +52,7 @@ export function registerRunCommand(program: Command): void {
     const configFlags = configFlagsOf(flags, RUN);
     if (flags.crawl === undefined && configFlags.baseUrl !== undefined) {
       // it would be ignored: without --crawl the bundled sample is served by the built-in mirror
-      throw new Error('--base-url needs --crawl: name the crawls to ingest from that mirror (without --crawl, run ingests the bundled sample)');
+      throw new CcpError('CCP_ERR_CONFIG', '--base-url needs --crawl: name the crawls to ingest from that mirror (without --crawl, run ingests the bundled sample)');
     }
     const config = loadConfig(process.env, configFlags);
     // On a terminal the bar shows progress and only warnings are logged; otherwise pino JSON at the chosen level.

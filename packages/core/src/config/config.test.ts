@@ -22,6 +22,22 @@ describe('loadConfig', () => {
     expect(c.crawl).toBe('CC-MAIN-2030-40');
   });
 
+  it("turns a filter off with 'any' (env or flag) or an empty flag value; an empty env var is unset", () => {
+    expect(loadConfig({ CCPIPE_FILTER_LANGUAGES: 'any', CCPIPE_FILTER_STATUS: '*' })).toMatchObject({ filterLanguages: [], filterStatus: [] });
+    expect(loadConfig({}, { filterLanguages: '', filterStatus: 'ANY' })).toMatchObject({ filterLanguages: [], filterStatus: [] });
+    expect(loadConfig({ CCPIPE_FILTER_LANGUAGES: '' })).toMatchObject({ filterLanguages: ['eng'] }); // compose passes `${VAR:-}`
+    expect(loadConfig({ CCPIPE_FILTER_LANGUAGES: 'eng,any' }).filterLanguages).toEqual(['eng', 'any']); // a list is a list
+  });
+
+  it('reads yes/no settings strictly: a typo is refused instead of meaning yes', () => {
+    for (const [v, want] of [['true', true], ['YES', true], ['1', true], ['on', true], ['false', false], ['No', false], ['0', false], [' off ', false]] as const) {
+      expect(loadConfig({ CCPIPE_INCLUDE_TEXT: v }).includeText).toBe(want);
+    }
+    for (const bad of ['maybe', 'flase', 'nope', '2']) {
+      expect(() => loadConfig({}, { includeText: bad })).toThrow(/--include-text \/ CCPIPE_INCLUDE_TEXT: expected true\/false/);
+    }
+  });
+
   it('reports every problem at once, naming flag and env var', () => {
     let err: unknown;
     try {

@@ -15,7 +15,14 @@ const csv = z.preprocess(
   (v) => (typeof v === 'string' ? v.split(',').map((s) => s.trim()).filter(Boolean) : v),
   z.array(z.string()),
 );
-const bool = z.preprocess((v) => (typeof v === 'string' ? !/^(0|false|no|off)$/i.test(v.trim()) : v), z.boolean());
+/** A filter's value list: comma-separated, or `any` (also an empty flag value) for no filter (an empty list). */
+const filterList = z.preprocess((v) => (typeof v === 'string' && /^\s*(any|\*)\s*$/i.test(v) ? '' : v), csv);
+/** A yes/no setting: 1/true/yes/on or 0/false/no/off; anything else is refused (a typo must not flip it). */
+const bool = z.preprocess((v) => {
+  if (typeof v !== 'string') return v;
+  const w = v.trim().toLowerCase();
+  return /^(1|true|yes|on)$/.test(w) ? true : /^(0|false|no|off)$/.test(w) ? false : v;
+}, z.boolean({ error: 'expected true/false (also 1/0, yes/no, on/off)' }));
 const port = z.coerce.number().int().min(0).max(65535);
 /** `s3://bucket[/prefix]`: the bucket rules of S3, prefix segments of the store key alphabet. */
 const S3_SPEC = /^s3:\/\/[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](\/([A-Za-z0-9._=-]+\/)*([A-Za-z0-9._=-]+)?)?$/;
@@ -48,8 +55,8 @@ export const OPTIONS = {
   batchSize: opt(z.coerce.number().int().min(1).max(10_000).default(500), 'CCPIPE_BATCH_SIZE', 'batch-size', 'records per published batch'),
   maxBlocks: opt(z.coerce.number().int().min(1).optional(), 'CCPIPE_MAX_BLOCKS', 'max-blocks', 'stop after this many CDX blocks (sampling)'),
   domainsFile: opt(z.string().optional(), 'CCPIPE_DOMAINS_FILE', 'domains', 'file of registered domains or hosts to target, one per line'),
-  filterStatus: opt(csv.default(['200']), 'CCPIPE_FILTER_STATUS', 'status', 'HTTP statuses to keep (comma-separated)'),
-  filterLanguages: opt(csv.default(['eng']), 'CCPIPE_FILTER_LANGUAGES', 'languages', 'languages to keep (ISO 639-3, comma-separated; empty = any)'),
+  filterStatus: opt(filterList.default(['200']), 'CCPIPE_FILTER_STATUS', 'status', "HTTP statuses to keep (comma-separated; 'any' = every status)"),
+  filterLanguages: opt(filterList.default(['eng']), 'CCPIPE_FILTER_LANGUAGES', 'languages', "languages to keep (ISO 639-3, comma-separated; 'any' = every language, with or without a detected one)"),
   filterLanguageMode: opt(z.enum(['contains', 'primary']).default('contains'), 'CCPIPE_FILTER_LANGUAGE_MODE', 'language-mode', 'match a language anywhere in the list, or only as primary'),
   filterMimes: opt(csv.optional(), 'CCPIPE_FILTER_MIMES', 'mimes', 'mime types to keep (comma-separated)'),
   filterUrlRegex: opt(z.string().optional(), 'CCPIPE_FILTER_URL_REGEX', 'url-regex', 'keep only URLs matching this regex'),
@@ -95,9 +102,10 @@ export function loadConfig(env: Record<string, string | undefined>, flags: Parti
   const out: Record<string, unknown> = {};
   const problems: string[] = [];
   for (const [key, o] of Object.entries(OPTIONS) as [ConfigKey, Option<z.ZodType>][]) {
+    // an empty env var is unset (compose passes `${VAR:-}` through), an empty flag value was typed on purpose
     const fromFlag = flags[key];
-    const raw = fromFlag !== undefined ? fromFlag : env[o.env];
-    const parsed = o.schema.safeParse(raw === '' ? undefined : raw);
+    const fromEnv = env[o.env];
+    const parsed = o.schema.safeParse(fromFlag !== undefined ? fromFlag : fromEnv === '' ? undefined : fromEnv);
     if (parsed.success) out[key] = parsed.data;
     else problems.push(`--${o.flag} / ${o.env}: ${parsed.error.issues.map((i) => i.message).join('; ')}`);
   }

@@ -93,6 +93,9 @@ describe('rules on real Common Crawl lines', () => {
     const byStatus = run(compileFilter({ status: ['301', '303'], languages: null }), recs);
     expect(byStatus.kept.map((r) => r.url)).toEqual(raw.filter((j) => ['301', '303'].includes(j.status!)).map((j) => j.url));
     expect(byStatus.kept.every((r) => r.redirect !== undefined)).toBe(true);
+    // status: null (`--status any`) and languages: null keep every record; an empty status list still drops all
+    expect(run(compileFilter({ status: null, languages: null }), recs).kept).toHaveLength(raw.length);
+    expect(run(compileFilter({ status: [], languages: null }), recs).kept).toEqual([]);
   });
 
   test('mime, mime-detected and URL patterns', () => {

@@ -49,7 +49,7 @@ function listRule(values: readonly string[], get: (rec: CdxRecord) => string | u
 export function compileFilter(spec: FilterSpecInput, deps: FilterDeps = {}): RecordFilter {
   const s = parseFilterSpec(spec);
   const rules: Array<[Rule, FilterDecision]> = [];
-  rules.push([listRule(s.status, (r) => r.status), DROP.status]);
+  if (s.status !== null) rules.push([listRule(s.status, (r) => r.status), DROP.status]);
   if (s.languages !== null) {
     const codes = s.languages.codes;
     const set = new Set(codes);

@@ -15,13 +15,13 @@ const domainList = z.array(z.string().min(1).transform((d) => d.trim().toLowerCa
 
 /**
  * Declarative record filter. Defaults keep what Common Crawl calls a good English capture:
- * `status: ['200']`, `languages: {mode: 'contains', codes: ['eng']}`. `languages: null` turns the language
- * rule off; an omitted list rule (`mimes`, `mimeDetected`, domains) is off, an empty list drops everything.
+ * `status: ['200']`, `languages: {mode: 'contains', codes: ['eng']}`. `status: null` and `languages: null` turn
+ * those rules off; an omitted list rule (`mimes`, `mimeDetected`, domains) is off, an empty list drops everything.
  * Domains are registered domains (e.g. `example.co.uk`), compared lower-cased.
  */
 export const FilterSpec = z.object({
   /** HTTP statuses to keep, as CC writes them ("200"). */
-  status: z.array(z.string().min(1)).default(['200']),
+  status: z.array(z.string().min(1)).nullable().default(['200']),
   /** `contains`: any of the record's languages is listed; `primary`: its first one is. */
   languages: z
     .object({ mode: z.enum(['contains', 'primary']), codes: z.array(z.string().min(1)).min(1) })
