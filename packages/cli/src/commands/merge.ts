@@ -76,7 +76,7 @@ export function registerMergeCommand(program: Command, io: MergeCommandIo = { wr
     .option('--lake-columns <set>', "lake columns: 'all' (every part column), 'api' (what the API and analytics need) or 'lean' ('api' without url_id); fixed once the lake exists")
     .option('--lake-max-runs <n>', 'most files a lake partition may hold (default 4; 1 = rewrite each partition receiving rows whole)')
     .option('--lake-zstd-level <n>', `ZSTD level of the lake files this merge writes, 1..22 (default ${DEFAULT_LAKE_ZSTD_LEVEL}; 9 is 1–9 % smaller for ≈ 1.4× the write CPU)`)
-    .option('--compact', 'also fold every lake partition holding several runs into one file in URL order (after a crawl\'s last merge); publishes even with no new batch')
+    .option('--compact', 'also fold every lake partition holding several runs into one file in URL order (after a crawl\'s last merge); publishes even with no new batch when some partition has several runs')
     .option('--every <seconds>', 'run as the merger service: merge every <seconds> until SIGTERM, serving /metrics')
     .option('--min-new-ratio <r>', 'with --every: merge only once the new rows are r × the URLs already merged (0, the default: every time)')
     .option('--max-wait <seconds>', 'with --every and --min-new-ratio: merge anyway once new batches have waited this long (default 3600)')
