@@ -29,15 +29,18 @@ function visible(ctx: RequestContext, datasetId: number): boolean {
 /**
  * A host as the path segment may name it: a name or IPv4 address with an optional numeric `:port`, a bracketed IPv6
  * address with one, or a bare IPv6 address — not a URL, a path, a query or credentials (a URL's captures are
- * /v1/url's).
+ * /v1/url's), and no code point the WHATWG URL standard forbids in a host (`< > ^ | %`, controls), which no
+ * canonical URL in the lake can have. The port is checked to be at most 65535 apart ({@link PORT_SUFFIX}).
  */
-const HOST_PARAM = /^(?:[^\s/?#@\\[\]:]+(?::\d{1,5})?|\[[0-9A-Fa-f:.]+\](?::\d{1,5})?|[0-9A-Fa-f]*(?::[0-9A-Fa-f.]*){2,})$/;
+const HOST_PARAM = /^(?:[^\s/?#@\\[\]:<>^|%\x00-\x1f\x7f]+(?::\d{1,5})?|\[[0-9A-Fa-f:.]+\](?::\d{1,5})?|[0-9A-Fa-f]*(?::[0-9A-Fa-f.]*){2,})$/;
+/** The `:port` after a name, IPv4 address or bracketed IPv6 address (a bare IPv6 address has none). */
+const PORT_SUFFIX = /(?:^[^:]*|\])(?::(\d{1,5}))$/;
 
 /**
  * The registered domain named by a path segment: percent-decoded, any host accepted (`WWW.Example.CO.UK` →
  * `example.co.uk`, IDN → punycode, `:port` and one trailing dot dropped). An IP is its own domain.
- * @throws ApiError CCP_ERR_API_BAD_DOMAIN when it is not a host (a URL, a path, a query, a non-numeric port, an
- *   empty label), or is a public suffix itself.
+ * @throws ApiError CCP_ERR_API_BAD_DOMAIN when it is not a host (a URL, a path, a query, a port that is not a number
+ *   up to 65535, an empty label, a forbidden host code point), or is a public suffix itself.
  */
 export function domainOfParam(segment: string): string {
   let s: string;
@@ -48,7 +51,8 @@ export function domainOfParam(segment: string): string {
   }
   // IDNA maps the ideographic and full-width full stops to '.': map them first, so 'example.com。。' is an empty label too
   s = s.replace(/[\u3002\uff0e\uff61]/g, '.');
-  const host = s.length > 0 && s.length <= 300 && HOST_PARAM.test(s) && !/\.\.(?::\d+)?$/.test(s);
+  const port = PORT_SUFFIX.exec(s)?.[1];
+  const host = s.length > 0 && s.length <= 300 && HOST_PARAM.test(s) && !/\.\.(?::\d+)?$/.test(s) && (port === undefined || Number(port) <= 65535);
   const d = host ? registeredDomainOf(s) : null;
   // registeredDomainOf('exa..com') yields '.com': an empty label is never a host
   if (d === null || d.charCodeAt(0) === 46 || d.includes('..')) throw new ApiError('CCP_ERR_API_BAD_DOMAIN', 'not a host with a registered domain', { detail: { domain: s.slice(0, 300) } });

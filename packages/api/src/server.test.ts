@@ -33,15 +33,16 @@ describe('API over cc-mirror-dev (two crawls, default filter)', () => {
   });
 
   it('normalizes any host to its registered domain', async () => {
-    for (const host of ['WWW.Bulk-3.CO.UK', 'www.bulk-3.co.uk.', 'bulk-3.co.uk:8080', 'www.bulk-3.co.uk.:443', 'a.b.bulk-3.co.uk', 'Bulk-3.Co.Uk', 'www。bulk-3．co．uk']) {
+    for (const host of ['WWW.Bulk-3.CO.UK', 'www.bulk-3.co.uk.', 'bulk-3.co.uk:8080', 'bulk-3.co.uk:65535', 'www.bulk-3.co.uk.:443', 'a.b.bulk-3.co.uk', 'Bulk-3.Co.Uk', 'www。bulk-3．co．uk']) {
       const r = await get(server, `/v1/domain/${encodeURIComponent(host)}`);
       expect([r.status, r.body.domain]).toEqual([200, 'bulk-3.co.uk']);
     }
   });
 
   it('answers 400 for what is not a host with a registered domain, 404 for an unknown one', async () => {
-    // a URL, a path, a query, credentials, a non-numeric port or an empty label is not a host
-    const notHosts = ['bulk-3.co.uk..', 'bulk-3.co.uk%E3%80%82%E3%80%82', 'bulk-3.co.uk%EF%BC%8E%EF%BC%8E%3A80', 'bulk-3.co.uk%3Aabc', 'bulk-3.co.uk%3Fx', 'bulk-3.co.uk%2F', 'bulk-3.co.uk%23x', 'u%40bulk-3.co.uk', 'http%3A%2F%2Fbulk-3.co.uk%2F'];
+    // a URL, a path, a query, credentials, a port that is not a number up to 65535, an empty label or a code point
+    // WHATWG forbids in hosts is not a host
+    const notHosts = ['bulk-3.co.uk:65536', 'bulk-3.co.uk:99999', '%5Bfe80%3A%3A1%5D:70000', 'bulk%7C3.co.uk', 'bulk%3C3.co.uk', 'bulk-3%5E.co.uk', 'bulk-3%2525.co.uk', 'bulk%013.co.uk', 'bulk-3.co.uk..', 'bulk-3.co.uk%E3%80%82%E3%80%82', 'bulk-3.co.uk%EF%BC%8E%EF%BC%8E%3A80', 'bulk-3.co.uk%3Aabc', 'bulk-3.co.uk%3Fx', 'bulk-3.co.uk%2F', 'bulk-3.co.uk%23x', 'u%40bulk-3.co.uk', 'http%3A%2F%2Fbulk-3.co.uk%2F'];
     for (const bad of ['co.uk', 'com', 'a%20b', '%ZZ', 'exa..com', 'localhost', '-', ...notHosts]) {
       const r = await get(server, `/v1/domain/${bad}`);
       expect([bad, r.status, r.body.error.code]).toEqual([bad, 400, 'CCP_ERR_API_BAD_DOMAIN']);
