@@ -223,6 +223,26 @@ describe('failures', () => {
   });
 });
 
+describe('before the first version and at the HTTP parser', () => {
+  it('answers 503 CCP_ERR_API_NO_INDEX without logging it as a failure, and an oversized request line as a JSON 431', async () => {
+    const lines: string[] = [];
+    const destination = new Writable({ write: (chunk, _enc, cb) => void (lines.push(String(chunk)), cb()) });
+    const server = await startApi({ source: new MemoryIndexSource(null), port: 0, logger: createLogger({ service: 'api', level: 'info', destination }) });
+    try {
+      const r = await get(server, '/v1/domain/bulk-3.org');
+      expect([r.status, r.body.error.code]).toEqual([503, 'CCP_ERR_API_NO_INDEX']);
+      const big = await fetch(`http://127.0.0.1:${server.port}/v1/domain/${'a'.repeat(20_000)}.com`);
+      expect([big.status, big.headers.get('content-type'), await big.json()]).toEqual([431, 'application/json; charset=utf-8', { error: { code: 'CCP_ERR_API_TOO_LARGE', message: expect.any(String) } }]);
+      // the server still answers after it
+      expect((await get(server, '/healthz')).status).toBe(200);
+      await new Promise((res) => setTimeout(res, 50));
+      expect(lines.join('')).not.toContain('request failed');
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 describe('version pinning', () => {
   it('answers a slow request from the version it started with while the manifest flips', async () => {
     let release: () => void = () => undefined;

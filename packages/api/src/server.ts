@@ -76,9 +76,23 @@ export async function startApi(opts: ApiOptions): Promise<ApiServer> {
     function done(r: Outcome, start: bigint): void {
       const seconds = Number(process.hrtime.bigint() - start) / 1e9;
       metrics?.observe(r.route, r.status, seconds);
-      if (r.status >= 500 && log) log.error({ route: r.route, status: r.status, err: r.err }, 'request failed');
+      // a failure is logged; a 503 for no version published yet (before the first merge) is a state, answered
+      // to every probe, so it is not
+      if (r.status >= 500 && r.err !== undefined && log) log.error({ route: r.route, status: r.status, err: r.err }, 'request failed');
       else if (log?.isLevelEnabled('debug')) log.debug({ route: r.route, status: r.status, ms: seconds * 1000 }, 'request');
     }
+  });
+  // A request Node refuses before the handler sees it (a request line or headers over its 16 KiB limit, a malformed
+  // request) gets the same JSON error shape instead of Node's empty answer.
+  server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
+    if (err.code === 'ECONNRESET' || !socket.writable) return socket.destroy();
+    const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
+    const [reason, e] = tooLarge
+      ? ['Request Header Fields Too Large', new ApiError('CCP_ERR_API_TOO_LARGE', 'the request line and headers exceed 16 KiB')]
+      : ['Bad Request', new ApiError('CCP_ERR_API_BAD_REQUEST', 'malformed HTTP request')];
+    const { status, code, message } = e;
+    const body = JSON.stringify({ error: { code, message } });
+    socket.end(`HTTP/1.1 ${status} ${reason}\r\ncontent-type: ${JSON_TYPE}\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
   });
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
