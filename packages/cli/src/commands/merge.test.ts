@@ -95,8 +95,11 @@ describe('ccpipe merge', () => {
           registerMergeCommand(program, { write: () => undefined });
           await program.parseAsync(['node', 'ccpipe', 'merge', '--data', dir, ...flags]);
         };
-        for (const bad of ['0', '23', '1.5', 'max', '1e1', '0x9']) await expect(merge('--lake-zstd-level', bad)).rejects.toThrow(/--lake-zstd-level must be an integer from 1 to 22/);
-        await merge('--lake-zstd-level', level, '--lake-columns', 'api');
+        for (const bad of ['0', '23', '1.5', 'max', '1e1', '0x9']) await expect(merge('--lake-zstd-level', bad)).rejects.toMatchObject({ code: 'CCP_ERR_CONFIG', message: expect.stringMatching(/--lake-zstd-level must be an integer from 1 to 22/) });
+        // a memory limit DuckDB cannot read is refused before the merge starts (it used to fail after opening the store)
+        for (const bad of ['banana', '-5MB', '0MB', '5 parsecs']) await expect(merge('--memory-limit', bad)).rejects.toMatchObject({ code: 'CCP_ERR_CONFIG', message: expect.stringMatching(/--memory-limit must be a size/) });
+        expect(await store.get('index/manifest.json')).toBeNull();
+        await merge('--lake-zstd-level', level, '--lake-columns', 'api', '--memory-limit', '300MiB');
         const status = JSON.parse(Buffer.from((await store.get('index/v000001/status.json'))!).toString('utf8')) as { lakeBytes: number; urls: number };
         expect(status.urls).toBe(4000);
         lakeBytes.push(status.lakeBytes);

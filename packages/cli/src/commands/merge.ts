@@ -46,6 +46,12 @@ function zstdLevelFlag(v: unknown): number {
   return n;
 }
 
+/** Checks `--memory-limit` as DuckDB reads sizes (a positive number and a unit: 512MB, 1GB, 1.5GiB), before a merge starts. */
+function memoryLimitFlag(v: unknown): string {
+  if (typeof v === 'string' && /^\s*\d+(\.\d+)?\s*([KMGT]i?B?|B|bytes)\s*$/i.test(v) && Number.parseFloat(v) > 0) return v.trim();
+  throw new CcpError('CCP_ERR_CONFIG', "--memory-limit must be a size such as '256MB', '1GB' or '1.5GiB'");
+}
+
 /** Parses `--lake-columns`. @throws Error naming the allowed sets. */
 function lakeColumnsFlag(v: unknown): LakeColumnSet {
   if (v === 'all' || v === 'api' || v === 'lean') return v;
@@ -98,7 +104,7 @@ export function registerMergeCommand(program: Command, io: MergeCommandIo = { wr
         keepVersions: intFlag('keep-versions', opts['keepVersions'], 3, 1),
         graceMs: intFlag('grace-ms', opts['graceMs'], 600_000, 0),
         dropText: opts['dropText'] === true,
-        ...(typeof opts['memoryLimit'] === 'string' ? { memoryLimit: opts['memoryLimit'] } : {}),
+        ...(opts['memoryLimit'] !== undefined && { memoryLimit: memoryLimitFlag(opts['memoryLimit']) }),
         ...(opts['lakeColumns'] !== undefined && { lakeColumns: lakeColumnsFlag(opts['lakeColumns']) }),
         ...(opts['lakeMaxRuns'] !== undefined && { lakeMaxRuns: intFlag('lake-max-runs', opts['lakeMaxRuns'], DEFAULT_MAX_RUNS, 1) }),
         ...(opts['lakeZstdLevel'] !== undefined && { compressionLevel: zstdLevelFlag(opts['lakeZstdLevel']) }),
