@@ -53,7 +53,7 @@ it('reports queue depth, DLQ, completed batches, index version and datasets', as
 
   const p = spawnCcpipe(['status', '--data', data, '--queue-prefix', prefix]);
   expect((await p.exited).code).toBe(0);
-  const status = JSON.parse(p.text.join('')) as Record<string, any>;
+  const status = JSON.parse(p.stdout) as Record<string, any>;
   expect(status['queue']).toEqual({ name: names.queue, ready: batches.length, unacked: null, deadLettered: 0 });
   expect(status['batches']).toEqual({ done: done.length, rows, failedRecords: 0, byDataset: { '1': done.length } });
   expect(status['index']).toEqual({ current: null, versions: [] });
@@ -63,6 +63,15 @@ it('reports queue depth, DLQ, completed batches, index version and datasets', as
 it('reports an unreachable broker instead of failing', async () => {
   const p = spawnCcpipe(['status', '--data', data, '--rabbitmq', 'amqp://guest:guest@127.0.0.1:1']);
   expect((await p.exited).code).toBe(0);
-  const status = JSON.parse(p.text.join('')) as Record<string, any>;
+  const status = JSON.parse(p.stdout) as Record<string, any>;
   expect(status['queue']['error']).toEqual(expect.any(String));
 });
+
+it('reports a queue nobody declared (no batcher or worker ran with that prefix, as after ccpipe run) as such', async () => {
+  const unused = `${prefix}-never`;
+  const p = spawnCcpipe(['status', '--data', data, '--queue-prefix', unused]);
+  expect((await p.exited).code).toBe(0);
+  const status = JSON.parse(p.stdout) as Record<string, any>;
+  expect(status['queue']).toEqual({ name: `${unused}.batches`, error: expect.stringMatching(/^no queue .*\.batches on the broker: no batcher or worker has run with this --queue-prefix/) });
+});
+

@@ -42,7 +42,12 @@ export async function pipelineStatus(opts: { store: ObjectStore; rabbitmqUrl: st
     await conn.start();
     queue = { name: names.queue, ...(await amqpQueueDepth(conn, names)) };
   } catch (err) {
-    queue = { name: names.queue, error: err instanceof Error ? err.message.split('\n')[0]! : String(err) };
+    const message = err instanceof Error ? err.message.split('\n')[0]! : String(err);
+    // the broker answers 404 NOT_FOUND for a queue nobody declared: no batcher or worker ran with this prefix
+    // (`ccpipe run` queues in process), which is a state to report, not a broker failure
+    queue = /\b404\b|NOT.FOUND/.test(message)
+      ? { name: names.queue, error: `no queue ${names.queue} on the broker: no batcher or worker has run with this --queue-prefix (ccpipe run uses none)` }
+      : { name: names.queue, error: message };
   } finally {
     await conn.close().catch(() => undefined);
   }
