@@ -1,5 +1,5 @@
 import { CcpError, ConfigError } from '@ccpipe/core';
-import { describeCliError } from './main';
+import { describeCliError, main } from './main';
 
 describe('describeCliError (what the CLI prints when a command fails)', () => {
   it("prints ccpipe's own errors as their message and code, without a stack or their detail", () => {
@@ -21,3 +21,17 @@ describe('describeCliError (what the CLI prints when a command fails)', () => {
     expect(describeCliError('a string', undefined)).toBe('a string');
   });
 });
+
+describe('main', () => {
+  it('refuses an unknown command even with --help after it (commander printed the top-level help and exited 0)', async () => {
+    const err = jest.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    try {
+      expect(await main(['node', 'ccpipe', 'serve', '--help'])).toBe(1);
+      expect(await main(['node', 'ccpipe', 'crawl'])).toBe(1);
+      expect(String(err.mock.calls[0]![0])).toBe("error: unknown command 'serve' (see ccpipe --help)\n");
+    } finally {
+      err.mockRestore();
+    }
+  });
+});
+

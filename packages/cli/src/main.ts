@@ -29,8 +29,16 @@ export function buildProgram(): Command {
 /** Runs the CLI; resolves to the process exit code. */
 export async function main(argv: string[]): Promise<number> {
   process.exitCode = 0;
+  const program = buildProgram();
+  // `ccpipe serve --help` would print the top-level help and exit 0 (commander handles --help before it looks at
+  // the command): an unknown command is an error whatever flags follow it
+  const first = argv[2];
+  if (first !== undefined && !first.startsWith('-') && first !== 'help' && !program.commands.some((c) => c.name() === first || c.aliases().includes(first))) {
+    process.stderr.write(`error: unknown command '${first}' (see ccpipe --help)\n`);
+    return 1;
+  }
   try {
-    await buildProgram().parseAsync(argv);
+    await program.parseAsync(argv);
   } catch (err) {
     if (err instanceof CommanderError) return err.exitCode;
     throw err;
