@@ -30,6 +30,13 @@ const batch1 = [
 ];
 const batch2 = [row(1, 'https://www.example.com/a/007', '20300102000000', { status: 404 }), row(1, 'https://new.example/', '20300102000000')];
 
+/** Keys of lake and index objects a version wrote (written before its manifest flip, so present even if it failed). */
+async function keysOfVersion(store: ObjectStore, version: string): Promise<string[]> {
+  const keys: string[] = [];
+  for (const prefix of ['urls/', 'index/']) for await (const x of store.list(prefix)) if (x.key.includes(version)) keys.push(x.key);
+  return keys;
+}
+
 /** Lake rows of the current version, per file key, read from the store. */
 async function lakeRows(store: ObjectStore, version: string): Promise<Record<string, Record<string, unknown>[]>> {
   const files = JSON.parse(Buffer.from((await store.get(indexLayout.versionFile(version, 'files.json')))!).toString('utf8')) as LakeFileEntry[];
@@ -161,9 +168,7 @@ describe('runMerge through an ObjectStore without a local directory', () => {
     const bytes = (await mem.get(key))!;
     await mem.delete(key);
     await expect(runMerge(o)).rejects.toMatchObject({ code: 'CCP_ERR_INDEX_MISSING' });
-    const written: string[] = [];
-    for (const prefix of ['urls/', 'index/']) for await (const x of mem.list(prefix)) if (x.key.includes('v000002')) written.push(x.key);
-    expect(written).toEqual([]);
+    expect(await keysOfVersion(mem, 'v000002')).toEqual([]);
     await mem.put(key, bytes);
     await expect(runMerge(o)).resolves.toMatchObject({ version: 'v000002', domains: 5 });
   });
@@ -236,9 +241,7 @@ describe('runMerge with a cacheDir (lake files and shards kept across merges)', 
     await mem.put(victim, bad);
     await putBatch(mem, 1, 'b3', [row(1, 'https://third.example/', '20300103000000')]);
     await expect(runMerge(o)).rejects.toMatchObject({ code: 'CCP_ERR_INDEX_CRC', detail: { key: victim } });
-    const written: string[] = [];
-    for (const prefix of ['urls/', 'index/']) for await (const x of mem.list(prefix)) if (x.key.includes('v000003')) written.push(x.key);
-    expect(written).toEqual([]);
+    expect(await keysOfVersion(mem, 'v000003')).toEqual([]);
     await mem.put(victim, good);
     await expect(runMerge(o)).resolves.toMatchObject({ version: 'v000003', urls: 305 });
   });
