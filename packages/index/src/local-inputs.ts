@@ -3,7 +3,7 @@ import { mkdir, open, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { CcpError, runLanes, type ObjectStore } from '@ccpipe/core';
 import { IndexFormatError } from './format';
-import type { CachedObject, MergeCache } from './merge-cache';
+import { keyPath, type CachedObject, type MergeCache } from './merge-cache';
 
 /** A store that can name the local file behind a key (a local directory store); the merger then reads it in place. */
 export interface LocalPathStore extends ObjectStore {
@@ -64,7 +64,7 @@ export function openLocalInputs(store: ObjectStore, dataDir: string | undefined,
   const staged = new Set<string>();
   /** Keys served from the cache, and where. */
   const cached = new Map<string, string>();
-  const pathOf = (key: string): string => cached.get(key) ?? join(stageDir, ...key.split('/'));
+  const pathOf = (key: string): string => cached.get(key) ?? keyPath(stageDir, key);
   /** Throws once `signal` has aborted (a function: the flag changes across the awaits of a copy). */
   const check = (key: string): void => {
     if (signal?.aborted === true) throw new CcpError('CCP_ERR_ABORTED', 'copying a store object was aborted', { detail: { key } });
@@ -94,7 +94,7 @@ export function openLocalInputs(store: ObjectStore, dataDir: string | undefined,
   const stage = async (key: string): Promise<void> => {
     const want = cache?.expect(key);
     if (cache === undefined || want === undefined) {
-      await copy(key, join(stageDir, ...key.split('/')));
+      await copy(key, keyPath(stageDir, key));
       staged.add(key);
       return;
     }
@@ -127,7 +127,7 @@ export function openLocalInputs(store: ObjectStore, dataDir: string | undefined,
     async release(keys) {
       for (const k of keys) {
         if (!staged.delete(k)) continue;
-        await rm(join(stageDir, ...k.split('/')), { force: true });
+        await rm(keyPath(stageDir, k), { force: true });
       }
     },
   };

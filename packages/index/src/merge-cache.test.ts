@@ -1,7 +1,7 @@
 import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { crcOf } from './format';
-import { MergeCache } from './merge-cache';
+import { MergeCache, keyPath } from './merge-cache';
 import { tempDirEach } from '../../../tests/support/temp-dir';
 
 describe('MergeCache', () => {
@@ -48,5 +48,18 @@ describe('MergeCache', () => {
     expect(await readdir(join(cache.root, 'urls'))).toEqual(['dataset_id=1']);
     expect(await readdir(join(dir, 'other'))).toEqual(['x~0000abcd-4']);
     expect(await new MergeCache(join(dir, 'never-made')).retain([])).toBe(0);
+  });
+
+  it('drops one entry; a key that is not a plain relative path (.., ., empty segments) never becomes a path', async () => {
+    const cache = new MergeCache(dir);
+    const o = await cache.putBytes(key, Buffer.from('rewritten'));
+    await cache.drop(o);
+    expect(await cache.find(o)).toBeNull();
+    await cache.drop(o); // idempotent
+    for (const bad of ['../../etc/passwd', 'urls/../../x', 'urls//x', './x', '/abs', 'a\\b']) {
+      expect(() => cache.pathOf({ key: bad, bytes: 1, crc32: 1 })).toThrow(expect.objectContaining({ code: 'CCP_ERR_INDEX_FORMAT' }));
+      expect(() => keyPath(dir, bad)).toThrow(expect.objectContaining({ code: 'CCP_ERR_INDEX_FORMAT' }));
+    }
+    expect(keyPath(dir, 'urls/dataset_id=1/x.parquet')).toBe(join(dir, 'urls', 'dataset_id=1', 'x.parquet'));
   });
 });

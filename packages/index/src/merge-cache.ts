@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { copyFile, mkdir, readdir, rename, rm, rmdir, stat, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, open, readdir, rename, rm, rmdir, stat } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
-import { crcOf } from './format';
+import { IndexFormatError, crcOf } from './format';
 
 /** A store object as a version lists it: its key, size and CRC32 (a lake file's registry entry, an index file's toc entry). */
 export interface CachedObject {
@@ -18,6 +18,28 @@ const ENTRY = /~[0-9a-f]{8}-\d+$/;
 const PARTIAL = '.partial-';
 
 /**
+ * `key` as a path under `root`: its `/`-separated segments, none of them empty, `.` or `..` (a key from a damaged or
+ * crafted files.json must not reach outside the directory). @throws IndexFormatError CCP_ERR_INDEX_FORMAT
+ */
+export function keyPath(root: string, key: string): string {
+  const parts = key.split('/');
+  if (parts.some((p) => p === '' || p === '.' || p === '..' || p.includes('\\') || p.includes('\0'))) {
+    throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'a store key cannot be a local path (empty, . or .. segment)', { key: key.slice(0, 300) });
+  }
+  return join(root, ...parts);
+}
+
+/** Flushes a written file to disk, so an entry renamed into place after it is whole after a power loss. */
+async function syncFile(path: string): Promise<void> {
+  const h = await open(path, 'r+');
+  try {
+    await h.sync();
+  } finally {
+    await h.close();
+  }
+}
+
+/**
  * Local copies of the immutable store objects a merge reads — lake files and index shard files — kept across merges
  * in a directory of the merger's own (`MergeOptions.cacheDir`), so that a merge over a store without local files (S3)
  * downloads only what it has not seen: in steady state the new batch parts, since the lake files and shards of the
@@ -27,8 +49,10 @@ const PARTIAL = '.partial-';
  * are known to match them: a download is checked against the CRC32 its version lists; a file the merge wrote is
  * entered with the CRC32 of the bytes it uploaded. A key rewritten with other bytes (a crashed merge's leftover
  * rebuilt by its rerun) is therefore another entry and never served for it. At use only the size is checked (a
- * file truncated on local disk is fetched again); index shards are also CRC-checked whenever they are read.
- * {@link retain} deletes every entry the new version does not list. One merger per directory.
+ * file truncated on local disk is fetched again); index shards are also CRC-checked whenever they are read. Entries
+ * are flushed to disk before they are renamed into place. A merge starts by deleting every entry its previous
+ * version does not list (what a failed merge left), drops the entries of the files it rewrites as it goes, and
+ * after publishing keeps only the new version's ({@link retain}). One merger per directory.
  */
 export class MergeCache {
   readonly root: string;
@@ -39,7 +63,7 @@ export class MergeCache {
 
   /** Where the entry for `o` lives (whether or not it is there). */
   pathOf(o: CachedObject): string {
-    return `${join(this.root, ...o.key.split('/'))}~${(o.crc32 >>> 0).toString(16).padStart(8, '0')}-${o.bytes}`;
+    return `${keyPath(this.root, o.key)}~${(o.crc32 >>> 0).toString(16).padStart(8, '0')}-${o.bytes}`;
   }
 
   /** The entry's path when it is cached with the right size, else null. */
@@ -60,9 +84,10 @@ export class MergeCache {
     return `${path}${PARTIAL}${randomBytes(6).toString('hex')}`;
   }
 
-  /** Makes the complete file at `partial` (from {@link partialPath}) the entry for `o`. */
+  /** Makes the complete file at `partial` (from {@link partialPath}) the entry for `o`: flushed to disk, then renamed. */
   async commit(o: CachedObject, partial: string): Promise<string> {
     const path = this.pathOf(o);
+    await syncFile(partial);
     await rename(partial, path);
     return path;
   }
@@ -71,8 +96,17 @@ export class MergeCache {
   async putBytes(key: string, b: Uint8Array): Promise<CachedObject> {
     const o = { key, bytes: b.length, crc32: crcOf(b) };
     const partial = await this.partialPath(o);
-    await writeFile(partial, b);
-    await this.commit(o, partial);
+    try {
+      const h = await open(partial, 'w');
+      try {
+        for (let done = 0; done < b.length;) done += (await h.write(b, done, b.length - done)).bytesWritten;
+      } finally {
+        await h.close();
+      }
+      await this.commit(o, partial);
+    } finally {
+      await rm(partial, { force: true }); // gone already once committed; a failed write (a full disk) leaves nothing
+    }
     return o;
   }
 
@@ -83,12 +117,21 @@ export class MergeCache {
   async adoptFile(o: CachedObject, path: string): Promise<void> {
     const partial = await this.partialPath(o);
     try {
-      await rename(path, partial);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
-      await copyFile(path, partial);
+      try {
+        await rename(path, partial);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
+        await copyFile(path, partial);
+      }
+      await this.commit(o, partial);
+    } finally {
+      await rm(partial, { force: true });
     }
-    await this.commit(o, partial);
+  }
+
+  /** Deletes the entry for `o`, if any (a file the merge has rewritten, which the next merge will not read). */
+  async drop(o: CachedObject): Promise<void> {
+    await rm(this.pathOf(o), { force: true });
   }
 
   /**

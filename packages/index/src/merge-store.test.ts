@@ -1,7 +1,8 @@
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { existsSync, statSync } from 'node:fs';
+import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { layout, urlId, urlIdHex, type ObjectStore } from '@ccpipe/core';
+import { CcpError, layout, urlId, urlIdHex, type ObjectStore } from '@ccpipe/core';
 import { FsObjectStore, MemoryObjectStore, closeDuckDbParquetEngine, type PartRow } from '@ccpipe/adapters';
 import { readParquetRows } from '../../../tests/support/parquet';
 import { RecordingStore } from '../../../tests/support/recording-store';
@@ -192,12 +193,20 @@ describe('runMerge with a cacheDir (lake files and shards kept across merges)', 
   const cachedFiles = async (): Promise<string[]> =>
     (await readdir(join(dir, 'cache', 'ccpipe-merge-cache'), { recursive: true, withFileTypes: true })).filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name)).sort();
   const entryOf = (f: { key: string; bytes: number; crc32: number }): string => new MergeCache(join(dir, 'cache')).pathOf(f);
+  const cleanup: (() => Promise<void>)[] = [];
+  afterEach(async () => {
+    for (const c of cleanup.splice(0)) await c();
+  });
 
   it('the second merge downloads only the new part, writes the same lake as without a cache, and the cache holds just the new version', async () => {
     const cached = new RecordingStore();
     const plain = new MemoryObjectStore();
     const base = { rowGroupSize: 2048, keepVersions: 2, graceMs: 0, now: () => new Date('2030-01-03T00:00:00Z'), lakeColumns: 'api' } satisfies Partial<MergeOptions>;
-    const withCache = { ...base, store: cached, cacheDir: join(dir, 'cache'), tmpDir: join(dir, 'tmp') } satisfies MergeOptions;
+    // the merge's temp dir on another file system than the cache when the machine has one (/dev/shm, as /tmp and a
+    // compose volume are): the files written are then copied into the cache, not renamed
+    const scratch = await mkdtemp(join(existsSync('/dev/shm') && statSync('/dev/shm').dev !== statSync(dir).dev ? '/dev/shm' : dir, 'ccpipe-merge-tmp-'));
+    cleanup.push(() => rm(scratch, { recursive: true, force: true }));
+    const withCache = { ...base, store: cached, cacheDir: join(dir, 'cache'), tmpDir: scratch } satisfies MergeOptions;
     for (const s of [cached, plain]) await putBatch(s, 1, 'b1', batch1);
     await runMerge(withCache);
     await runMerge({ ...base, store: plain });
@@ -217,8 +226,7 @@ describe('runMerge with a cacheDir (lake files and shards kept across merges)', 
     expect(await cachedFiles()).toEqual([...v2, ...shards].map(entryOf).sort());
     expect(r2.rewrittenFiles).toBeGreaterThan(0);
     expect(v2.some((f) => f.key.includes('v000001'))).toBe(true); // files carried over stay cached too
-    // and the merge's own temp dir is gone: the files it wrote were moved into the cache, not left behind
-    expect(await readdir(join(dir, 'tmp'))).toEqual([]);
+    expect(await readdir(scratch)).toEqual([]); // nothing left behind in the merge's temp dir
   });
 
   it('an empty or lost cache is filled again from the store; a lake file whose bytes differ from its registry CRC32 fails the merge before it writes anything', async () => {
@@ -246,37 +254,65 @@ describe('runMerge with a cacheDir (lake files and shards kept across merges)', 
     await expect(runMerge(o)).resolves.toMatchObject({ version: 'v000003', urls: 305 });
   });
 
-  it('entries of a merge that failed after writing lake files are never served for the rerun, and are swept when it publishes', async () => {
-    /** Fails the first put of version.json: the merge dies after its lake files and shards are written (and cached). */
-    class FailingOnce extends MemoryObjectStore {
-      armed = true;
+  it('a merge that failed after writing lake files: its entries are never served, the next attempt deletes them first, and the publish keeps only the new version', async () => {
+    /** Fails the put of v000002's version.json `failures` times, as S3 would (CCP_ERR_STORE_IO): the merge dies after its lake files and shards are written (and cached). */
+    class Failing extends MemoryObjectStore {
+      failures = 2;
       override async put(key: string, data: Uint8Array): Promise<void> {
-        if (this.armed && key.endsWith('/version.json') && key.includes('v000002')) {
-          this.armed = false;
-          throw new Error('store down');
+        if (this.failures > 0 && key.endsWith('/version.json') && key.includes('v000002')) {
+          this.failures--;
+          throw new CcpError('CCP_ERR_STORE_IO', 'store down');
         }
         return super.put(key, data);
       }
     }
-    const mem = new FailingOnce();
+    const mem = new Failing();
     const plain = new MemoryObjectStore();
     const o = { rowGroupSize: 2048, keepVersions: 2, graceMs: 0, lakeColumns: 'api', now: () => new Date('2030-01-03T00:00:00Z') } satisfies Partial<MergeOptions>;
     for (const s of [mem, plain]) await putBatch(s, 1, 'b1', batch1);
     await runMerge({ ...o, store: mem, cacheDir: join(dir, 'cache') });
     await runMerge({ ...o, store: plain });
+    const v1 = await cachedFiles();
     await putBatch(mem, 1, 'b2', batch2);
     await expect(runMerge({ ...o, store: mem, cacheDir: join(dir, 'cache') })).rejects.toThrow('store down');
-    const afterCrash = await cachedFiles();
-    // the rerun folds in one more batch, so v000002's files are rebuilt with other bytes under the same keys
-    for (const s of [mem, plain]) await putBatch(s, 1, 'b3', [row(1, 'https://www.example.com/a/008', '20300104000000', { status: 410 })]);
-    await putBatch(plain, 1, 'b2', batch2);
+    const first = (await cachedFiles()).filter((p) => !v1.includes(p));
+    expect(first.some((p) => p.includes('v000002'))).toBe(true); // the failed merge's files were cached
+    // each retry folds in one more batch (a new URL), so v000002's files are rebuilt with other bytes under the same keys
+    await putBatch(mem, 1, 'b3', [row(1, 'https://www.example.com/a/300', '20300104000000')]);
+    await expect(runMerge({ ...o, store: mem, cacheDir: join(dir, 'cache') })).rejects.toThrow('store down');
+    const second = await cachedFiles();
+    // the first attempt's lake entries went when the second began (its shard files of unchanged domains and bitmaps
+    // may be rebuilt byte for byte, under the same entry names)
+    expect(first.filter((p) => p.includes('/urls/')).length).toBeGreaterThan(0);
+    expect(second.filter((p) => first.includes(p) && p.includes('/urls/'))).toEqual([]);
+    await putBatch(mem, 1, 'b4', [row(1, 'https://www.example.com/a/301', '20300104000000')]);
+    for (const b of [['b2', batch2], ['b3', [row(1, 'https://www.example.com/a/300', '20300104000000')]], ['b4', [row(1, 'https://www.example.com/a/301', '20300104000000')]]] as const) {
+      await putBatch(plain, 1, b[0], [...b[1]]);
+    }
     const r = await runMerge({ ...o, store: mem, cacheDir: join(dir, 'cache') });
     expect(r).toEqual({ ...(await runMerge({ ...o, store: plain })), ms: r.ms });
     expect(await lakeRows(mem, 'v000002')).toEqual(await lakeRows(plain, 'v000002'));
-    const now = await cachedFiles();
     const v2 = JSON.parse(Buffer.from((await mem.get(indexLayout.versionFile('v000002', 'files.json')))!).toString('utf8')) as LakeFileEntry[];
-    expect(v2.filter((f) => f.key.includes('v000002')).map(entryOf).every((p) => now.includes(p) && !afterCrash.includes(p))).toBe(true);
-    expect(afterCrash.filter((p) => p.includes('v000002') && !now.includes(p)).length).toBeGreaterThan(0); // the crashed merge's entries went
+    const now = await cachedFiles();
+    expect(now.filter((p) => !p.includes('/index/'))).toEqual(v2.map(entryOf).sort());
+    expect(now.filter((p) => second.includes(p) && p.includes('/urls/') && p.includes('v000002'))).toEqual([]);
+  });
+
+  it('a cached copy damaged on local disk fails one merge, which empties the cache; the next merge downloads afresh and succeeds', async () => {
+    const mem = new MemoryObjectStore();
+    const o = { store: mem, rowGroupSize: 2048, keepVersions: 2, graceMs: 0, lakeColumns: 'api', cacheDir: join(dir, 'cache') } satisfies MergeOptions;
+    await putBatch(mem, 1, 'b1', batch1);
+    await runMerge(o);
+    const lake = (await cachedFiles()).filter((p) => p.includes('/urls/'));
+    expect(lake.length).toBeGreaterThan(0);
+    for (const p of lake) {
+      const b = await readFile(p);
+      b.write('XXXX', b.length - 4); // same size, no Parquet footer magic
+      await writeFile(p, b);
+    }
+    await putBatch(mem, 1, 'b2', batch2);
+    await expect(runMerge(o)).rejects.toThrow();
+    expect(await cachedFiles()).toEqual([]);
+    await expect(runMerge(o)).resolves.toMatchObject({ version: 'v000002', urls: 304 });
   });
 });
-

@@ -266,6 +266,8 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
   let db: DuckDBInstance | null = null;
   let opened: DuckDBConnection | null = null;
   let side: DuckDBConnection | null = null;
+  /** The merge cache, when one is configured and the store is not read in place. */
+  let cache: MergeCache | undefined;
   try {
     try {
       db = await openDuck({ memoryLimit: opts.memoryLimit ?? '256MB', tempDir: join(tmp, 'spill') });
@@ -287,7 +289,9 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
     }
     const cacheOf = opts.cacheDir === undefined ? undefined : new MergeCache(opts.cacheDir);
     const inputs = openLocalInputs(store, opts.dataDir, join(tmp, 'in'), cacheOf && { cache: { cache: cacheOf, expect: (k) => listed.get(k) } });
-    const cache = inputs.inPlace ? undefined : cacheOf;
+    cache = inputs.inPlace ? undefined : cacheOf;
+    // what a failed merge left (its new version's files, never served: not listed) goes before this one adds its own
+    await cache?.retain(listed.values());
     const partKeys = markers.flatMap(([, m]) => (m.part !== null ? [m.part] : []));
     const parts = await inputs.fetch(partKeys);
     let rowsIn = 0;
@@ -391,6 +395,12 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
           compressionLevel: zstdLevel, parquetVersion: opts.parquetVersion ?? 'V2', tmpDir: tmp, dropText: opts.dropText ?? false, ...(cache && { cache }),
         });
         await inputs.release(group.flatMap((g) => g.old.map((o) => o.key)));
+        // the runs just folded are not in the new version: their cached copies go now, not after the publish, so the
+        // cache never holds both the old and the rewritten lake
+        for (const o of group.flatMap((g) => g.old)) {
+          const e = listed.get(o.key);
+          if (cache && e) await cache.drop(e);
+        }
         // a loop, not push(...): one pass can hold hundreds of thousands of postings (one-URL domains), beyond the
         // engine's argument limit
         for (const e of lake.entries) newFiles.push(e);
@@ -422,6 +432,10 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
     };
     const built = await buildIndex(conn, prev, prevIndex?.index ?? null, replaced, newFiles, writeShard, opts.indexShards);
     if (prevIndex !== null) await inputs.release(prevIndex.keys);
+    for (const k of prevIndex?.keys ?? []) {
+      const e = listed.get(k);
+      if (cache && e) await cache.drop(e); // the previous shards, read: the new ones are cached
+    }
     const status: VersionStatus = {
       version, parent: prev?.toc.version ?? null, createdAt, batchesMerged: markers.length, batchesTotal: merged.size + markers.length, rowsIn,
       urls: built.urls, domains: built.domains, lakeFiles: built.files.length, lakeBytes: built.files.reduce((s, f) => s + f.bytes, 0),
@@ -448,6 +462,13 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
       version, published: true, batches: markers.length, rowsIn, urls: built.urls, domains: built.domains, rewrittenFiles: newFiles.length,
       rowsWritten: newFiles.reduce((n, f) => n + f.rows, 0), lakeFiles: built.files.length, newCollisions, collectedVersions: collected, ms: Date.now() - t0,
     };
+  } catch (err) {
+    // A damaged input (a CRC or format check, or DuckDB refusing a Parquet file) may be a cached copy gone bad on
+    // local disk, which would fail every merge from now on: the cache is emptied, and the next merge downloads
+    // afresh. Store and configuration errors keep it.
+    const damaged = !(err instanceof CcpError) || err.code === 'CCP_ERR_INDEX_CRC' || err.code === 'CCP_ERR_INDEX_FORMAT';
+    if (cache && damaged) await cache.retain([]).catch(() => 0);
+    throw err;
   } finally {
     side?.closeSync();
     opened?.closeSync();
