@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { copyFile, mkdir, open, readdir, rename, rm, rmdir, stat } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
+import { fsyncPath } from '@ccpipe/adapters';
 import { IndexFormatError, crcOf } from './format';
 
 /** A store object as a version lists it: its key, size and CRC32 (a lake file's registry entry, an index file's toc entry). */
@@ -27,16 +28,6 @@ export function keyPath(root: string, key: string): string {
     throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'a store key cannot be a local path (empty, . or .. segment)', { key: key.slice(0, 300) });
   }
   return join(root, ...parts);
-}
-
-/** Flushes a written file to disk, so an entry renamed into place after it is whole after a power loss. */
-async function syncFile(path: string): Promise<void> {
-  const h = await open(path, 'r+');
-  try {
-    await h.sync();
-  } finally {
-    await h.close();
-  }
 }
 
 /**
@@ -87,7 +78,7 @@ export class MergeCache {
   /** Makes the complete file at `partial` (from {@link partialPath}) the entry for `o`: flushed to disk, then renamed. */
   async commit(o: CachedObject, partial: string): Promise<string> {
     const path = this.pathOf(o);
-    await syncFile(partial);
+    await fsyncPath(partial); // whole on disk before its name says it is an entry
     await rename(partial, path);
     return path;
   }

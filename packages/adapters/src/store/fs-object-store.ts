@@ -40,7 +40,7 @@ export class FsObjectStore implements ObjectStore {
     try {
       await this.writeTemp(dir, tmp, data);
       await rename(tmp, path);
-      await syncDir(dir);
+      await fsyncPath(dir);
     } catch (err) {
       await unlink(tmp).catch(() => undefined);
       throw wrapWriteError(err, key);
@@ -222,7 +222,8 @@ export class FsObjectStore implements ObjectStore {
   }
 }
 
-async function syncDir(dir: string): Promise<void> {
+/** Flushes a file or directory to disk (fsync through a read-only handle, which Linux allows for both). */
+export async function fsyncPath(dir: string): Promise<void> {
   const fh = await open(dir, 'r');
   try {
     await fh.sync();
