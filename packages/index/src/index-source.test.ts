@@ -41,9 +41,20 @@ describe('openIndexSource', () => {
     /** Directories under the cache dir, relative to it, sorted. */
     const dirs = async (): Promise<string[]> =>
       (await readdir(cache, { recursive: true, withFileTypes: true })).filter((e) => e.isDirectory()).map((e) => join(e.parentPath, e.name).slice(cache.length + 1).split('\\').join('/')).sort();
-    /** Resolves once `check` holds (polled), or fails after 5 s. */
+    /**
+     * Resolves once `check` holds (polled), or fails after 5 s. A listing that meets a directory the source is
+     * deleting meanwhile (ENOENT mid-walk) is a "not yet".
+     */
     const eventually = async (check: () => Promise<boolean> | boolean): Promise<void> => {
-      for (const until = Date.now() + 5000; !(await check());) {
+      const holds = async (): Promise<boolean> => {
+        try {
+          return await check();
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+          throw err;
+        }
+      };
+      for (const until = Date.now() + 5000; !(await holds());) {
         if (Date.now() > until) throw new Error('condition not met within 5 s');
         await new Promise((r) => setTimeout(r, 20));
       }
