@@ -14,6 +14,7 @@ export const API_ERRORS = {
   CCP_ERR_API_VERSION_GONE: 410,
   CCP_ERR_API_TOO_LARGE: 431,
   CCP_ERR_API_INTERNAL: 500,
+  CCP_ERR_API_DATA_DAMAGED: 500,
   CCP_ERR_API_NO_INDEX: 503,
 } as const;
 export type ApiErrorCode = keyof typeof API_ERRORS;

@@ -34,7 +34,7 @@ describe('apiMain', () => {
   });
 
   it("exposes the lake reader's counters on /metrics, read at each scrape", async () => {
-    const stats = { bytes: 4096, entries: 2, hits: 5, misses: 3, evictions: 1, locatorFallbacks: 0 };
+    const stats = { bytes: 4096, entries: 2, hits: 5, misses: 3, evictions: 1, locatorFallbacks: 0, damagedChunks: 0 };
     const source = Object.assign(new MemoryIndexSource(viewOld), { cacheStats: () => stats });
     let stop: () => void = () => undefined;
     let listening: (url: string) => void = () => undefined;
@@ -42,14 +42,16 @@ describe('apiMain', () => {
     const exit = apiMain({ logLevel: 'silent', data: dir }, {}, { openSource: async () => source, port: 0, host: '127.0.0.1', stop: new Promise<void>((r) => (stop = r)), onListening: listening });
     const base = await url;
     let text = await (await fetch(`${base}/metrics`)).text();
-    for (const line of ['ccpipe_api_lake_cache_bytes 4096', 'ccpipe_api_lake_cache_hits_total 5', 'ccpipe_api_lake_cache_misses_total 3', 'ccpipe_api_lake_cache_evictions_total 1', 'ccpipe_api_lake_locator_fallbacks_total 0']) {
+    for (const line of ['ccpipe_api_lake_cache_bytes 4096', 'ccpipe_api_lake_cache_hits_total 5', 'ccpipe_api_lake_cache_misses_total 3', 'ccpipe_api_lake_cache_evictions_total 1', 'ccpipe_api_lake_locator_fallbacks_total 0', 'ccpipe_api_lake_damaged_chunks_total 0']) {
       expect(text).toContain(`\n${line}\n`);
     }
     stats.hits = 9;
     stats.locatorFallbacks = 2;
+    stats.damagedChunks = 1;
     text = await (await fetch(`${base}/metrics`)).text();
     expect(text).toContain('\nccpipe_api_lake_cache_hits_total 9\n');
     expect(text).toContain('\nccpipe_api_lake_locator_fallbacks_total 2\n');
+    expect(text).toContain('\nccpipe_api_lake_damaged_chunks_total 1\n');
     stop();
     expect(await exit).toBe(0);
   });

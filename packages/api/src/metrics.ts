@@ -54,7 +54,9 @@ const LAKE_SOURCE = new WeakMap<Registry, () => LakeReaderStats | undefined>();
 /**
  * The lake reader's counters on `registry`, read from `stats` at each scrape: `ccpipe_api_lake_cache_bytes` (decoded
  * chunks held), `ccpipe_api_lake_cache_{hits,misses,evictions}_total` and `ccpipe_api_lake_locator_fallbacks_total`
- * (lake files read by their footer because their row-group locator was missing or damaged: slower, not lost).
+ * (lake files read by their footer because their row-group locator was missing or damaged: slower, not lost) and
+ * `ccpipe_api_lake_damaged_chunks_total` (column chunks whose bytes failed their CRC32: the request fails with
+ * `CCP_ERR_API_DATA_DAMAGED`).
  * Registered once per registry; a later call (a restart inside one process) points them at its own source. No labels.
  */
 export function lakeReaderMetrics(registry: Registry, stats: () => LakeReaderStats | undefined): void {
@@ -85,6 +87,7 @@ export function lakeReaderMetrics(registry: Registry, stats: () => LakeReaderSta
   counter('ccpipe_api_lake_cache_misses_total', 'Lake column chunks fetched and decoded', (s) => s.misses);
   counter('ccpipe_api_lake_cache_evictions_total', 'Decoded lake column chunks evicted from the cache', (s) => s.evictions);
   counter('ccpipe_api_lake_locator_fallbacks_total', 'Lake files read by their Parquet footer because their row-group locator was missing or damaged', (s) => s.locatorFallbacks);
+  counter('ccpipe_api_lake_damaged_chunks_total', 'Lake column chunks refused because their bytes did not match the CRC32 their locator records', (s) => s.damagedChunks);
 }
 
 /** Error codes a failed version load is counted under (anything else is `other`): a closed label set. */

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
-import type { IndexSource, IndexView } from '@ccpipe/core';
+import { CcpError, type IndexSource, type IndexView } from '@ccpipe/core';
 import type { Logger } from '@ccpipe/adapters';
 import type { Acl, AclPrincipal } from './acl';
 import { ApiError } from './api-error';
@@ -206,6 +206,10 @@ async function handle(req: IncomingMessage, res: ServerResponse, opts: ApiOption
     }
   } catch (err) {
     if (err instanceof ApiError) return sendError(req, res, err, route.name);
+    // lake bytes that fail their checksum or cannot be decoded: stored data is damaged (`ccpipe verify` names the files)
+    if (err instanceof CcpError && (err.code === 'CCP_ERR_INDEX_CRC' || err.code === 'CCP_ERR_INDEX_FORMAT')) {
+      return sendError(req, res, new ApiError('CCP_ERR_API_DATA_DAMAGED', 'stored index data failed its integrity check'), route.name, err);
+    }
     return sendError(req, res, new ApiError('CCP_ERR_API_INTERNAL', 'internal error'), route.name, err);
   }
   return sendError(req, res, new ApiError('CCP_ERR_API_NOT_FOUND', 'no such route'), 'unmatched');

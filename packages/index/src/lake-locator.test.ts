@@ -8,7 +8,7 @@ import { RecordingStore } from '../../../tests/support/recording-store';
 import type { DuckDBInstance } from '@duckdb/node-api';
 import { openDuck, sqlString } from './duck';
 import { crcOf, indexLayout, type LakeFileEntry } from './format';
-import { LOCATOR_COLUMNS, buildLocator, decodeLocator, locatorMetadata } from './lake-locator';
+import { LOCATOR_COLUMNS, buildLocator, decodeLocator, locatorChunk, locatorMetadata } from './lake-locator';
 import { ParquetLakeReader } from './lake-reader';
 
 let dir: string;
@@ -58,6 +58,60 @@ describe('row-group locator', () => {
       const ref = await parquetReadObjects({ file, metadata: meta, columns: ['url', 'title'], compressors, rowStart: start, rowEnd: loc.starts[g + 1]! });
       expect(got).toEqual(ref);
     }
+  });
+
+  it('records the CRC32 of every chunk it describes (version 2); a version-1 locator still reads, without them', async () => {
+    const v2 = decodeLocator(buildLocator(bytes), 'k');
+    const v1 = decodeLocator(buildLocator(bytes, { version: 1 }), 'k');
+    expect([v2.fields, v1.fields]).toEqual([5, 4]);
+    expect(v1.starts).toEqual(v2.starts);
+    for (let g = 0; g < 3; g++) {
+      v2.columns.forEach((_c, k) => {
+        const at = locatorChunk(v2, g, k);
+        const start = at.dictOffset > 0 ? at.dictOffset : at.dataOffset;
+        expect(at.crc32).toBe(crcOf(bytes.subarray(start, start + at.size)));
+        expect({ ...locatorChunk(v1, g, k), crc32: at.crc32 }).toEqual(at);
+        expect(locatorChunk(v1, g, k).crc32).toBeNull();
+      });
+    }
+    // the older layout answers the same rows
+    const key = 'urls/dataset_id=1/domain_prefix=00/part-v000001.parquet';
+    const loc = buildLocator(bytes, { version: 1 });
+    const store = new MemoryObjectStore();
+    await store.put(key, bytes);
+    await store.put(indexLayout.locatorOf(key), loc);
+    const file: LakeFileEntry = {
+      key, datasetId: 1, prefix: '00', rows: 5000, bytes: bytes.length, crc32: crcOf(bytes), rowGroups: [[0, 2048], [2048, 2048], [4096, 904]],
+      locator: { key: indexLayout.locatorOf(key), bytes: loc.length, crc32: crcOf(loc) },
+    };
+    const reader = new ParquetLakeReader({ store });
+    expect((await reader.rows(file, 4094, 4097)).map((r) => r.url)).toEqual(['https://x.example/004094', 'https://x.example/004095', 'https://x.example/004096']);
+    expect(reader.stats().locatorFallbacks).toBe(0);
+  });
+
+  it('a chunk whose bytes differ from its CRC32 is refused and counted, every time; other row groups still answer', async () => {
+    const key = 'urls/dataset_id=1/domain_prefix=00/part-v000001.parquet';
+    const loc = buildLocator(bytes);
+    const decoded = decodeLocator(loc, key);
+    // one byte flipped in the middle of row group 1's title chunk (a dictionary page, then data)
+    const k = decoded.columns.findIndex((c) => c.name === 'title');
+    const at = locatorChunk(decoded, 1, k);
+    const damaged = Buffer.from(bytes);
+    damaged[(at.dictOffset > 0 ? at.dictOffset : at.dataOffset) + Math.floor(at.size / 2)]! ^= 0x01;
+    const store = new MemoryObjectStore();
+    await store.put(key, damaged);
+    await store.put(indexLayout.locatorOf(key), loc);
+    const file: LakeFileEntry = {
+      key, datasetId: 1, prefix: '00', rows: 5000, bytes: damaged.length, crc32: crcOf(damaged), rowGroups: [[0, 2048], [2048, 2048], [4096, 904]],
+      locator: { key: indexLayout.locatorOf(key), bytes: loc.length, crc32: crcOf(loc) },
+    };
+    const reader = new ParquetLakeReader({ store });
+    for (const n of [1, 2]) {
+      await expect(reader.rows(file, 2047, 2050)).rejects.toMatchObject({ code: 'CCP_ERR_INDEX_CRC', detail: { key, rowGroup: 1, column: 'title' } });
+      expect(reader.stats().damagedChunks).toBe(n);
+    }
+    expect((await reader.rows(file, 0, 2)).map((r) => r.title)).toEqual(['T0', 'T1']);
+    expect((await reader.rows(file, 4096, 4098)).map((r) => r.url)).toEqual(['https://x.example/004096', 'https://x.example/004097']);
   });
 
   it('refuses bytes that are not a locator', () => {
@@ -119,6 +173,19 @@ describe('a lake column the flat decoder does not take', () => {
       expect(rows).toEqual([2047, 2048, 2049].map((i) => ({
         urlId: null, url: `https://y.example/${i}`, ts: new Date((1900000000 + i) * 1000).toISOString().replace('.000Z', 'Z'), status: 200 + (i % 2), title: null,
       })));
+    }
+    // the same path checks the chunk it reads: status of row group 1 damaged
+    const decoded = decodeLocator(loc, key);
+    const at = locatorChunk(decoded, 1, decoded.columns.findIndex((c) => c.name === 'status'));
+    const damaged = Buffer.from(b);
+    damaged[(at.dictOffset > 0 ? at.dictOffset : at.dataOffset) + Math.floor(at.size / 2)]! ^= 0x01;
+    await store.put(key, damaged);
+    // flat: refused as its chunks are fetched; hyparquet's path alone: refused before hyparquet reads the chunk
+    for (const decoder of ['flat', 'hyparquet'] as const) {
+      const reader = new ParquetLakeReader({ store, decoder });
+      await expect(reader.rows(file, 2047, 2050)).rejects.toMatchObject({ code: 'CCP_ERR_INDEX_CRC', detail: { column: 'status', rowGroup: 1 } });
+      expect(reader.stats().damagedChunks).toBe(1);
+      expect((await reader.rows(file, 0, 1)).map((r) => r.status)).toEqual([200]);
     }
   });
 });

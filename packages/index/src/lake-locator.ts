@@ -1,5 +1,5 @@
 import { parquetMetadata, type ColumnChunk, type CompressionCodec, type FileMetaData, type ParquetType, type SchemaElement } from 'hyparquet';
-import { IndexFormatError } from './format';
+import { IndexFormatError, crcOf } from './format';
 
 /**
  * The row-group locator of a lake file (`.rgx`, written by the merger next to the file, docs/index-format.md): where
@@ -7,10 +7,11 @@ import { IndexFormatError } from './format';
  * decode one row group without the Parquet footer. A footer grows with the file (≈ 1–2.5 KB per row group with
  * statistics, parsed whole), a locator entry is 8 B per row group + 32 B per column, read as a typed array.
  *
- * Layout (little-endian): `u32 magic 'CCRG'` · `u32 version 1` · `u32 header bytes` · UTF-8 JSON header
- * `{schema, columns: [{name, path, type, codec}], groups}` · zero padding to 8 · `f64 table[groups × (1 + 4 × columns)]`:
+ * Layout (little-endian): `u32 magic 'CCRG'` · `u32 version 2` · `u32 header bytes` · UTF-8 JSON header
+ * `{schema, columns: [{name, path, type, codec}], groups}` · zero padding to 8 · `f64 table[groups × (1 + 5 × columns)]`:
  * per row group its row count, then per column (dictionary page offset or 0, data page offset, compressed bytes,
- * values).
+ * values, CRC32 of the chunk's bytes). Version 1 (written before stop 18) has no CRC32 field (4 per column) and is
+ * still read; its chunks are not checked.
  */
 export interface LakeLocator {
   schema: SchemaElement[];
@@ -18,6 +19,8 @@ export interface LakeLocator {
   /** First row of each row group, plus the row count at the end. */
   starts: number[];
   table: Float64Array;
+  /** Fields per column in `table`: 5 when each chunk carries its CRC32 (version 2), 4 in version 1. */
+  fields: number;
 }
 
 export interface LocatorColumn {
@@ -31,10 +34,15 @@ export interface LocatorColumn {
 export const LOCATOR_COLUMNS: readonly string[] = ['url', 'ts', 'status', 'title', 'text', 'warc_filename', 'warc_offset', 'warc_length'];
 
 const MAGIC = 0x47524343; // 'CCRG' LE
-const FIELDS = 4;
+/** Fields per column and row group, by locator version. */
+const FIELDS_OF: Record<number, number> = { 1: 4, 2: 5 };
 
-/** The locator of a Parquet file from its bytes (footer parsed once, at write time). @throws on a file it cannot describe */
-export function buildLocator(file: Uint8Array): Buffer {
+/**
+ * The locator of a Parquet file from its bytes (footer parsed once, at write time), with each chunk's CRC32 (version
+ * 2; `version: 1` writes the older layout without them, for tests of old lakes). @throws on a file it cannot describe
+ */
+export function buildLocator(file: Uint8Array, { version = 2 }: { version?: 1 | 2 } = {}): Buffer {
+  const fields = FIELDS_OF[version]!;
   const meta = parquetMetadata(file);
   const first = meta.row_groups[0]?.columns ?? [];
   const columns: LocatorColumn[] = [];
@@ -45,7 +53,7 @@ export function buildLocator(file: Uint8Array): Buffer {
     columns.push({ name: m.path_in_schema[0]!, path: [...m.path_in_schema], type: m.type, codec: m.codec });
     at.push(i);
   });
-  const width = 1 + FIELDS * columns.length;
+  const width = 1 + fields * columns.length;
   const table = new Float64Array(meta.row_groups.length * width);
   meta.row_groups.forEach((rg, g) => {
     table[g * width] = Number(rg.num_rows);
@@ -55,18 +63,23 @@ export function buildLocator(file: Uint8Array): Buffer {
       if (m === undefined || m.path_in_schema.join('.') !== col.path.join('.') || m.codec !== col.codec || m.type !== col.type) {
         throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'lake file row groups differ in layout', { column: col.name, rowGroup: g });
       }
-      const o = g * width + 1 + k * FIELDS;
+      const o = g * width + 1 + k * fields;
       table[o] = Number(m.dictionary_page_offset ?? 0);
       table[o + 1] = Number(m.data_page_offset);
       table[o + 2] = Number(m.total_compressed_size);
       table[o + 3] = Number(m.num_values);
+      if (fields > 4) {
+        const start = table[o]! > 0 ? table[o]! : table[o + 1]!;
+        if (start + table[o + 2]! > file.length) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'lake column chunk lies past the end of its file', { column: col.name, rowGroup: g });
+        table[o + 4] = crcOf(file.subarray(start, start + table[o + 2]!));
+      }
     });
   });
   const header = Buffer.from(JSON.stringify({ schema: meta.schema, columns, groups: meta.row_groups.length }, (_k, v) => (typeof v === 'bigint' ? Number(v) : v)), 'utf8');
   const pad = (8 - ((12 + header.length) % 8)) % 8;
   const out = Buffer.alloc(12 + header.length + pad + table.byteLength);
   out.writeUInt32LE(MAGIC, 0);
-  out.writeUInt32LE(1, 4);
+  out.writeUInt32LE(version, 4);
   out.writeUInt32LE(header.length, 8);
   header.copy(out, 12);
   Buffer.from(table.buffer).copy(out, 12 + header.length + pad);
@@ -78,7 +91,8 @@ export function decodeLocator(b: Uint8Array, key: string): LakeLocator {
   const bad = (reason: string) => new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'lake locator cannot be read', { key, reason });
   if (b.length < 12) throw bad('short');
   const dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
-  if (dv.getUint32(0, true) !== MAGIC || dv.getUint32(4, true) !== 1) throw bad('magic or version');
+  const fields = FIELDS_OF[dv.getUint32(4, true)];
+  if (dv.getUint32(0, true) !== MAGIC || fields === undefined) throw bad('magic or version');
   const hl = dv.getUint32(8, true);
   let head: { schema: SchemaElement[]; columns: LocatorColumn[]; groups: number };
   try {
@@ -86,7 +100,7 @@ export function decodeLocator(b: Uint8Array, key: string): LakeLocator {
   } catch {
     throw bad('header');
   }
-  const width = 1 + FIELDS * head.columns.length;
+  const width = 1 + fields * head.columns.length;
   const at = 12 + hl + ((8 - ((12 + hl) % 8)) % 8);
   if (b.length !== at + head.groups * width * 8) throw bad('size');
   // a copy: the bytes may sit at any alignment inside a pooled buffer (and Buffer#slice is a view)
@@ -95,7 +109,7 @@ export function decodeLocator(b: Uint8Array, key: string): LakeLocator {
   const table = new Float64Array(copy.buffer, 0, head.groups * width);
   const starts = [0];
   for (let g = 0; g < head.groups; g++) starts.push(starts[g]! + table[g * width]!);
-  return { schema: head.schema, columns: head.columns, starts, table };
+  return { schema: head.schema, columns: head.columns, starts, table, fields };
 }
 
 /** Where column k of row group g sits, as the locator's table records it. */
@@ -106,12 +120,14 @@ export interface LocatorChunk {
   /** Compressed bytes of the whole chunk, from its first page on. */
   size: number;
   values: number;
+  /** CRC32 of the chunk's `size` bytes; null in a version-1 locator. */
+  crc32: number | null;
 }
 
 /** Column k (index into `loc.columns`) of row group g. */
 export function locatorChunk(loc: LakeLocator, g: number, k: number): LocatorChunk {
-  const o = g * (1 + FIELDS * loc.columns.length) + 1 + k * FIELDS;
-  return { dictOffset: loc.table[o]!, dataOffset: loc.table[o + 1]!, size: loc.table[o + 2]!, values: loc.table[o + 3]! };
+  const o = g * (1 + loc.fields * loc.columns.length) + 1 + k * loc.fields;
+  return { dictOffset: loc.table[o]!, dataOffset: loc.table[o + 1]!, size: loc.table[o + 2]!, values: loc.table[o + 3]!, crc32: loc.fields > 4 ? loc.table[o + 4]! : null };
 }
 
 /** Rows of row group g. */

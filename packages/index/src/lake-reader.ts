@@ -75,6 +75,8 @@ interface ChunkAt {
   start: number;
   size: number;
   codec: CompressionCodec;
+  /** CRC32 of the chunk's bytes, from a version-2 locator; null when nothing records it (footer, version 1). */
+  crc32: number | null;
 }
 
 /** Column chunks of one row group closer than this are fetched as one range (the gap is read and dropped). */
@@ -130,6 +132,7 @@ export class ParquetLakeReader implements LakeReads {
   private readonly locators: boolean;
   private readonly flat: boolean;
   private fallbacks = 0;
+  private damaged = 0;
 
   constructor(opts: ParquetLakeReaderOptions) {
     this.store = opts.store;
@@ -180,9 +183,12 @@ export class ParquetLakeReader implements LakeReads {
     return out;
   }
 
-  /** Cache counters (decoded column chunks), and files read by their footer because their locator was missing or damaged. */
-  stats(): RowGroupCacheStats & { locatorFallbacks: number } {
-    return { ...this.chunks.stats(), locatorFallbacks: this.fallbacks };
+  /**
+   * Cache counters (decoded column chunks), files read by their footer because their locator was missing or damaged,
+   * and column chunks refused because their bytes did not match the CRC32 their locator records.
+   */
+  stats(): RowGroupCacheStats & { locatorFallbacks: number; damagedChunks: number } {
+    return { ...this.chunks.stats(), locatorFallbacks: this.fallbacks, damagedChunks: this.damaged };
   }
 
   async close(): Promise<void> {
@@ -256,7 +262,7 @@ export class ParquetLakeReader implements LakeReads {
     const rows = ft.starts[g + 1]! - ft.starts[g]!;
     const mode = names.includes(TEXT_LENGTH) ? 'codePoints' : 'bytes';
     const at = names.map((n) => chunkAt(ft, g, n === TEXT_LENGTH ? 'text' : n));
-    const bytes = await this.fetchChunks(file, at.filter((c): c is ChunkAt => c !== null));
+    const bytes = await this.fetchChunks(file, g, at.filter((c): c is ChunkAt => c !== null));
     const out = new Map<string, Column>();
     for (let i = 0; i < names.length; i++) {
       const c = at[i]!;
@@ -274,8 +280,12 @@ export class ParquetLakeReader implements LakeReads {
     return out;
   }
 
-  /** The bytes of each chunk, fetched as few ranges as the gaps between them allow. */
-  private async fetchChunks(file: LakeFileEntry, chunks: ChunkAt[]): Promise<Map<string, Uint8Array>> {
+  /**
+   * The bytes of each chunk, fetched as few ranges as the gaps between them allow, each checked against the CRC32 its
+   * locator records (a damaged chunk is counted and refused, never decoded or cached).
+   * @throws IndexFormatError CCP_ERR_INDEX_CRC
+   */
+  private async fetchChunks(file: LakeFileEntry, g: number, chunks: ChunkAt[]): Promise<Map<string, Uint8Array>> {
     const runs: { start: number; end: number; chunks: ChunkAt[] }[] = [];
     for (const c of [...chunks].sort((a, b) => a.start - b.start)) {
       const run = runs[runs.length - 1];
@@ -288,7 +298,14 @@ export class ParquetLakeReader implements LakeReads {
     await Promise.all(
       runs.map(async ({ start, end, chunks: inRun }) => {
         const b = await this.store.getRange(file.key, start, end - start);
-        for (const c of inRun) out.set(c.name, b.subarray(c.start - start, c.start - start + c.size));
+        for (const c of inRun) {
+          const bytes = b.subarray(c.start - start, c.start - start + c.size);
+          if (c.crc32 !== null && (bytes.length !== c.size || crcOf(bytes) !== c.crc32)) {
+            this.damaged++;
+            throw new IndexFormatError('CCP_ERR_INDEX_CRC', 'lake column chunk does not match its checksum', { key: file.key, rowGroup: g, column: c.name });
+          }
+          out.set(c.name, bytes);
+        }
       }),
     );
     return out;
@@ -301,8 +318,11 @@ export class ParquetLakeReader implements LakeReads {
     // with a locator, a one-row-group metadata (rows [0, rows)); with a footer, the file's own (rows of group g)
     const start = ft.locator === null ? ft.starts[g]! : 0;
     const parts: { at: number; data: ArrayLike<unknown> }[] = [];
+    // a chunk whose locator records its CRC32 is fetched and checked first, and hyparquet reads it from those bytes
+    const at = chunkAt(ft, g, column);
+    const checked = at?.crc32 != null ? { start: at.start, bytes: (await this.fetchChunks(file, g, [at])).get(at.name)! } : null;
     await parquetRead({
-      file: this.asyncBuffer(file),
+      file: this.asyncBuffer(file, checked),
       metadata: ft.locator === null ? ft.meta! : locatorMetadata(ft.locator, g, [column]),
       columns: [column],
       rowStart: start,
@@ -316,11 +336,16 @@ export class ParquetLakeReader implements LakeReads {
     return pack(parts, rows);
   }
 
-  private asyncBuffer(file: LakeFileEntry): AsyncBuffer {
+  /** The file as hyparquet reads it; ranges inside `held` (bytes already fetched and checked) come from there. */
+  private asyncBuffer(file: LakeFileEntry, held: { start: number; bytes: Uint8Array } | null = null): AsyncBuffer {
     return {
       byteLength: file.bytes,
       slice: async (s: number, e?: number) => {
-        const b = await this.store.getRange(file.key, s, (e ?? file.bytes) - s);
+        const end = e ?? file.bytes;
+        if (held !== null && s >= held.start && end <= held.start + held.bytes.length) {
+          return held.bytes.slice(s - held.start, end - held.start).buffer as ArrayBuffer;
+        }
+        const b = await this.store.getRange(file.key, s, end - s);
         return b.byteOffset === 0 && b.byteLength === b.buffer.byteLength ? (b.buffer as ArrayBuffer) : (b.slice().buffer as ArrayBuffer);
       },
     };
@@ -333,11 +358,11 @@ function chunkAt(ft: Footer, g: number, name: string): ChunkAt | null {
     const k = ft.locator.columns.findIndex((c) => c.name === name);
     if (k < 0) return null;
     const at = locatorChunk(ft.locator, g, k);
-    return { name, start: at.dictOffset > 0 ? at.dictOffset : at.dataOffset, size: at.size, codec: ft.locator.columns[k]!.codec };
+    return { name, start: at.dictOffset > 0 ? at.dictOffset : at.dataOffset, size: at.size, codec: ft.locator.columns[k]!.codec, crc32: at.crc32 };
   }
   const m = ft.meta!.row_groups[g]?.columns.find((c) => c.meta_data?.path_in_schema.length === 1 && c.meta_data.path_in_schema[0] === name)?.meta_data;
   if (m === undefined) return null;
-  return { name, start: Number(m.dictionary_page_offset || m.data_page_offset), size: Number(m.total_compressed_size), codec: m.codec };
+  return { name, start: Number(m.dictionary_page_offset || m.data_page_offset), size: Number(m.total_compressed_size), codec: m.codec, crc32: null };
 }
 
 /** The schema path [root, …, leaf] of a top-level column. */

@@ -23,6 +23,7 @@ const MESSAGES = {
   CCP_ERR_API_UNAUTHORIZED: () => 'This API needs an access token: enter it under “Access token”.',
   CCP_ERR_API_NO_INDEX: () => 'No index is published yet; try again once the first merge is done.',
   CCP_ERR_API_INTERNAL: () => 'The API failed to answer; try again.',
+  CCP_ERR_API_DATA_DAMAGED: () => 'Stored data this answer needs is damaged; the operator can find it with ccpipe verify.',
   NETWORK: () => 'The API cannot be reached.',
 };
 

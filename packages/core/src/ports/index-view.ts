@@ -98,4 +98,6 @@ export interface LakeReaderStats {
   misses: number;
   evictions: number;
   locatorFallbacks: number;
+  /** Lake column chunks refused because their bytes did not match their locator's CRC32. */
+  damagedChunks: number;
 }
