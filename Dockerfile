@@ -17,8 +17,8 @@ COPY packages/worker/package.json packages/worker/
 COPY packages/index/package.json packages/index/
 COPY packages/api/package.json packages/api/
 COPY packages/cli/package.json packages/cli/
-# --ignore-scripts: the root `prepare` (tsc -b) needs the sources, which are not copied yet; roaring's and
-# @swc/core's install scripts are run explicitly by the rebuild below.
+# --ignore-scripts: the root `prepare` (tsc -b) needs the sources, which are not copied yet; roaring, the one runtime
+# package with a native build, is rebuilt explicitly below.
 RUN npm ci --no-audit --no-fund --ignore-scripts && npm rebuild roaring
 COPY packages packages
 RUN npm run build && npm prune --omit=dev --no-audit --no-fund

@@ -12,6 +12,7 @@ import { workerMetrics } from '../packages/worker/src/metrics';
 import { apiMetrics, indexMetrics, lakeReaderMetrics } from '../packages/api/src/metrics';
 import { mergeMetrics } from '../packages/cli/src/merge/merge-metrics';
 import { MERGER_METRICS_PORT } from '../packages/cli/src/merge/merger-main';
+import { WORKER_DRAIN_MS } from '../packages/worker/src/main';
 import { buildProgram } from '../packages/cli/src/main';
 import { REPO_ROOT } from './support/corpus';
 
@@ -39,6 +40,12 @@ function interpolate(v: string, sample: Record<string, string>): string {
   );
 }
 
+/** A scalar as YAML reads it: a double-quoted string's content, or a plain one without its trailing ` # comment`. */
+function yamlScalar(v: string): string {
+  const q = /^"(.*)"\s*(?:#.*)?$/.exec(v);
+  return q ? q[1]! : v.replace(/\s+#.*$/, '');
+}
+
 /** The environment a compose service gets: the `x-ccpipe-env` anchor when merged in, then its own keys. */
 function serviceEnv(service: string): Record<string, string> {
   const lines = block(block(compose, 'services', '').join('\n'), service, '  ');
@@ -49,7 +56,7 @@ function serviceEnv(service: string): Record<string, string> {
     if (!l.startsWith('      ')) break;
     if (l.trim() === '<<: *ccpipe-env') Object.assign(env, anchorEnv());
     const m = /^\s+([A-Z][A-Z0-9_]*): (.*)$/.exec(l);
-    if (m) env[m[1]!] = interpolate(m[2]!.replace(/^"(.*)"$/, '$1'), { CCPIPE_CRAWL: 'CC-MAIN-2024-30' });
+    if (m) env[m[1]!] = interpolate(yamlScalar(m[2]!), { CCPIPE_CRAWL: 'CC-MAIN-2024-30' });
   }
   return env;
 }
@@ -57,7 +64,7 @@ function anchorEnv(): Record<string, string> {
   const env: Record<string, string> = {};
   for (const l of block(compose, 'x-ccpipe-env', '')) {
     const m = /^\s+([A-Z][A-Z0-9_]*): (.*)$/.exec(l);
-    if (m) env[m[1]!] = interpolate(m[2]!, {});
+    if (m) env[m[1]!] = interpolate(yamlScalar(m[2]!), {});
   }
   return env;
 }
@@ -91,21 +98,28 @@ describe('docker-compose.yml', () => {
 
   it('runs the merger as the merge service (merge --every), not a shell loop, with its metrics port and the image healthcheck', () => {
     const merger = serviceLines('merger').join('\n');
-    const m = /command: \["merge", "--every", "\$\{MERGE_EVERY:-(\d+)\}", "--min-new-ratio", "\$\{MERGE_MIN_NEW_RATIO:-([\d.]+)\}", "--max-wait", "\$\{MERGE_MAX_WAIT:-(\d+)\}"\]/.exec(merger);
-    expect(m?.slice(1).map(Number)).toEqual([expect.any(Number), expect.any(Number), expect.any(Number)]);
+    const m = /command: \["merge", "--every", "\$\{MERGE_EVERY:-(\d+)\}", "--min-new-ratio", "\$\{MERGE_MIN_NEW_RATIO:-([\d.]+)\}", "--max-wait", "\$\{MERGE_MAX_WAIT:-(\d+)\}", "--memory-limit", "\$\{MERGE_MEMORY_LIMIT:-(\d+MB)\}"\]/.exec(merger);
+    expect(m?.slice(1, 4).map(Number)).toEqual([expect.any(Number), expect.any(Number), expect.any(Number)]);
+    expect(m![4]).toBe('256MB'); // the merge's own default
     expect(Number(m![1])).toBeGreaterThan(0);
     expect(Number(m![2])).toBeGreaterThan(0);
     expect(Number(m![3])).toBeGreaterThan(Number(m![1])); // the longest wait spans several checks
     const merge = buildProgram().commands.find((c) => c.name() === 'merge')!;
-    expect(merge.options.map((o) => o.long)).toEqual(expect.arrayContaining(['--every', '--min-new-ratio', '--max-wait', '--metrics-port']));
+    expect(merge.options.map((o) => o.long)).toEqual(expect.arrayContaining(['--every', '--min-new-ratio', '--max-wait', '--metrics-port', '--memory-limit']));
+    // its temp dir (DuckDB spill, staged S3 inputs) lies on the cache volume, not in the container's writable layer
+    const cacheMount = /- ccpipe-merge-cache:(\S+)/.exec(merger)?.[1];
+    expect(cacheMount).toBe(serviceEnv('merger')['CCPIPE_MERGE_CACHE_DIR']);
+    expect(serviceEnv('merger')['TMPDIR']).toMatch(new RegExp(`^${cacheMount}/`));
     expect(merger).not.toMatch(/entrypoint|\/bin\/sh|while/);
     expect(merger).not.toMatch(/healthcheck/);
     expect(loadConfig(serviceEnv('merger')).metricsPort).toBe(MERGER_METRICS_PORT);
     expect(merger).not.toMatch(/^\s+ports:/m);
   });
 
-  it('lets workers scale: no host ports, no fixed container name', () => {
+  it('lets workers scale: no host ports, no fixed container name; stopping one lets it drain first', () => {
     const worker = serviceLines('worker').join('\n');
+    const grace = /stop_grace_period: (\d+)s/.exec(worker);
+    expect(Number(grace?.[1]) * 1000).toBeGreaterThan(WORKER_DRAIN_MS + 5_000);
     expect(worker).not.toMatch(/^\s+ports:/m);
     expect(worker).not.toMatch(/container_name/);
     expect(worker).toMatch(/condition: service_healthy/);
@@ -138,7 +152,7 @@ describe('docker-compose.yml', () => {
       expect(existsSync(join(REPO_ROOT, f))).toBe(true);
     }
     expect(rabbit).toContain('./rabbitmq/rabbitmq.conf:/etc/rabbitmq/conf.d/');
-    expect(rabbit).toContain('rabbitmq-diagnostics", "-q", "ping"');
+    expect(rabbit).toContain('rabbitmq-diagnostics", "-q", "check_port_connectivity"');
     expect(read('rabbitmq/enabled_plugins').trim()).toBe('[rabbitmq_management,rabbitmq_prometheus].');
   });
 
@@ -179,8 +193,10 @@ describe('prometheus.yml', () => {
     expect(targets('batcher')).toEqual([`batcher:${batcherPort}`]);
     const apiPort = loadConfig(serviceEnv('api')).apiPort;
     expect(apiPort).toBe(loadConfig({}).apiPort);
-    expect(targets('api')).toEqual([`api:${apiPort}`]);
-    expect(serviceLines('api').join('\n')).toContain(`"${apiPort}:${apiPort}"`);
+    // every replica by DNS (--scale api=N with API_PORT a range), on the port it serves
+    const job = /job_name: api\n\s+dns_sd_configs:\n\s+- names: \["api"\]\n\s+type: A\n\s+port: (\d+)/.exec(prometheus);
+    expect(Number(job?.[1])).toBe(apiPort);
+    expect(serviceLines('api').join('\n')).toContain(`"\${API_PORT:-${apiPort}}:${apiPort}"`);
   });
 
   it('finds every worker replica by DNS on the worker metrics port', () => {

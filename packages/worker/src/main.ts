@@ -22,6 +22,9 @@ const USER_AGENT = 'ccpipe/0.1 (+https://github.com/ccpipe/ccpipe)';
  * finish in-flight ones (or requeue them after the grace period) and exit 0. Exits 1 on a fatal local failure
  * (disk full, …) or when the broker is gone for good; unacked batches return to the queue.
  */
+
+/** How long a stopping worker waits for the batches in hand (docker-compose.yml's stop_grace_period must exceed it). */
+export const WORKER_DRAIN_MS = 30_000;
 export async function workerMain(flags: Partial<Record<ConfigKey, unknown>>, env: NodeJS.ProcessEnv, opts: { graceMs?: number } = {}): Promise<number> {
   const config = loadConfig(env, flags);
   return runService(
@@ -97,7 +100,7 @@ export async function workerMain(flags: Partial<Record<ConfigKey, unknown>>, env
 
       const stopped = new Promise<'signal'>((resolve) => signal.addEventListener('abort', () => resolve('signal'), { once: true }));
       const why = await Promise.race([stopped, worker.crashed.then((err) => ({ crash: err })), brokerGone.then((err) => ({ broker: err }))]);
-      await worker.drain(opts.graceMs ?? 30_000);
+      await worker.drain(opts.graceMs ?? WORKER_DRAIN_MS);
       if (why === 'signal') {
         log.info('drained');
         return 0;
