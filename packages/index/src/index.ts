@@ -12,5 +12,6 @@ export {
 } from './format';
 export { ParquetLakeReader, type ParquetLakeReaderOptions, type LakeReads, type LakeUrlRow, type LakeCaptureRow } from './lake-reader';
 export { buildLocator, decodeLocator, type LakeLocator } from './lake-locator';
+export { BatchSet } from './batch-set';
 export { verifyVersion, type VerifyProblem, type VerifyResult } from './verify';
 export { initZstd, type ZstdDecoder } from './zstd';

@@ -1,6 +1,6 @@
 import { RoaringBitmap32 } from 'roaring';
 import {
-  canonicalizeUrl, formatDomain64, layout, runLanes, urlId, urlIdHex, type CaptureItem, type DatasetSummary, type DomainDatasets, type IndexView, type UrlItem,
+  canonicalizeUrl, formatDomain64, runLanes, urlId, urlIdHex, type CaptureItem, type DatasetSummary, type DomainDatasets, type IndexView, type UrlItem,
 } from '@ccpipe/core';
 import type { DomainEntries, LakeFileEntry, Posting } from './format';
 import type { LakeReads, LakeUrlRow } from './lake-reader';
@@ -130,16 +130,9 @@ export class LakeIndexView implements IndexView {
 
   private mergedBy: Map<number, number> | null = null;
 
-  /** Completed batches this version holds, per dataset id (from batches.json's marker keys). */
+  /** Completed batches this version holds, per dataset id (batches.json's counts). */
   batchesMerged(): ReadonlyMap<number, number> {
-    if (this.mergedBy === null) {
-      const by = new Map<number, number>();
-      for (const key of this.loaded.batches) {
-        const id = layout.batchDatasetOf(key);
-        if (id !== null) by.set(id, (by.get(id) ?? 0) + 1);
-      }
-      this.mergedBy = by;
-    }
+    this.mergedBy ??= this.loaded.batches.countByDataset();
     return this.mergedBy;
   }
 

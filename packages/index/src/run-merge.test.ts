@@ -1,7 +1,7 @@
 import { mkdtemp, rm, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { layout, urlId, urlIdHex, type ObjectStore } from '@ccpipe/core';
+import { batchId, batchKey, layout, urlId, urlIdHex, type ObjectStore } from '@ccpipe/core';
 import { FsObjectStore, closeDuckDbParquetEngine } from '@ccpipe/adapters';
 import { parquetShape, readParquetRows } from '../../../tests/support/parquet';
 import { partRow, putBatch } from '../../../tests/support/batches';
@@ -653,6 +653,33 @@ describe('runMerge (synthetic batches)', () => {
       expect(v2.domain('two.example')).not.toBeNull();
       await src.close();
       expect(() => v2.domain('two.example')).toThrow(expect.objectContaining({ code: 'CCP_ERR_INDEX_CLOSED' }));
+    } finally {
+      await src.close();
+    }
+  });
+
+  it('batches.json lists what a version folded in compactly; a version written with the old list of keys is merged over without folding a batch twice', async () => {
+    // real batch ids (crawl/block/seq) and one of another shape, which is kept as it is
+    const ids = [batchId('CC-MAIN-2030-40', 7, 0), batchId('CC-MAIN-2030-40', 7, 1), batchId('CC-MAIN-2030-40', 9, 0), 'urls-list-1'];
+    for (const [i, id] of ids.entries()) await putBatch(store, 1, batchKey(id), [row(1, `https://b${i}.example/`, '20300101000000')]);
+    expect(await runMerge(opts())).toMatchObject({ version: 'v000001', batches: 4 });
+    const json = (v: string) => store.get(indexLayout.versionFile(v, 'batches.json')).then((b) => JSON.parse(Buffer.from(b!).toString()));
+    expect(await json('v000001')).toEqual({
+      v: 2, count: 4, sets: [{ dataset_id: 1, crawl: 'CC-MAIN-2030-40', count: 3, runs: '7+2,2+1' }], other: [layout.batchMarker(1, 'urls-list-1')],
+    });
+    // the same version as a writer before this format left it: every key in a sorted array
+    const keys = ids.map((id) => layout.batchMarker(1, batchKey(id))).sort();
+    await rewriteVersion(store, 'v000001', (put) => put('batches.json', Buffer.from(JSON.stringify(keys))));
+    expect(await pendingMerge(store)).toMatchObject({ version: 'v000001', batches: 0 });
+    const more = batchId('CC-MAIN-2030-40', 8, 0);
+    await putBatch(store, 1, batchKey(more), [row(1, 'https://new.example/', '20300102000000')]);
+    expect(await pendingMerge(store)).toMatchObject({ batches: 1, rows: 1 });
+    expect(await runMerge(opts())).toMatchObject({ version: 'v000002', batches: 1, rowsIn: 1 });
+    expect(await json('v000002')).toMatchObject({ v: 2, count: 5, sets: [{ crawl: 'CC-MAIN-2030-40', count: 4, runs: '7+2,1+1,1+1' }] });
+    const src = await openIndexSource({ store, dataDir: dir, pollMs: 0 });
+    try {
+      const v = (await src.current()) as unknown as { batchesMerged(): ReadonlyMap<number, number> };
+      expect([...v.batchesMerged()]).toEqual([[1, 5]]);
     } finally {
       await src.close();
     }

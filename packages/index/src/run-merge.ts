@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { RoaringBitmap32 } from 'roaring';
 import { CcpError, domain64FromInt64, domain64ToInt64, layout, type ObjectStore } from '@ccpipe/core';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import { BatchSet } from './batch-set';
 import { resolveCollisions } from './collisions';
 import { DomainIds, partitionSql } from './domain-ids';
 import { appendTo, openDuck, queryRows, sqlList, streamColumns, streamSortedStrings } from './duck';
@@ -147,12 +148,12 @@ interface Marker {
 }
 
 /** Keys of the markers of completed batches that `merged` (the current version's batches) does not hold yet. */
-async function* unmergedMarkerKeys(store: ObjectStore, merged: ReadonlySet<string>): AsyncGenerator<string> {
+async function* unmergedMarkerKeys(store: ObjectStore, merged: Pick<BatchSet, 'has'>): AsyncGenerator<string> {
   for await (const o of store.list(layout.batchesPrefix())) if (layout.isBatchMarker(o.key) && !merged.has(o.key)) yield o.key;
 }
 
 /** Those markers, read. */
-async function unmergedMarkers(store: ObjectStore, merged: ReadonlySet<string>): Promise<[string, Marker][]> {
+async function unmergedMarkers(store: ObjectStore, merged: Pick<BatchSet, 'has'>): Promise<[string, Marker][]> {
   const markers: [string, Marker][] = [];
   for await (const key of unmergedMarkerKeys(store, merged)) {
     const b = await store.get(key);
@@ -186,7 +187,7 @@ export async function pendingMerge(store: ObjectStore, rowsOf: Map<string, numbe
   const summary = meta ? await loadVersionSummary(store, meta.version, meta.tocCrc32) : null;
   const pending = new Set<string>();
   let rows = 0;
-  for await (const key of unmergedMarkerKeys(store, new Set(summary?.batches ?? []))) {
+  for await (const key of unmergedMarkerKeys(store, summary?.batches ?? BatchSet.empty())) {
     let n = rowsOf.get(key);
     if (n === undefined) {
       const b = await store.get(key);
@@ -223,7 +224,7 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
   const prevMeta = manifest.versions.find((v) => v.version === manifest.current) ?? null;
   // the previous version's JSON files now; its domain index is read a shard at a time as the merge walks it
   const prev = prevMeta ? await loadVersionHead(store, prevMeta.version, prevMeta.tocCrc32) : null;
-  const merged = new Set(prev?.batches ?? []);
+  const merged = prev?.batches ?? BatchSet.empty();
   const bits = opts.partitionBits ?? prev?.status.partitionBits ?? 8;
   if (!Number.isInteger(bits) || bits < 1 || bits > 8 || (prev !== null && prev.status.partitionBits !== bits)) {
     throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'partitionBits must be 1..8 and cannot change once the lake exists', { bits });
@@ -446,7 +447,7 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
     await out.put('files.json', jsonBytes(built.files));
     await out.put('domain-ids.json', jsonBytes(ids.snapshot()));
     await out.put('collisions.json', jsonBytes(collisions));
-    await out.put('batches.json', jsonBytes([...merged, ...markers.map(([k]) => k)].sort()));
+    await out.put('batches.json', merged.with(markers.map(([k]) => k)).toBytes());
     await out.put('status.json', jsonBytes(status));
     const tocCrc32 = await out.finish(prev?.toc.version ?? null, createdAt);
     phase('index');

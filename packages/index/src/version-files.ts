@@ -3,6 +3,7 @@ import type { ObjectStore } from '@ccpipe/core';
 import type { LocalInputs } from './local-inputs';
 import { FileDomainIndex, type ShardFileRef } from './file-index';
 import type { DomainIdsSnapshot } from './domain-ids';
+import { BatchSet } from './batch-set';
 import {
   DomainDictionary, DomainIndex, INDEX_FILES, OnDemandDomainIndex, IndexFormatError, LEGACY_SHARD, SHARD_TABLE, crcOf, indexLayout, jsonBytes, parseJson, shardFileNames, type IndexManifest, type IndexShardFiles,
   type DomainEntries, type LakeFileEntry, type ShardTable, type VersionStatus, type VersionToc,
@@ -15,8 +16,8 @@ export interface VersionBase {
   domainIds: DomainIdsSnapshot;
   /** Canonical URL → substitute url_id (signed decimal string). */
   collisions: Record<string, string>;
-  /** Keys of every batch marker folded into this version or an earlier one. */
-  batches: string[];
+  /** Every batch marker folded into this version or an earlier one. */
+  batches: BatchSet;
   status: VersionStatus;
 }
 
@@ -99,7 +100,7 @@ export async function loadVersionHead(store: ObjectStore, version: string, tocCr
     files: parseJson<LakeFileEntry[]>(got.get('files.json')!, 'files.json'),
     domainIds: parseJson<DomainIdsSnapshot>(got.get('domain-ids.json')!, 'domain-ids.json'),
     collisions: parseJson<Record<string, string>>(got.get('collisions.json')!, 'collisions.json'),
-    batches: parseJson<string[]>(got.get('batches.json')!, 'batches.json'),
+    batches: BatchSet.parse(got.get('batches.json')!),
     status: parseJson<VersionStatus>(got.get('status.json')!, 'status.json'),
     shardNames,
     shardSizes: table === null ? null : table.shards.map((e) => e.domains),
@@ -177,10 +178,10 @@ export function residentBytesOf(toc: VersionToc): number {
 }
 
 /** What a version has folded in, without its dictionary, bitmaps or postings (a few KB to read). Same checks as loadVersion. */
-export async function loadVersionSummary(store: ObjectStore, version: string, tocCrc32: number): Promise<{ batches: string[]; status: VersionStatus }> {
+export async function loadVersionSummary(store: ObjectStore, version: string, tocCrc32: number): Promise<{ batches: BatchSet; status: VersionStatus }> {
   const toc = await readVersionToc(store, version, tocCrc32);
   const got = await getAll(store, version, toc, ['batches.json', 'status.json']);
-  return { batches: parseJson<string[]>(got.get('batches.json')!, 'batches.json'), status: parseJson<VersionStatus>(got.get('status.json')!, 'status.json') };
+  return { batches: BatchSet.parse(got.get('batches.json')!), status: parseJson<VersionStatus>(got.get('status.json')!, 'status.json') };
 }
 
 /** A version's version.json (its files' sizes and CRC32s), checked against `tocCrc32`. @throws IndexFormatError */
