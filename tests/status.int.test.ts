@@ -3,9 +3,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { emptyDatasetRegistry, ensureDatasetIn, extractDocument, layout, serializeDatasetRegistry } from '@ccpipe/core';
+import { batchKey, emptyDatasetRegistry, ensureDatasetIn, extractDocument, layout, serializeDatasetRegistry } from '@ccpipe/core';
 import { AmqpBatchPublisher, AmqpConnection, FsObjectStore, closeDuckDbParquetEngine, declareTopology, deleteTopology, topologyNames, writeParquetPart } from '@ccpipe/adapters';
 import { processBatch } from '@ccpipe/worker';
+import { runMerge } from '@ccpipe/index';
 import { DEV_CRAWLS } from './support/corpus';
 import { devBatches, devReader } from './support/dev-batches';
 import { spawnCcpipe } from './support/processes';
@@ -35,14 +36,17 @@ it('reports queue depth, DLQ, completed batches, index version and datasets', as
   const batches = await devBatches(crawl, { datasetId: 1, maxBlocks: 3 });
   const done = batches.slice(0, 2);
   let rows = 0;
-  for (const b of done) {
+  let failed = 0;
+  const process = async (b: (typeof batches)[number]): Promise<void> => {
     const { marker } = await processBatch(
       b,
       { reader: devReader(), store, extract: async (html, url) => extractDocument(html, { url }), writePart: (r) => writeParquetPart(r) },
       { concurrency: 4, includeText: false },
     );
     rows += marker.rows;
-  }
+    failed += marker.failed;
+  };
+  for (const b of done) await process(b);
   const names = topologyNames(prefix);
   const ch = await conn.createChannel();
   await declareTopology(ch, names);
@@ -55,9 +59,20 @@ it('reports queue depth, DLQ, completed batches, index version and datasets', as
   expect((await p.exited).code).toBe(0);
   const status = JSON.parse(p.stdout) as Record<string, any>;
   expect(status['queue']).toEqual({ name: names.queue, ready: batches.length, unacked: null, deadLettered: 0 });
-  expect(status['batches']).toEqual({ done: done.length, rows, failedRecords: 0, byDataset: { '1': done.length } });
+  expect(status['batches']).toEqual({ done: done.length, rows, failedRecords: failed, byDataset: { '1': done.length }, datasets: { '1': { batches: done.length, rows, failedRecords: failed } } });
   expect(status['index']).toEqual({ current: null, versions: [] });
   expect(status['datasets']).toEqual([{ id: 1, name: crawl, crawl }]);
+
+  // merged batches are counted from the index version's totals, and only newer markers are read: a merged marker
+  // that cannot be read any more changes nothing
+  expect(await runMerge({ store, dataDir: data, rowGroupSize: 2048, keepVersions: 3, graceMs: 60_000 })).toMatchObject({ version: 'v000001', batches: done.length });
+  await store.put(layout.batchMarker(1, batchKey(done[0]!.id)), Buffer.from('not json'));
+  await process(batches[2]!);
+  const again = spawnCcpipe(['status', '--data', data, '--queue-prefix', prefix]);
+  expect((await again.exited).code).toBe(0);
+  const after = JSON.parse(again.stdout) as Record<string, any>;
+  expect(after['batches']).toEqual({ done: 3, rows, failedRecords: failed, byDataset: { '1': 3 }, datasets: { '1': { batches: 3, rows, failedRecords: failed } } });
+  expect(after['index']).toEqual({ current: 'v000001', versions: ['v000001'] });
 });
 
 it('reports an unreachable broker instead of failing', async () => {

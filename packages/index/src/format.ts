@@ -109,7 +109,21 @@ export interface VersionStatus {
   /** Lake column set ('all' part columns, 'api', or 'lean' = api without url_id); absent in versions written before the choice existed = 'all'. */
   lakeColumns?: 'all' | 'api' | 'lean';
   datasets: { datasetId: number; urlCount: number; domainCount: number }[];
+  /**
+   * Every batch folded into this version or an earlier one, per dataset, with the rows and failed records their
+   * markers count: what `ccpipe status` reports without reading a marker per batch. Absent in versions written
+   * before stop 18 (the next merge over one counts its markers once).
+   */
+  ingested?: IngestTotals[];
   mergeMs: number;
+}
+
+/** Completed batches of one dataset, with their rows and failed records as their markers count them. */
+export interface IngestTotals {
+  datasetId: number;
+  batches: number;
+  rows: number;
+  failed: number;
 }
 
 /** One posting: where the rows of (domain, dataset) sit: rows [first, first + rows) of a lake file. */

@@ -1,4 +1,4 @@
-export { DEFAULT_LAKE_ZSTD_LEVEL, DEFAULT_MAX_RUNS, pendingMerge, runMerge, type MergeOptions, type MergeResult, type PendingMerge } from './run-merge';
+export { DEFAULT_LAKE_ZSTD_LEVEL, DEFAULT_MAX_RUNS, ingestTotals, pendingMerge, runMerge, type MergeOptions, type MergeResult, type PendingMerge } from './run-merge';
 export { openIndexSource, type IndexSourceOptions, type LakeIndexSource } from './index-source';
 export { LakeIndexView } from './lake-index-view';
 export { collectGarbage, versionSeq } from './gc';
@@ -8,7 +8,7 @@ export { hasLocalPath, type LocalPathStore } from './local-inputs';
 export { loadVersion, readManifest, type LoadedVersion } from './version-files';
 export {
   IndexFormatError, indexLayout, INDEX_FILES, DomainDictionary, DomainIndex, crcOf,
-  type IndexManifest, type VersionToc, type LakeFileEntry, type VersionStatus, type Posting, type IndexFileName, type ShardLimits,
+  type IndexManifest, type VersionToc, type LakeFileEntry, type VersionStatus, type IngestTotals, type Posting, type IndexFileName, type ShardLimits,
 } from './format';
 export { ParquetLakeReader, type ParquetLakeReaderOptions, type LakeReads, type LakeUrlRow, type LakeCaptureRow } from './lake-reader';
 export { buildLocator, decodeLocator, type LakeLocator } from './lake-locator';

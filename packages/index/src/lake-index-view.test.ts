@@ -1,4 +1,5 @@
 import { indexFiles } from '../../../tests/support/index-files';
+import { BatchSet } from './batch-set';
 import { DomainIndex, type LakeFileEntry, type Posting } from './format';
 import { LakeIndexView } from './lake-index-view';
 import type { LakeCaptureRow, LakeReads, LakeUrlRow } from './lake-reader';
@@ -55,7 +56,7 @@ function version(postings: Posting[]): LoadedVersion {
     files,
     domainIds: {} as LoadedVersion['domainIds'],
     collisions: {},
-    batches: [],
+    batches: BatchSet.empty(),
     status: { datasets: [] } as unknown as LoadedVersion['status'],
   };
 }

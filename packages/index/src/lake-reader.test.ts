@@ -6,6 +6,7 @@ import { urlId, urlIdHex, type ObjectStore } from '@ccpipe/core';
 import { MemoryObjectStore } from '@ccpipe/adapters';
 import { RecordingStore } from '../../../tests/support/recording-store';
 import type { DuckDBInstance } from '@duckdb/node-api';
+import { BatchSet } from './batch-set';
 import { openDuck, queryRows, sqlString } from './duck';
 import { DomainIndex, crcOf, indexLayout, type LakeFileEntry } from './format';
 import { indexFiles } from '../../../tests/support/index-files';
@@ -87,7 +88,7 @@ function version(bytes: Buffer, meta: FileMetaData, collisions: Record<string, s
     files: [file],
     domainIds: {} as LoadedVersion['domainIds'],
     collisions,
-    batches: [],
+    batches: BatchSet.empty(),
     status: { datasets: [{ datasetId: 1, urlCount: first, domainCount: 3 }] } as unknown as LoadedVersion['status'],
   };
 }

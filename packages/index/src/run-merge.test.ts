@@ -658,7 +658,7 @@ describe('runMerge (synthetic batches)', () => {
     }
   });
 
-  it('batches.json lists what a version folded in compactly; a version written with the old list of keys is merged over without folding a batch twice', async () => {
+  it('batches.json lists what a version folded in compactly, status.json their totals; a version written with neither is merged over without folding a batch twice', async () => {
     // real batch ids (crawl/block/seq) and one of another shape, which is kept as it is
     const ids = [batchId('CC-MAIN-2030-40', 7, 0), batchId('CC-MAIN-2030-40', 7, 1), batchId('CC-MAIN-2030-40', 9, 0), 'urls-list-1'];
     for (const [i, id] of ids.entries()) await putBatch(store, 1, batchKey(id), [row(1, `https://b${i}.example/`, '20300101000000')]);
@@ -667,15 +667,24 @@ describe('runMerge (synthetic batches)', () => {
     expect(await json('v000001')).toEqual({
       v: 2, count: 4, sets: [{ dataset_id: 1, crawl: 'CC-MAIN-2030-40', count: 3, runs: '7+2,2+1' }], other: [layout.batchMarker(1, 'urls-list-1')],
     });
-    // the same version as a writer before this format left it: every key in a sorted array
+    const statusOf = async (v: string) => JSON.parse(Buffer.from((await store.get(indexLayout.versionFile(v, 'status.json')))!).toString()) as Record<string, unknown>;
+    expect((await statusOf('v000001'))['ingested']).toEqual([{ datasetId: 1, batches: 4, rows: 4, failed: 0 }]);
+    // the same version as a writer before this format left it: every key in a sorted array, no ingest totals
     const keys = ids.map((id) => layout.batchMarker(1, batchKey(id))).sort();
-    await rewriteVersion(store, 'v000001', (put) => put('batches.json', Buffer.from(JSON.stringify(keys))));
+    await rewriteVersion(store, 'v000001', async (put) => {
+      await put('batches.json', Buffer.from(JSON.stringify(keys)));
+      const st = await statusOf('v000001');
+      delete st['ingested'];
+      await put('status.json', Buffer.from(JSON.stringify(st)));
+    });
     expect(await pendingMerge(store)).toMatchObject({ version: 'v000001', batches: 0 });
     const more = batchId('CC-MAIN-2030-40', 8, 0);
     await putBatch(store, 1, batchKey(more), [row(1, 'https://new.example/', '20300102000000')]);
     expect(await pendingMerge(store)).toMatchObject({ batches: 1, rows: 1 });
     expect(await runMerge(opts())).toMatchObject({ version: 'v000002', batches: 1, rowsIn: 1 });
     expect(await json('v000002')).toMatchObject({ v: 2, count: 5, sets: [{ crawl: 'CC-MAIN-2030-40', count: 4, runs: '7+2,1+1,1+1' }] });
+    // the totals the old version lacked: its markers counted once by this merge, plus the new one
+    expect((await statusOf('v000002'))['ingested']).toEqual([{ datasetId: 1, batches: 5, rows: 5, failed: 0 }]);
     const src = await openIndexSource({ store, dataDir: dir, pollMs: 0 });
     try {
       const v = (await src.current()) as unknown as { batchesMerged(): ReadonlyMap<number, number> };

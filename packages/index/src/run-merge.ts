@@ -1,7 +1,7 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RoaringBitmap32 } from 'roaring';
-import { CcpError, domain64FromInt64, domain64ToInt64, layout, type ObjectStore } from '@ccpipe/core';
+import { CcpError, domain64FromInt64, domain64ToInt64, layout, runLanes, type ObjectStore } from '@ccpipe/core';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { BatchSet } from './batch-set';
 import { resolveCollisions } from './collisions';
@@ -9,7 +9,7 @@ import { DomainIds, partitionSql } from './domain-ids';
 import { appendTo, openDuck, queryRows, sqlList, streamColumns, streamSortedStrings } from './duck';
 import {
   IndexFormatError, IndexWriter, type OnDemandDomainIndex, SHARD_TABLE, indexLayout, jsonBytes, parseJson, shardFileNames,
-  type IndexManifest, type LakeFileEntry, type Posting, type ShardBuild, type ShardLimits, type VersionStatus,
+  type IndexManifest, type IngestTotals, type LakeFileEntry, type Posting, type ShardBuild, type ShardLimits, type VersionStatus,
 } from './format';
 import { collectGarbage, versionSeq } from './gc';
 import { NEW_POSTINGS, dropSuperseded, lakeColumnsOf, runsToFold, stageNewRows, writeLake, type LakeColumnSet, type LakeTarget, type OldLakeFile } from './lake-write';
@@ -145,6 +145,42 @@ interface Marker {
   datasetId: number;
   part: string | null;
   rows?: number;
+  failed?: number;
+}
+
+/**
+ * The ingest totals of the new version: the previous version's plus the new markers'. A previous version written
+ * before the totals existed has its markers read once here (in pages of keys, 16 at a time), as `ccpipe status`
+ * used to on every call.
+ */
+async function ingestTotalsOf(store: ObjectStore, prev: VersionStatus | null, merged: BatchSet, markers: readonly [string, Marker][]): Promise<IngestTotals[]> {
+  const by = new Map<number, IngestTotals>();
+  const add = (datasetId: number, m: Partial<Marker> | null): void => {
+    const t = by.get(datasetId) ?? { datasetId, batches: 0, rows: 0, failed: 0 };
+    t.batches++;
+    t.rows += m?.rows ?? 0;
+    t.failed += m?.failed ?? 0;
+    by.set(datasetId, t);
+  };
+  if (prev !== null && prev.ingested === undefined) {
+    let page: string[] = [];
+    const readPage = async (): Promise<void> => {
+      const got = new Array<Marker | null>(page.length);
+      await runLanes(page.length, 16, async (i) => {
+        const b = await store.get(page[i]!);
+        got[i] = b === null ? null : parseJson<Marker>(b, 'batch marker');
+      });
+      page.forEach((key, i) => add(got[i]?.datasetId ?? layout.batchDatasetOf(key) ?? 0, got[i]!));
+      page = [];
+    };
+    for (const key of merged.keys()) {
+      page.push(key);
+      if (page.length === 4096) await readPage();
+    }
+    await readPage();
+  } else for (const t of prev?.ingested ?? []) by.set(t.datasetId, { ...t });
+  for (const [, m] of markers) add(m.datasetId, m);
+  return [...by.values()].sort((a, b) => a.datasetId - b.datasetId);
 }
 
 /** Keys of the markers of completed batches that `merged` (the current version's batches) does not hold yet. */
@@ -160,6 +196,31 @@ async function unmergedMarkers(store: ObjectStore, merged: Pick<BatchSet, 'has'>
     if (b !== null) markers.push([key, parseJson<Marker>(b, 'batch marker')]);
   }
   return markers;
+}
+
+/**
+ * Completed batches in the store per dataset, with their rows and failed records (as their markers count them): the
+ * current version's totals (status.json `ingested`) plus the markers it does not hold yet, read one by one — so a
+ * call reads a listing of the markers and only the new ones, not one marker per batch of the whole lake. Over a
+ * version written before the totals (or none), every marker is read. For `ccpipe status`.
+ */
+export async function ingestTotals(store: ObjectStore): Promise<IngestTotals[]> {
+  const manifest = await readManifest(store);
+  const meta = manifest.versions.find((v) => v.version === manifest.current) ?? null;
+  const summary = meta ? await loadVersionSummary(store, meta.version, meta.tocCrc32) : null;
+  const base = summary?.status.ingested !== undefined ? summary : null;
+  const by = new Map<number, IngestTotals>((base?.status.ingested ?? []).map((t) => [t.datasetId, { ...t }]));
+  for await (const key of unmergedMarkerKeys(store, base?.batches ?? BatchSet.empty())) {
+    const b = await store.get(key);
+    if (b === null) continue;
+    const m = parseJson<Marker>(b, 'batch marker');
+    const t = by.get(m.datasetId) ?? { datasetId: m.datasetId, batches: 0, rows: 0, failed: 0 };
+    t.batches++;
+    t.rows += m.rows ?? 0;
+    t.failed += m.failed ?? 0;
+    by.set(m.datasetId, t);
+  }
+  return [...by.values()].sort((a, b) => a.datasetId - b.datasetId);
 }
 
 /** What the next merge would fold in, against what the current version holds. */
@@ -440,7 +501,8 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
     const status: VersionStatus = {
       version, parent: prev?.toc.version ?? null, createdAt, batchesMerged: markers.length, batchesTotal: merged.size + markers.length, rowsIn,
       urls: built.urls, domains: built.domains, lakeFiles: built.files.length, lakeBytes: built.files.reduce((s, f) => s + f.bytes, 0),
-      rewrittenFiles: newFiles.length, collisions: Object.keys(collisions).length, partitionBits: bits, lakeColumns: columnSet, datasets: built.datasets, mergeMs: Date.now() - t0,
+      rewrittenFiles: newFiles.length, collisions: Object.keys(collisions).length, partitionBits: bits, lakeColumns: columnSet, datasets: built.datasets,
+      ingested: await ingestTotalsOf(store, prev?.status ?? null, merged, markers), mergeMs: Date.now() - t0,
     };
     if (shardNo !== built.shardSizes.length) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'index shards written differ from the shards built', { written: shardNo, built: built.shardSizes.length });
     await out.put(SHARD_TABLE, jsonBytes({ v: 1, shards: built.shardSizes.map((domains) => ({ domains })) }));

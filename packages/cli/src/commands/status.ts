@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { layout, loadConfig, parseDatasetRegistry, type ConfigKey, type ObjectStore, type QueueDepth } from '@ccpipe/core';
 import { AmqpConnection, amqpQueueDepth, openObjectStore, topologyNames } from '@ccpipe/adapters';
-import { readManifest } from '@ccpipe/index';
+import { ingestTotals, readManifest } from '@ccpipe/index';
 import { STORE_KEYS, addConfigFlags, configFlagsOf } from './config-flags';
 
 const STATUS: ConfigKey[] = [...STORE_KEYS, 'rabbitmqUrl', 'queuePrefix'];
@@ -9,23 +9,27 @@ const STATUS: ConfigKey[] = [...STORE_KEYS, 'rabbitmqUrl', 'queuePrefix'];
 /** The pipeline as an operator sees it. */
 export interface PipelineStatus {
   queue: (QueueDepth & { name: string }) | { name: string; error: string };
-  batches: { done: number; rows: number; failedRecords: number; byDataset: Record<string, number> };
+  /** Totals, `byDataset` (batches per dataset id, as before) and `datasets` (batches, rows and failed records per dataset id). */
+  batches: {
+    done: number; rows: number; failedRecords: number; byDataset: Record<string, number>;
+    datasets: Record<string, { batches: number; rows: number; failedRecords: number }>;
+  };
   index: { current: string | null; versions: string[] };
   datasets: { id: number; name: string; crawl: string | null }[];
 }
 
-/** Counts completed batches (markers) in the store, per dataset. */
+/**
+ * Completed batches (markers) in the store, in total and per dataset: the current index version's totals plus the
+ * markers it does not hold yet (`ingestTotals`), so a whole crawl's batches are not read one by one.
+ */
 async function batchesOf(store: ObjectStore): Promise<PipelineStatus['batches']> {
-  const out: PipelineStatus['batches'] = { done: 0, rows: 0, failedRecords: 0, byDataset: {} };
-  for await (const o of store.list(layout.batchesPrefix())) {
-    if (!layout.isBatchMarker(o.key)) continue;
-    const bytes = await store.get(o.key);
-    if (!bytes) continue;
-    const m = JSON.parse(Buffer.from(bytes).toString('utf8')) as { rows: number; failed: number; datasetId: number };
-    out.done++;
-    out.rows += m.rows;
-    out.failedRecords += m.failed;
-    out.byDataset[String(m.datasetId)] = (out.byDataset[String(m.datasetId)] ?? 0) + 1;
+  const out: PipelineStatus['batches'] = { done: 0, rows: 0, failedRecords: 0, byDataset: {}, datasets: {} };
+  for (const t of await ingestTotals(store)) {
+    out.done += t.batches;
+    out.rows += t.rows;
+    out.failedRecords += t.failed;
+    out.byDataset[String(t.datasetId)] = t.batches;
+    out.datasets[String(t.datasetId)] = { batches: t.batches, rows: t.rows, failedRecords: t.failed };
   }
   return out;
 }
