@@ -1,5 +1,6 @@
-import { extractDocument, layout, type Batch, type PostingsDelta, type RangeReader } from '@ccpipe/core';
-import { FsRangeReader, MemoryObjectStore, closeDuckDbParquetEngine, writeParquetPart } from '@ccpipe/adapters';
+import { DEFAULT_RETRY_POLICY, extractDocument, layout, queueActionFor, type Batch, type PostingsDelta, type RangeReader } from '@ccpipe/core';
+import { FsRangeReader, MemoryObjectStore, UndiciRangeReader, closeDuckDbParquetEngine, writeParquetPart } from '@ccpipe/adapters';
+import { serveMirror } from '@ccpipe/mirror';
 import { CC_MIRROR_DEV, DEV_CRAWLS, loadOracle, oracleUrlForm } from '../../../tests/support/corpus';
 import { readParquetRows } from '../../../tests/support/parquet';
 import { devBatches } from '../../../tests/support/dev-batches';
@@ -97,6 +98,44 @@ describe('processBatch on cc-mirror-dev', () => {
     expect(marker.failures).toEqual({ CCP_ERR_FETCH_NOT_GZIP: 1, CCP_ERR_SSRF: 1, CCP_ERR_FETCH_STATUS: 1 });
     const lines = Buffer.from((await store.get(layout.batchFailures(b!.datasetId, b!.id)))!).toString().trim().split('\n');
     expect(lines.map((l) => (JSON.parse(l) as { i: number }).i)).toEqual([b!.records.length, b!.records.length + 1, b!.records.length + 2]);
+  });
+
+  it('a record holding a value the part cannot (a 14-digit timestamp that is no date) fails alone', async () => {
+    const [b] = await batchesOf(1);
+    const bad: Batch = { ...b!, records: b!.records.map((r, i) => (i === 1 ? { ...r, ts: '20241399000000' } : r)) };
+    const store = new MemoryObjectStore();
+    const { marker } = await processBatch(bad, deps(store), { concurrency: 4, includeText: false });
+    expect([marker.rows, marker.failed, marker.failures]).toEqual([b!.records.length - 1, 1, { CCP_ERR_PARQUET_ROW: 1 }]);
+    const lines = Buffer.from((await store.get(layout.batchFailures(b!.datasetId, b!.id)))!).toString().trim().split('\n');
+    expect(lines.map((l) => JSON.parse(l) as { i: number; stage: string })).toEqual([expect.objectContaining({ i: 1, stage: 'row', reason: 'CCP_ERR_PARQUET_ROW' })]);
+  });
+
+  it('records the server cannot give now (503 SlowDown after every retry) write nothing: the batch is requeued, and its retry completes it whole', async () => {
+    const [b] = await batchesOf(1);
+    const store = new MemoryObjectStore();
+    const overloaded = await serveMirror({ dir: CC_MIRROR_DEV, port: 0, faults: { slowDownEvery: 1 } });
+    const policy = { ...DEFAULT_RETRY_POLICY, maxAttempts: 2, baseDelayMs: 1, maxRetryAfterMs: 0 };
+    try {
+      const reader = new UndiciRangeReader({ baseUrl: overloaded.url, connections: 4, userAgent: 'ccpipe-test', retryPolicy: policy, expectGzip: true });
+      const err = await processBatch(b!, deps(store, reader), { concurrency: 4, includeText: false }).then(() => null, (e: unknown) => e);
+      await reader.close();
+      expect(err).toMatchObject({ code: 'CCP_ERR_BATCH_TRANSIENT', retryable: true, detail: { records: b!.records.length, reasons: { CCP_ERR_FETCH_STATUS: b!.records.length } } });
+      expect(queueActionFor({ ok: false, error: err })).toEqual({ action: 'requeue', reason: 'CCP_ERR_BATCH_TRANSIENT' });
+      const written: string[] = [];
+      for await (const o of store.list('batches/')) written.push(o.key);
+      expect(written).toEqual([]);
+    } finally {
+      await overloaded.close();
+    }
+    const healthy = await serveMirror({ dir: CC_MIRROR_DEV, port: 0 });
+    try {
+      const reader = new UndiciRangeReader({ baseUrl: healthy.url, connections: 4, userAgent: 'ccpipe-test', retryPolicy: policy, expectGzip: true });
+      const { marker } = await processBatch(b!, deps(store, reader), { concurrency: 4, includeText: false });
+      await reader.close();
+      expect([marker.rows, marker.failed]).toEqual([b!.records.length, 0]);
+    } finally {
+      await healthy.close();
+    }
   });
 
   it('an extraction failure keeps the row without text and records the failure', async () => {

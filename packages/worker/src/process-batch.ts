@@ -1,4 +1,4 @@
-import { layout, sortAndPost, type Batch, type ObjectStore, type PostingsDelta, type RangeReader } from '@ccpipe/core';
+import { CcpError, layout, sortAndPost, type Batch, type ObjectStore, type PostingsDelta, type RangeReader } from '@ccpipe/core';
 import type { PartRow } from '@ccpipe/adapters';
 import { processRecord, type Extractor, type RecordFailure } from './process-record';
 
@@ -50,7 +50,8 @@ export type BatchOutcome = { skipped: true; marker: BatchMarker } | { skipped: f
  * by domain, url, time), its postings delta and its failures, each atomically under names derived from the batch id,
  * then the completion marker last. A batch whose marker exists is skipped, so a redelivery is harmless; a crash
  * before the marker leaves files the redelivery overwrites. A bad record is recorded in the failures file and never
- * fails the batch; the call throws only when the store cannot be written or `signal` aborts.
+ * fails the batch; the call throws when a record could not be fetched for now (retryable `CCP_ERR_BATCH_TRANSIENT`,
+ * nothing written), when the store cannot be written, or when `signal` aborts.
  */
 export async function processBatch(batch: Batch, deps: BatchDeps, opts: BatchOptions, signal?: AbortSignal): Promise<BatchOutcome> {
   const markerKey = layout.batchMarker(batch.datasetId, batch.id);
@@ -73,6 +74,17 @@ export async function processBatch(batch: Batch, deps: BatchDeps, opts: BatchOpt
   };
   await Promise.all(Array.from({ length: Math.min(opts.concurrency, Math.max(1, batch.records.length)) }, lane));
   signal?.throwIfAborted();
+  // A record the server could not give now (503 SlowDown or an outage outlasting the reader's retries) is not a bad
+  // record: completing the batch without it would lose it for good (a marker is never redone). Nothing is written;
+  // the batch goes back to the queue, whose delivery limit bounds the retries (then the DLQ, to replay later).
+  const transient = failures.filter((f) => f.transient === true);
+  if (transient.length > 0) {
+    const reasons: Record<string, number> = {};
+    for (const f of transient) reasons[f.reason] = (reasons[f.reason] ?? 0) + 1;
+    throw new CcpError('CCP_ERR_BATCH_TRANSIENT', 'records could not be fetched for now; the batch is retried whole', {
+      retryable: true, detail: { records: transient.length, reasons },
+    });
+  }
 
   const postings = sortAndPost(rows);
   const partKey = layout.batchPart(batch.datasetId, batch.id);

@@ -9,7 +9,7 @@ import {
   type Extracted,
   type RangeReader,
 } from '@ccpipe/core';
-import type { PartRow } from '@ccpipe/adapters';
+import { checkRow, type PartRow } from '@ccpipe/adapters';
 
 /** Extracts main text from one HTML page; the pool enforces the time limit. */
 export type Extractor = (html: string, url: string, signal?: AbortSignal) => Promise<Extracted>;
@@ -20,10 +20,15 @@ export interface RecordFailure {
   i: number;
   /** Stable error code (closed set; safe as a metric label). */
   reason: string;
-  /** Where it failed. */
-  stage: 'fetch' | 'warc' | 'url' | 'extract';
+  /** Where it failed: `row` is a value the part's schema cannot hold (an impossible timestamp, …). */
+  stage: 'fetch' | 'warc' | 'url' | 'extract' | 'row';
   /** True when a row was still written (without text). */
   indexed: boolean;
+  /**
+   * True when the failure says nothing about the record, only about now (the server overloaded or unreachable after
+   * every retry): the batch is retried instead of being completed without the record. Never written to the failures file.
+   */
+  transient?: boolean;
 }
 
 /** Mime types whose payload goes through HTML extraction. */
@@ -33,10 +38,14 @@ function failure(i: number, stage: RecordFailure['stage'], err: unknown, indexed
   return { i, stage, reason: errorCode(err), indexed };
 }
 
+/** A fetch that failed for now, not for good: a retryable read error (5xx/429 or network after every retry), or an unknown one. */
+const transientFetch = (err: unknown): boolean => !(err instanceof CcpError) || err.retryable;
+
 /**
  * Fetches, parses and extracts one capture. Returns its row, and a failure when something went wrong: no row when
- * the record could not be read at all (fetch, WARC, URL), a row without title/text when only extraction failed.
- * Never throws for bad input; rethrows only an abort.
+ * the record could not be read at all (fetch, WARC, URL) or holds a value the part cannot (row), a row without
+ * title/text when only extraction failed. A fetch that failed for now is marked `transient`. Never throws for bad
+ * input; rethrows only an abort.
  */
 export async function processRecord(
   rec: BatchRecord,
@@ -48,7 +57,7 @@ export async function processRecord(
     bytes = await ctx.reader.read(rec.filename, rec.offset, rec.length, ctx.signal);
   } catch (err) {
     if (ctx.signal?.aborted) throw err;
-    return { row: null, failure: failure(i, 'fetch', err), bytes: 0 };
+    return { row: null, failure: { ...failure(i, 'fetch', err), ...(transientFetch(err) && { transient: true }) }, bytes: 0 };
   }
   let canon;
   try {
@@ -112,5 +121,10 @@ export async function processRecord(
     warcLength: rec.length,
     digest: rec.digest ?? '',
   };
+  try {
+    checkRow(row, i); // here, so one impossible value (a 14-digit timestamp that is no date) fails its record, not the part
+  } catch (err) {
+    return { row: null, failure: failure(i, 'row', err), bytes: bytes.length };
+  }
   return { row, failure: fail, bytes: bytes.length };
 }

@@ -1,5 +1,5 @@
 export {
-  cdxTimestampToMillis, DEFAULT_PARQUET_ENGINE, DEFAULT_ROW_GROUP_SIZE, DEFAULT_ZSTD_LEVEL, DUCKDB_VECTOR_SIZE, PART_COLUMNS,
+  cdxTimestampToMillis, checkRow, DEFAULT_PARQUET_ENGINE, DEFAULT_ROW_GROUP_SIZE, DEFAULT_ZSTD_LEVEL, DUCKDB_VECTOR_SIZE, PART_COLUMNS,
   ParquetPartError, type ParquetEngine, type PartRow, type WriteParquetPartOptions,
 } from './part-row';
 export { closeDuckDbParquetEngine } from './write-duckdb';

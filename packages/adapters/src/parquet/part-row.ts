@@ -1,3 +1,4 @@
+import { tmpdir } from 'node:os';
 import { CcpError } from '@ccpipe/core';
 
 /**
@@ -61,6 +62,8 @@ export interface WriteParquetPartOptions {
   rowGroupSize?: number;
   /** ZSTD level 1..22 (default 3). parquet-wasm 0.8 cannot set it and always uses its library default. */
   compressionLevel?: number;
+  /** Where the duckdb engine writes its temp file (default the OS temp dir, read at each call). */
+  tmpDir?: string;
 }
 
 export const DEFAULT_PARQUET_ENGINE: ParquetEngine = 'duckdb';
@@ -98,8 +101,12 @@ export const PART_COLUMNS = [
 
 /** A row or option writeParquetPart cannot encode (`CCP_ERR_PARQUET_ROW`, `CCP_ERR_PARQUET_OPTION`); not retryable. */
 export class ParquetPartError extends CcpError {
-  constructor(code: 'CCP_ERR_PARQUET_ROW' | 'CCP_ERR_PARQUET_OPTION' | 'CCP_ERR_PARQUET_WRITE', message: string, options: { cause?: unknown; detail?: Record<string, unknown> } = {}) {
-    super(code, message, { ...options, retryable: false });
+  constructor(
+    code: 'CCP_ERR_PARQUET_ROW' | 'CCP_ERR_PARQUET_OPTION' | 'CCP_ERR_PARQUET_WRITE' | 'CCP_ERR_PARQUET_LOCAL',
+    message: string, options: { cause?: unknown; detail?: Record<string, unknown> } = {},
+  ) {
+    // CCP_ERR_PARQUET_LOCAL: this machine failed the write (its temp disk full, unwritable, out of memory), not the rows
+    super(code, message, { ...options, retryable: code === 'CCP_ERR_PARQUET_LOCAL' });
   }
 }
 
@@ -129,6 +136,7 @@ export function resolveOptions(opts: WriteParquetPartOptions): Required<WritePar
     includeOutlinks: opts.includeOutlinks ?? true,
     rowGroupSize: opts.rowGroupSize ?? DEFAULT_ROW_GROUP_SIZE,
     compressionLevel: opts.compressionLevel ?? DEFAULT_ZSTD_LEVEL,
+    tmpDir: opts.tmpDir ?? tmpdir(),
   };
   if (r.engine !== 'duckdb' && r.engine !== 'parquet-wasm') throw optErr('unknown engine', { engine: r.engine });
   if (!Number.isSafeInteger(r.rowGroupSize) || r.rowGroupSize < 1) throw optErr('rowGroupSize must be a positive integer', { rowGroupSize: r.rowGroupSize });

@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import { readFile, unlink } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   DuckDBDataChunk, DuckDBInstance, DuckDBTimestampTZValue, listValue, type DuckDBConnection, type DuckDBType, type DuckDBValue,
@@ -45,7 +44,7 @@ export async function closeDuckDbParquetEngine(): Promise<void> {
 export async function writeWithDuckDb(rows: readonly PartRow[], opts: Required<WriteParquetPartOptions>): Promise<Uint8Array> {
   const conn = await (await getInstance()).connect();
   const table = `part_${process.pid}_${++seq}`;
-  const file = join(tmpdir(), `ccpipe-${table}-${randomBytes(6).toString('hex')}.parquet`);
+  const file = join(opts.tmpDir, `ccpipe-${table}-${randomBytes(6).toString('hex')}.parquet`);
   try {
     await conn.run(`CREATE TEMP TABLE ${table} (${DDL_COLUMNS})`);
     await appendRows(conn, table, rows, opts);

@@ -1,4 +1,5 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { xxh3 } from '@node-rs/xxhash';
@@ -7,6 +8,7 @@ import { parquetMetadata, parquetReadObjects, type ColumnData, type FileMetaData
 // hyparquet-compressors' ZSTD entry is fzstd; its index also loads hysnappy, which jest's config does not transform,
 // so take the same decompressor directly.
 import { decompress as decompressZstd } from 'fzstd';
+import { queueActionFor } from '@ccpipe/core';
 import { closeDuckDbParquetEngine, PART_COLUMNS, writeParquetPart, type ParquetEngine, type PartRow } from './index';
 
 const CORPUS = join(__dirname, '..', '..', '..', '..', '..', 'shared', 'corpus');
@@ -222,5 +224,22 @@ describe('writeParquetPart rejects what the schema cannot hold', () => {
   it('bad options → CCP_ERR_PARQUET_OPTION', async () => {
     await expect(writeParquetPart([base], { rowGroupSize: 0 })).rejects.toMatchObject({ code: 'CCP_ERR_PARQUET_OPTION' });
     await expect(writeParquetPart([base], { engine: 'arrow' as ParquetEngine })).rejects.toMatchObject({ code: 'CCP_ERR_PARQUET_OPTION' });
+  });});
+
+describe('writeParquetPart on a machine that cannot write', () => {
+  it('a temp dir the duckdb engine cannot write is CCP_ERR_PARQUET_LOCAL, which stops the worker instead of dead-lettering the batch', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ccpipe-part-tmp-'));
+    const file = join(dir, 'not-a-dir');
+    writeFileSync(file, 'x');
+    try {
+      // a path under a regular file: DuckDB's "IO Error", as on a full disk
+      const err = await writeParquetPart(EDGE_ROWS, { engine: 'duckdb', tmpDir: join(file, 'tmp') }).then(() => null, (e: unknown) => e);
+      expect(err).toMatchObject({ code: 'CCP_ERR_PARQUET_LOCAL', retryable: true });
+      expect(queueActionFor({ ok: false, error: err })).toEqual({ action: 'crash', reason: 'CCP_ERR_PARQUET_LOCAL' });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    // and the same rows still write where the disk is fine
+    expect((await writeParquetPart(EDGE_ROWS, { engine: 'duckdb' })).length).toBeGreaterThan(0);
   });
 });

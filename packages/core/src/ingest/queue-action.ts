@@ -5,8 +5,12 @@ export type QueueAction = 'ack' | 'requeue' | 'dead-letter' | 'crash';
 
 /** Local conditions where carrying on would only fail every batch: stop the process and let the broker redeliver. */
 const FATAL_SYSTEM_CODES = new Set(['ENOSPC', 'EROFS', 'EACCES', 'EPERM', 'EMFILE', 'ENFILE', 'ERR_WORKER_OUT_OF_MEMORY']);
-/** Store failures no retry can fix (wrong credentials, missing bucket): every batch would fail the same way. */
-const FATAL_CCP_CODES = new Set(['CCP_ERR_STORE_ACCESS']);
+/**
+ * Failures no retry on this process can fix: store access refused (wrong credentials, missing bucket), the machine
+ * unable to write a part (temp disk full, out of memory), the extraction pool unable to run: every batch would fail
+ * the same way.
+ */
+const FATAL_CCP_CODES = new Set(['CCP_ERR_STORE_ACCESS', 'CCP_ERR_PARQUET_LOCAL', 'CCP_ERR_EXTRACT_UNAVAILABLE']);
 
 /** The system error code of `err` or of the error it wraps (a store wraps ENOSPC in CCP_ERR_STORE_IO), else ''. */
 function systemCodeOf(err: unknown): string {
