@@ -130,11 +130,45 @@ describe('ExtractionPool', () => {
     expect(await codeOf(pool.extract(normal.html, normal.url))).toBe('CCP_ERR_EXTRACT_CLOSED');
   });
 
+  it('tries a replacement that cannot start again, with backoff, while its documents wait; gives up as CCP_ERR_EXTRACT_UNAVAILABLE', async () => {
+    // a worker script that can go missing (as in a deploy swapping files) and come back
+    const flaky = join(dir, 'flaky-worker.js');
+    const script = `require(${JSON.stringify(spinWorker)});\n`;
+    writeFileSync(flaky, script);
+    const pool = new ExtractionPool({ size: 1, timeoutMs: 60_000, workerPath: flaky, respawnDelayMs: 40 });
+    try {
+      await pool.start();
+      const kill = async (): Promise<void> => {
+        // an aborted document makes the pool replace its worker, now from a script that is not there
+        const ac = new AbortController();
+        const stuck = pool.extract(`<html><body>${SPIN}</body></html>`, 'https://ex.com/', ac.signal);
+        await new Promise((r) => setTimeout(r, 100));
+        rmSync(flaky);
+        ac.abort();
+        expect(await codeOf(stuck)).toBe('CCP_ERR_EXTRACT_ABORTED');
+      };
+      await kill();
+      const waiting = pool.extract(normal.html, normal.url);
+      await new Promise((r) => setTimeout(r, 150)); // a try or two fail meanwhile
+      writeFileSync(flaky, script);
+      expect((await waiting).text.length).toBeGreaterThan(500);
+
+      // gone for good: after the last try every document fails as the machine's failure, not the document's
+      await kill();
+      const t0 = Date.now();
+      expect(await codeOf(pool.extract(normal.html, normal.url))).toBe('CCP_ERR_EXTRACT_UNAVAILABLE');
+      expect(Date.now() - t0).toBeGreaterThanOrEqual(40 * (2 ** 5 - 1) - 100); // 40 + 80 + … + 640 ms of tries
+      expect(await codeOf(pool.extract(normal.html, normal.url))).toBe('CCP_ERR_EXTRACT_UNAVAILABLE');
+    } finally {
+      await pool.close();
+    }
+  });
+
   it('reports a worker script that cannot load as CCP_ERR_EXTRACT_WORKER instead of respawning it', async () => {
     const pool = new ExtractionPool({ workerPath: join(dir, 'missing.js') });
     try {
       expect(await codeOf(pool.start())).toBe('CCP_ERR_EXTRACT_WORKER');
-      expect(await codeOf(pool.extract(normal.html, normal.url))).toBe('CCP_ERR_EXTRACT_WORKER');
+      expect(await codeOf(pool.extract(normal.html, normal.url))).toBe('CCP_ERR_EXTRACT_UNAVAILABLE');
       expect(pool.stats().restarts).toBe(0);
     } finally {
       await pool.close();

@@ -28,7 +28,16 @@ export interface ExtractionPoolOptions {
    * build first: `npx tsc -b packages/adapters`.
    */
   workerPath?: string;
+  /**
+   * A replacement worker that cannot start (too many open files, no memory, its script briefly missing) is tried
+   * again after this pause, doubling each time (capped at 30 s), up to 5 times in a row; then the pool is
+   * unavailable. Default 500 ms.
+   */
+  respawnDelayMs?: number;
 }
+
+/** Replacement workers in a row that may fail to start before the pool gives up (`CCP_ERR_EXTRACT_UNAVAILABLE`). */
+export const MAX_RESPAWN_FAILURES = 5;
 
 /** Counters since start, for metrics. */
 export interface ExtractionPoolStats {
@@ -72,7 +81,9 @@ export function defaultExtractWorkerPath(): string {
  * Runs extractDocument() in worker threads with a heap cap and a per-document time limit. A document
  * that runs past `timeoutMs` fails with `CCP_ERR_EXTRACT_TIMEOUT`; its worker is terminated and
  * replaced and the pool keeps serving. A worker that dies (heap cap, crash) fails its document with
- * `CCP_ERR_EXTRACT_WORKER` and is replaced too. Documents wait in an unbounded FIFO queue: bound
+ * `CCP_ERR_EXTRACT_WORKER` and is replaced too; a replacement that cannot start is tried again with backoff, and a
+ * pool whose workers cannot start at all fails every document with `CCP_ERR_EXTRACT_UNAVAILABLE` (not a document
+ * failure: the caller should stop). Documents wait in an unbounded FIFO queue: bound
  * concurrency in the caller. Idle workers do not keep the process alive.
  *
  * Lifecycle: `start()` (also implied by the first `extract`), then `close()`, which is idempotent.
@@ -90,10 +101,16 @@ export class ExtractionPool {
   private closing: Promise<void> | undefined;
   private broken: unknown;
   private readonly counts = { completed: 0, failed: 0, timeouts: 0, restarts: 0 };
+  private readonly respawnDelayMs: number;
+  /** A worker has started since the pool did: a later start failure is the machine's moment, not a broken build. */
+  private everReady = false;
+  private respawnFailures = 0;
+  private readonly respawnTimers = new Set<NodeJS.Timeout>();
 
   constructor(opts: ExtractionPoolOptions = {}) {
     this.size = Math.max(1, Math.floor(opts.size ?? 1));
     this.timeoutMs = opts.timeoutMs ?? 5_000;
+    this.respawnDelayMs = opts.respawnDelayMs ?? 500;
     this.workerPath = opts.workerPath ?? defaultExtractWorkerPath();
     const options: ExtractWorkerConfig['options'] = { dom: opts.dom ?? 'linkedom' };
     if (opts.maxBytes !== undefined) options.maxBytes = opts.maxBytes;
@@ -158,6 +175,8 @@ export class ExtractionPool {
   /** Terminates the workers; queued and running documents fail with `CCP_ERR_EXTRACT_CLOSED`. Idempotent. */
   close(): Promise<void> {
     this.closing ??= (async () => {
+      for (const t of this.respawnTimers) clearTimeout(t);
+      this.respawnTimers.clear();
       const err = this.closedError();
       for (const job of this.queue.splice(0)) this.settle(job, err);
       const slots = this.slots.splice(0);
@@ -188,6 +207,8 @@ export class ExtractionPool {
     worker.on('message', (msg: ExtractReply | ExtractReady) => {
       if ('ready' in msg) {
         slot.online = true;
+        this.everReady = true;
+        this.respawnFailures = 0;
         slot.markReady();
         this.pump();
       } else this.onReply(slot, msg);
@@ -236,14 +257,48 @@ export class ExtractionPool {
   private onDeath(slot: Slot, err: unknown): void {
     if (slot.dead || this.closing) return;
     if (!slot.online) {
-      // It never ran: a missing or broken worker script. Respawning would loop; fail everything.
       slot.dead = true;
       slot.markFailed(err);
-      this.broken = this.workerError('extraction worker failed to start', err);
-      for (const job of this.queue.splice(0)) this.settle(job, this.broken);
+      this.startFailed(slot, err);
       return;
     }
     this.replace(slot, this.workerError('extraction worker died', err));
+  }
+
+  /**
+   * A worker in `slot` died before it was ready. After the pool has run (descriptors, memory, a deploy swapping
+   * files) it is tried again with backoff while its documents wait; a pool that never ran (a missing or broken
+   * worker script: respawning would loop), or whose replacements keep failing, cannot extract here, and every
+   * document fails with a code the worker treats as a failure of the machine.
+   */
+  private startFailed(slot: Slot, err: unknown): void {
+    if (this.everReady && ++this.respawnFailures <= MAX_RESPAWN_FAILURES) {
+      const t = setTimeout(() => {
+        this.respawnTimers.delete(t);
+        if (this.closing) return;
+        let fresh: Slot;
+        try {
+          fresh = this.spawn();
+        } catch (e) {
+          this.startFailed(slot, e);
+          return;
+        }
+        const i = this.slots.indexOf(slot);
+        if (i >= 0) this.slots[i] = fresh;
+        else this.slots.push(fresh);
+      }, Math.min(30_000, this.respawnDelayMs * 2 ** (this.respawnFailures - 1)));
+      this.respawnTimers.add(t);
+      return;
+    }
+    // other workers still running carry on with a smaller pool; with none left, extraction cannot run here
+    if (this.everReady && this.slots.some((s) => s.online && !s.dead)) {
+      this.slots = this.slots.filter((s) => s !== slot);
+      return;
+    }
+    this.broken = new ExtractError('CCP_ERR_EXTRACT_UNAVAILABLE', 'extraction workers cannot start', {
+      cause: err, detail: { respawnFailures: this.respawnFailures },
+    });
+    for (const job of this.queue.splice(0)) this.settle(job, this.broken);
   }
 
   /** Fails the slot's document with `err`, kills its worker and puts a fresh one in its place. */
@@ -256,8 +311,14 @@ export class ExtractionPool {
     void slot.worker.terminate();
     if (this.closing) return;
     this.counts.restarts++;
+    let fresh: Slot;
+    try {
+      fresh = this.spawn();
+    } catch (e) {
+      this.startFailed(slot, e); // a worker that cannot even be created (no descriptors, no memory)
+      return;
+    }
     const i = this.slots.indexOf(slot);
-    const fresh = this.spawn();
     if (i >= 0) this.slots[i] = fresh;
     else this.slots.push(fresh);
   }

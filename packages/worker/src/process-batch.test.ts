@@ -1,4 +1,4 @@
-import { DEFAULT_RETRY_POLICY, extractDocument, layout, queueActionFor, type Batch, type PostingsDelta, type RangeReader } from '@ccpipe/core';
+import { DEFAULT_RETRY_POLICY, ExtractError, extractDocument, layout, queueActionFor, type Batch, type PostingsDelta, type RangeReader } from '@ccpipe/core';
 import { FsRangeReader, MemoryObjectStore, UndiciRangeReader, closeDuckDbParquetEngine, writeParquetPart } from '@ccpipe/adapters';
 import { serveMirror } from '@ccpipe/mirror';
 import { CC_MIRROR_DEV, DEV_CRAWLS, loadOracle, oracleUrlForm } from '../../../tests/support/corpus';
@@ -136,6 +136,18 @@ describe('processBatch on cc-mirror-dev', () => {
     } finally {
       await healthy.close();
     }
+  });
+
+  it('an extractor that cannot run at all fails the batch (the worker stops) instead of completing it without text', async () => {
+    const [b] = await batchesOf(1);
+    const store = new MemoryObjectStore();
+    const d = deps(store);
+    d.extract = async () => {
+      throw new ExtractError('CCP_ERR_EXTRACT_UNAVAILABLE', 'extraction workers cannot start');
+    };
+    const err = await processBatch(b!, d, { concurrency: 4, includeText: true }).then(() => null, (e: unknown) => e);
+    expect(queueActionFor({ ok: false, error: err })).toEqual({ action: 'crash', reason: 'CCP_ERR_EXTRACT_UNAVAILABLE' });
+    expect(await store.get(layout.batchMarker(b!.datasetId, b!.id))).toBeNull();
   });
 
   it('an extraction failure keeps the row without text and records the failure', async () => {

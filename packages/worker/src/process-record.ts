@@ -45,7 +45,7 @@ const transientFetch = (err: unknown): boolean => !(err instanceof CcpError) || 
  * Fetches, parses and extracts one capture. Returns its row, and a failure when something went wrong: no row when
  * the record could not be read at all (fetch, WARC, URL) or holds a value the part cannot (row), a row without
  * title/text when only extraction failed. A fetch that failed for now is marked `transient`. Never throws for bad
- * input; rethrows only an abort.
+ * input; rethrows an abort, and an extractor that cannot run at all (`CCP_ERR_EXTRACT_UNAVAILABLE`, `…_CLOSED`).
  */
 export async function processRecord(
   rec: BatchRecord,
@@ -92,6 +92,9 @@ export async function processRecord(
         outlinks = ex.outlinks;
       } catch (err) {
         if (ctx.signal?.aborted) throw err;
+        // extraction cannot run at all (its workers do not start, or the pool is closed): not this document's fault,
+        // and completing the batch would leave every row without text for good
+        if (err instanceof CcpError && (err.code === 'CCP_ERR_EXTRACT_UNAVAILABLE' || err.code === 'CCP_ERR_EXTRACT_CLOSED')) throw err;
         fail = failure(i, 'extract', err, true);
       }
     } else {

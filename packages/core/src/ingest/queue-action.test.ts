@@ -32,4 +32,14 @@ describe('queueActionFor', () => {
     const eio = new CcpError('CCP_ERR_STORE_IO', 'object store get failed (ECONNRESET)', { retryable: true, cause: Object.assign(new Error('reset'), { code: 'ECONNRESET' }) });
     expect(queueActionFor({ ok: false, error: eio })).toEqual({ action: 'requeue', reason: 'CCP_ERR_STORE_IO' });
   });
+
+  it('crashes when this machine cannot write a part or run extraction; requeues a batch whose records could not be fetched for now', () => {
+    for (const code of ['CCP_ERR_PARQUET_LOCAL', 'CCP_ERR_EXTRACT_UNAVAILABLE']) {
+      expect(queueActionFor({ ok: false, error: new CcpError(code, 'x', { retryable: true }) })).toEqual({ action: 'crash', reason: code });
+    }
+    const transient = new CcpError('CCP_ERR_BATCH_TRANSIENT', 'records could not be fetched for now', { retryable: true });
+    expect(queueActionFor({ ok: false, error: transient })).toEqual({ action: 'requeue', reason: 'CCP_ERR_BATCH_TRANSIENT' });
+    // a bad row of the part is still the batch's own fault
+    expect(queueActionFor({ ok: false, error: new CcpError('CCP_ERR_PARQUET_ROW', 'x', { retryable: false }) })).toEqual({ action: 'dead-letter', reason: 'CCP_ERR_PARQUET_ROW' });
+  });
 });
