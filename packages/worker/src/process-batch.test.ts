@@ -80,6 +80,30 @@ describe('processBatch on cc-mirror-dev', () => {
     expect(keys.sort()).toEqual([layout.batchMarker(b!.datasetId, b!.id), partKey, layout.batchPostings(b!.datasetId, b!.id)].sort());
   });
 
+  it('a copy of the batch that another worker finished meanwhile is not written over', async () => {
+    const [b] = await batchesOf(1);
+    const store = new MemoryObjectStore();
+    const theirs = { batchId: b!.id, rows: 1, part: 'theirs' };
+    const inner = new FsRangeReader({ root: CC_MIRROR_DEV, expectGzip: true });
+    let first = true;
+    const reader: RangeReader = {
+      read: async (path, offset, length, signal) => {
+        if (first) {
+          // the other copy completes while this one reads
+          first = false;
+          await store.put(layout.batchPart(b!.datasetId, b!.id), Buffer.from('their part'));
+          await store.put(layout.batchMarker(b!.datasetId, b!.id), Buffer.from(JSON.stringify(theirs)));
+        }
+        return inner.read(path, offset, length, signal);
+      },
+      stream: (path, signal) => inner.stream(path, signal),
+      close: () => inner.close(),
+    };
+    const r = await processBatch(b!, deps(store, reader), { concurrency: 2, includeText: false });
+    expect(r).toEqual({ skipped: true, marker: theirs });
+    expect(Buffer.from((await store.get(layout.batchPart(b!.datasetId, b!.id)))!).toString()).toBe('their part');
+  });
+
   it('a bad record is written to failures with its reason and never fails the batch', async () => {
     const [b] = await batchesOf(1);
     const broken: Batch = {

@@ -86,6 +86,11 @@ export async function processBatch(batch: Batch, deps: BatchDeps, opts: BatchOpt
     });
   }
 
+  // Another copy of this batch (a re-published message, or one a lost channel handed to another worker) may have
+  // finished while this one ran: its files stand, these are not written over them.
+  const done = await deps.store.get(markerKey);
+  if (done) return { skipped: true, marker: JSON.parse(Buffer.from(done).toString('utf8')) as BatchMarker };
+
   const postings = sortAndPost(rows);
   const partKey = layout.batchPart(batch.datasetId, batch.id);
   const postingsKey = layout.batchPostings(batch.datasetId, batch.id);

@@ -32,16 +32,22 @@ export async function startWorker(consumer: BatchConsumer, deps: BatchDeps, opts
     const started = Date.now();
     let batch: Batch | null = null;
     let outcome: { ok: true } | { ok: false; error: unknown };
+    // the worker draining, or this delivery's channel lost (the broker redelivers it: working on would run it twice)
+    const signal = d.signal === undefined ? abort.signal : AbortSignal.any([abort.signal, d.signal]);
+    setMaxListeners(0, signal);
     try {
       batch = decodeBatch(d.body);
-      const r = await processBatch(batch, deps, opts, abort.signal);
+      const r = await processBatch(batch, deps, opts, signal);
       outcome = { ok: true };
       events.onBatchDone?.({ batchId: batch.id, marker: r.marker, skipped: r.skipped, redelivered: d.redelivered || d.deliveryCount > 0, ms: Date.now() - started });
     } catch (error) {
       outcome = { ok: false, error };
     }
-    const { action, reason } = abort.signal.aborted && !outcome.ok ? { action: 'requeue' as const, reason: 'CCP_ERR_ABORTED' } : queueActionFor(outcome);
+    const { action, reason } = signal.aborted && !outcome.ok
+      ? { action: 'requeue' as const, reason: d.signal?.aborted === true ? 'CCP_ERR_QUEUE_CHANNEL_CLOSED' : 'CCP_ERR_ABORTED' }
+      : queueActionFor(outcome);
     if (!outcome.ok) events.onBatchFailed?.({ batchId: batch?.id ?? null, action: action as 'requeue' | 'dead-letter' | 'crash', reason: reason ?? 'unknown', error: outcome.error });
+    if (d.signal?.aborted === true) return; // its channel is gone: nothing can be settled, the broker redelivers it
     switch (action) {
       case 'ack':
         await d.ack();

@@ -30,11 +30,14 @@ export interface AmqpBatchConsumerOptions {
 interface Session {
   readonly tracker: ConfirmTracker;
   consumerTag: string | null;
+  /** Aborted when the channel closes: its deliveries can no longer be settled (Delivery.signal). */
+  readonly lost: AbortController;
 }
 
 /**
  * Consumes the work queue with manual acks on one confirm channel. After a channel or connection loss it resubscribes
- * on a new channel (the broker redelivers what was unacked); deliveries from the old channel can no longer be settled
+ * on a new channel (the broker redelivers what was unacked); deliveries from the old channel can no longer be settled:
+ * their `signal` is aborted (so their handlers stop instead of running beside the redelivery and past the prefetch)
  * and their settle calls reject with retryable CCP_ERR_QUEUE_CHANNEL_CLOSED. Does not own the connection.
  *
  * `deadLetter(reason)` publishes a copy carrying the reason to the dead-letter exchange, waits for its confirm, then
@@ -123,9 +126,12 @@ export class AmqpBatchConsumer implements BatchConsumer {
 
   private async subscribe(): Promise<void> {
     const tracker = new ConfirmTracker(await this.conn.createConfirmChannel());
-    const session: Session = { tracker, consumerTag: null };
+    const session: Session = { tracker, consumerTag: null, lost: new AbortController() };
     this.session = session;
-    tracker.channel.on('close', () => this.onSessionLost(session, 'channel-closed'));
+    tracker.channel.on('close', () => {
+      session.lost.abort(new QueueError('CCP_ERR_QUEUE_CHANNEL_CLOSED', 'channel closed; the broker will redeliver'));
+      this.onSessionLost(session, 'channel-closed');
+    });
     if (!this.wanted) {
       await closeWithin(tracker.channel.close());
       return;
@@ -146,7 +152,7 @@ export class AmqpBatchConsumer implements BatchConsumer {
       session.tracker.channel.close().catch(() => {});
       return;
     }
-    const delivery = new AmqpDelivery(session.tracker, msg, this.names, this.confirmTimeoutMs, this.onEvent);
+    const delivery = new AmqpDelivery(session.tracker, msg, this.names, this.confirmTimeoutMs, this.onEvent, session.lost.signal);
     const handler = this.handler;
     if (!handler) return;
     // async wrapper: a handler that throws synchronously must not throw into amqplib's frame loop
@@ -204,6 +210,7 @@ class AmqpDelivery implements Delivery {
     private readonly names: QueueTopologyNames,
     private readonly confirmTimeoutMs: number,
     private readonly onEvent: (event: AmqpConsumerEvent) => void,
+    readonly signal: AbortSignal,
   ) {
     this.body = msg.content;
     const count: unknown = msg.properties.headers?.['x-delivery-count'];

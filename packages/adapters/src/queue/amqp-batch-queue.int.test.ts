@@ -1,11 +1,10 @@
 // Integration tests against the real RabbitMQ on 127.0.0.1:5672 (guest/guest). Every test uses its own
 // `ccpipe-test-<random>` queues, deleted after the test and again in afterAll if anything was left.
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ConfirmChannel } from 'amqplib';
-import { decodeBatch, type BatchConsumer, type BatchPublisher } from '@ccpipe/core';
+import { decodeBatch, type BatchConsumer, type BatchPublisher, type Delivery } from '@ccpipe/core';
 import { AmqpBatchConsumer, amqpQueueDepth } from './amqp-batch-consumer';
 import { AmqpBatchPublisher } from './amqp-batch-publisher';
 import { AmqpConnection, type AmqpConnectionOptions } from './amqp-connection';
@@ -13,6 +12,7 @@ import { corpusBatches, describeBatchQueueContract, eventually, sleep, type Batc
 import { deadLetterInfo } from './dead-letter';
 import { QueueError } from './queue-error';
 import { declareTopology, deleteTopology, topologyNames, workQueueArguments, deadLetterQueueArguments, type QueueTopologyNames } from './topology';
+import { killConnectionFromBroker } from '../../../../tests/support/rabbitmq';
 
 const AMQP_URL = 'amqp://guest:guest@127.0.0.1:5672';
 const REPO_ROOT = join(__dirname, '../../../..');
@@ -237,6 +237,41 @@ describe('AmqpBatchConsumer (RabbitMQ)', () => {
     }
   });
 
+  it('a delivery whose channel is lost has its signal aborted, so its handler can stop; the redelivery comes on the new channel', async () => {
+    const h = await amqpHarness();
+    try {
+      const pub = h.publisher();
+      await Promise.all(corpusBatches(5, 3).map((b) => pub.publish(b)));
+      const held: Delivery[] = [];
+      const later: Delivery[] = [];
+      let killed = false;
+      const c = h.consumer(3);
+      await c.start(async (d) => {
+        if (killed) {
+          later.push(d);
+          await d.ack();
+          return;
+        }
+        held.push(d); // holds the delivery, unsettled, until its channel goes
+        await new Promise<void>((r) => (d.signal!.aborted ? r() : d.signal!.addEventListener('abort', () => r(), { once: true })));
+      });
+      await eventually(() => held.length === 3, 10_000, 'three deliveries held');
+      expect(held.map((d) => d.signal?.aborted)).toEqual([false, false, false]);
+      const reconnected = new Promise((r) => h.conn.once('connected', r));
+      killed = true;
+      killConnectionFromBroker(h.prefix);
+      await eventually(() => held.every((d) => d.signal!.aborted), 10_000, 'the held deliveries aborted');
+      expect(held[0]!.signal!.reason).toMatchObject({ code: 'CCP_ERR_QUEUE_CHANNEL_CLOSED', retryable: true });
+      await expect(held[0]!.ack()).rejects.toMatchObject({ code: 'CCP_ERR_QUEUE_CHANNEL_CLOSED' });
+      await reconnected;
+      await eventually(() => later.length === 3, 20_000, 'redelivered on the new channel and acked');
+      expect(later.map((d) => [d.signal?.aborted, d.redelivered])).toEqual([[false, true], [false, true], [false, true]]);
+      await eventually(async () => (await h.depth()).ready === 0, 5000, 'empty queue');
+    } finally {
+      await h.dispose();
+    }
+  });
+
   it('when its queue is deleted it backs off resubscribing, and resumes once the queue is back', async () => {
     const h = await amqpHarness();
     const events: Array<{ type: string; delayMs?: number }> = [];
@@ -286,15 +321,3 @@ describe('AmqpBatchConsumer (RabbitMQ)', () => {
     }
   });
 });
-
-/** Closes the connection named `name` from the broker side (as an operator or a broker restart would). */
-function killConnectionFromBroker(name: string): void {
-  const out = execFileSync('rabbitmqctl', ['-q', 'list_connections', '--no-table-headers', 'pid', 'client_properties'], { encoding: 'utf8' });
-  const pids = out
-    .split('\n')
-    .filter((l) => l.includes(`"${name}"`))
-    .map((l) => l.split('\t')[0]!)
-    .filter((p) => p.startsWith('<'));
-  expect(pids).toHaveLength(1);
-  execFileSync('rabbitmqctl', ['-q', 'close_connection', pids[0]!, 'ccpipe test: kill consumer connection']);
-}

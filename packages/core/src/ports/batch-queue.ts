@@ -19,6 +19,12 @@ export interface Delivery {
   /** Times this message was delivered before (0 on first delivery), as far as the broker tells. */
   readonly deliveryCount: number;
   readonly redelivered: boolean;
+  /**
+   * Aborted once this delivery can no longer be settled (its channel or connection was lost: the broker redelivers
+   * the message, maybe to another handler at once): its handler should stop rather than work on beside the
+   * redelivery. Optional; never aborted by an in-memory queue.
+   */
+  readonly signal?: AbortSignal;
   ack(): Promise<void>;
   requeue(): Promise<void>;
   /** Rejects without requeue: the broker routes the message to the dead-letter queue. `reason` is a closed-set code. */
