@@ -1,5 +1,5 @@
 import { compileFilter, decodeBatch, registeredDomainOf, type Batch, type BatchPublisher, type RangeReader } from '@ccpipe/core';
-import { FsRangeReader, MemoryBatchQueue, MemoryObjectStore, systemClock } from '@ccpipe/adapters';
+import { FetchStatusError, FsRangeReader, MemoryBatchQueue, MemoryObjectStore, systemClock } from '@ccpipe/adapters';
 import { CC_MIRROR_DEV, DEV_CRAWLS, loadOracle, oracleUrlForm } from '../../../tests/support/corpus';
 import { runBatcher, type BatcherParams } from './batcher';
 import { loadCheckpoint, runFingerprint } from './checkpoint';
@@ -115,6 +115,46 @@ describe('runBatcher over cc-mirror-dev', () => {
     const records = clean.batches.reduce((n, b) => n + b.records.length, 0);
     expect((await loadCheckpoint(first.store, crawl, first.params.fingerprint))!).toMatchObject({ done: true, batchesPublished: clean.batches.length, recordsPublished: records });
     expect((await loadCheckpoint(fresh.store, crawl, fresh.params.fingerprint))!).toMatchObject({ done: true, batchesPublished: clean.batches.length, recordsPublished: records });
+  });
+
+  it('skips a block that cannot be had for good (does not inflate, 404), records it, and goes on; a block unreadable for now stops the run there', async () => {
+    const crawl = DEV_CRAWLS[0];
+    const { reader, plan, params, store } = await setUp(crawl);
+    expect(plan.length).toBeGreaterThan(3);
+    const clean = new CollectingPublisher();
+    await runBatcher(params, { reader, publisher: clean, store: new MemoryObjectStore(), clock: systemClock });
+    const blockOf = (b: Batch): number => b.blockNo;
+    // block 1 comes back as bytes that are not gzip, block 2 as a 404
+    const [bad, missing] = [plan[1]!, plan[2]!];
+    const broken: RangeReader = {
+      read: async (path, offset, length, signal) => {
+        if (offset === bad.entry.offset && path.endsWith(bad.entry.shard)) return Buffer.from('not a gzip member');
+        if (offset === missing.entry.offset && path.endsWith(missing.entry.shard)) throw new FetchStatusError(404, false);
+        return reader.read(path, offset, length, signal);
+      },
+      stream: (path, signal) => reader.stream(path, signal),
+      close: async () => undefined,
+    };
+    const publisher = new CollectingPublisher();
+    const failed: { ordinal: number; code: string }[] = [];
+    const summary = await runBatcher(params, { reader: broken, publisher, store, clock: systemClock, events: { onBlockFailed: (e) => failed.push(e) } });
+    const want = [{ ordinal: bad.ordinal, code: 'CCP_ERR_CDX_BLOCK' }, { ordinal: missing.ordinal, code: 'CCP_ERR_FETCH_STATUS' }];
+    expect([summary.done, summary.failedBlocks, failed]).toEqual([true, want, want]);
+    // every other block's batches, exactly
+    expect(publisher.batches.map((b) => b.id)).toEqual(clean.batches.filter((b) => blockOf(b) !== bad.ordinal && blockOf(b) !== missing.ordinal).map((b) => b.id));
+    expect(await loadCheckpoint(store, crawl, params.fingerprint)).toMatchObject({ done: true, nextPlanIndex: plan.length, failedBlocks: want });
+
+    // unreadable for now (a 503 after every retry): the run fails at that block, and a rerun resumes there
+    const overloaded: RangeReader = { ...broken, read: async (path, offset, length, signal) => {
+      if (offset === plan[3]!.entry.offset && path.endsWith(plan[3]!.entry.shard)) throw new FetchStatusError(503, true);
+      return reader.read(path, offset, length, signal);
+    } };
+    const store2 = new MemoryObjectStore();
+    await expect(runBatcher(params, { reader: overloaded, publisher: new CollectingPublisher(), store: store2, clock: systemClock })).rejects.toMatchObject({ code: 'CCP_ERR_FETCH_STATUS' });
+    const cp = await loadCheckpoint(store2, crawl, params.fingerprint);
+    expect(cp?.done ?? false).toBe(false);
+    expect(cp?.nextPlanIndex ?? 0).toBeLessThanOrEqual(3);
+    expect(cp?.failedBlocks).toBeUndefined();
   });
 
   it('refuses to resume a dataset with other settings', async () => {

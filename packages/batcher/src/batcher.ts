@@ -14,7 +14,7 @@ import {
   type RangeReader,
   type RecordFilter,
 } from '@ccpipe/core';
-import { saveCheckpoint, type Checkpoint } from './checkpoint';
+import { saveCheckpoint, type Checkpoint, type FailedBlock } from './checkpoint';
 import type { PlannedBlock } from './plan-blocks';
 import type { TargetSet } from './targets';
 
@@ -31,6 +31,8 @@ export interface BatcherParams {
   startBatches?: number | undefined;
   /** Records in those batches: the checkpoint's recordsPublished (absent: unknown, unless startIndex is 0). */
   startRecords?: number | undefined;
+  /** Blocks skipped before startIndex: the checkpoint's failedBlocks. */
+  startFailedBlocks?: readonly FailedBlock[] | undefined;
   filter: RecordFilter;
   targets: TargetSet | null;
   batchSize: number;
@@ -60,6 +62,8 @@ export interface BatcherEvents {
   onBatchPublished?(records: number): void;
   onBatchConfirmed?(records: number): void;
   onPublishRetry?(code: string): void;
+  /** A block that cannot be had for good was skipped (`code`: why). */
+  onBlockFailed?(e: { ordinal: number; code: string }): void;
   onCheckpoint?(nextPlanIndex: number): void;
 }
 
@@ -70,11 +74,13 @@ export interface BatcherSummary {
   kept: number;
   dropped: Record<string, number>;
   batches: number;
+  /** Blocks this run skipped because they cannot be had for good (also kept in the checkpoint). */
+  failedBlocks: FailedBlock[];
   done: boolean;
 }
 
 /** A summary with nothing counted yet. */
-export const emptySummary = (): BatcherSummary => ({ blocks: 0, records: 0, kept: 0, dropped: {}, batches: 0, done: false });
+export const emptySummary = (): BatcherSummary => ({ blocks: 0, records: 0, kept: 0, dropped: {}, batches: 0, failedBlocks: [], done: false });
 
 
 /** Dropped because a domain-targeted run did not ask for that domain. */
@@ -85,9 +91,12 @@ export const BAD_CDX_LINE = 'cdx_line';
 /**
  * Reads the planned blocks from `startIndex` on, filters their records, publishes them as batches of at most
  * `batchSize` (batches never span blocks, so ids are (crawl, block ordinal, seq) and deterministic), and advances
- * the checkpoint past every block whose batches are all confirmed, in plan order. Throws when a batch cannot be
- * published after `publishAttempts` or a block cannot be read: everything before the checkpoint is safe, and a rerun
- * resumes there (a re-published batch is harmless: workers see its completion marker).
+ * the checkpoint past every block whose batches are all confirmed, in plan order. A block that cannot be had for
+ * good (a non-retryable read error such as a 404, or bytes that do not inflate) is skipped, counted and kept in the
+ * checkpoint's `failedBlocks`: one bad block must not stop the crawl at the same place on every rerun. Throws when a
+ * batch cannot be published after `publishAttempts` or a block cannot be read for now (retries exhausted): everything
+ * before the checkpoint is safe, and a rerun resumes there (a re-published batch is harmless: workers see its
+ * completion marker).
  */
 export async function runBatcher(p: BatcherParams, deps: BatcherDeps): Promise<BatcherSummary> {
   const { reader, publisher, store, clock, events = {}, signal } = deps;
@@ -101,6 +110,8 @@ export async function runBatcher(p: BatcherParams, deps: BatcherDeps): Promise<B
   let nextCheckpoint = p.startIndex;
   let published: number | null = p.startIndex === 0 ? 0 : (p.startBatches ?? null);
   let records: number | null = p.startIndex === 0 ? 0 : (p.startRecords ?? null);
+  const failedAt = new Map<number, FailedBlock>();
+  const failedBefore: FailedBlock[] = [...(p.startFailedBlocks ?? [])];
   let lastSaved = p.startIndex;
   let lastSaveAt = clock.now();
   let failure: unknown = null;
@@ -112,13 +123,16 @@ export async function runBatcher(p: BatcherParams, deps: BatcherDeps): Promise<B
       if (records !== null) records += recordsAt.get(nextCheckpoint) ?? 0;
       batchesAt.delete(nextCheckpoint);
       recordsAt.delete(nextCheckpoint);
+      const failed = failedAt.get(nextCheckpoint);
+      if (failed !== undefined) failedBefore.push(failed);
+      failedAt.delete(nextCheckpoint);
       pending.delete(nextCheckpoint++);
     }
     if (nextCheckpoint === lastSaved) return;
     if (!force && nextCheckpoint - lastSaved < 64 && clock.now() - lastSaveAt < 5_000) return;
     lastSaved = nextCheckpoint;
     lastSaveAt = clock.now();
-    await saveCheckpoint(store, checkpointOf(p, nextCheckpoint, false, clock, published, records));
+    await saveCheckpoint(store, checkpointOf(p, nextCheckpoint, false, clock, published, records, failedBefore));
     events.onCheckpoint?.(nextCheckpoint);
   };
 
@@ -179,10 +193,22 @@ export async function runBatcher(p: BatcherParams, deps: BatcherDeps): Promise<B
     for (let i = p.startIndex; i < p.plan.length; i++) {
       if (signal?.aborted || failure) break;
       fillAhead(i);
-      const bytes = await fetches[i]!;
-      delete fetches[i];
       const block = p.plan[i]!;
-      const batches = batchBlock(p, block.ordinal, bytes, summary, events);
+      let batches: Batch[];
+      try {
+        const bytes = await fetches[i]!;
+        batches = batchBlock(p, block.ordinal, bytes, summary, events);
+      } catch (err) {
+        // for now (retries exhausted, an abort) → the run fails and a rerun resumes here; for good → skipped
+        if (signal?.aborted || !(err instanceof CcpError) || err.retryable) throw err;
+        const failed = { ordinal: block.ordinal, code: errorCode(err) };
+        failedAt.set(i, failed);
+        summary.failedBlocks.push(failed);
+        events.onBlockFailed?.(failed);
+        batches = [];
+      } finally {
+        delete fetches[i];
+      }
       await publishBlock(i, batches);
     }
   } catch (err) {
@@ -196,7 +222,7 @@ export async function runBatcher(p: BatcherParams, deps: BatcherDeps): Promise<B
   await saveIfDue(true);
   if (!signal?.aborted && nextCheckpoint >= p.plan.length) {
     summary.done = true;
-    await saveCheckpoint(store, checkpointOf(p, p.plan.length, true, clock, published, records));
+    await saveCheckpoint(store, checkpointOf(p, p.plan.length, true, clock, published, records, failedBefore));
     events.onCheckpoint?.(p.plan.length);
   }
   return summary;
@@ -253,7 +279,9 @@ function toBatchRecord(r: CdxRecord): BatchRecord {
   return out;
 }
 
-function checkpointOf(p: BatcherParams, nextPlanIndex: number, done: boolean, clock: Clock, batchesPublished: number | null, recordsPublished: number | null): Checkpoint {
+function checkpointOf(
+  p: BatcherParams, nextPlanIndex: number, done: boolean, clock: Clock, batchesPublished: number | null, recordsPublished: number | null, failedBlocks: readonly FailedBlock[],
+): Checkpoint {
   return {
     v: 1,
     crawl: p.crawl,
@@ -263,6 +291,7 @@ function checkpointOf(p: BatcherParams, nextPlanIndex: number, done: boolean, cl
     planLength: p.plan.length,
     ...(batchesPublished !== null && { batchesPublished }),
     ...(recordsPublished !== null && { recordsPublished }),
+    ...(failedBlocks.length > 0 && { failedBlocks: [...failedBlocks] }),
     done,
     updatedAt: new Date(clock.now()).toISOString(),
   };

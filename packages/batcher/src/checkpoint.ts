@@ -19,8 +19,19 @@ export interface Checkpoint {
   batchesPublished?: number;
   /** Records in those batches (the CDX records the filter kept); absent in checkpoints written before it was counted. */
   recordsPublished?: number;
+  /**
+   * Blocks before nextPlanIndex that could not be had for good (a 404, a block that does not inflate) and were
+   * skipped, with the error code; absent when none (and in checkpoints written before blocks were skipped).
+   */
+  failedBlocks?: FailedBlock[];
   done: boolean;
   updatedAt: string;
+}
+
+/** A planned CDX block the batcher skipped: its global ordinal and why (an error code). */
+export interface FailedBlock {
+  ordinal: number;
+  code: string;
 }
 
 /**

@@ -100,6 +100,7 @@ export async function batcherMain(flags: Partial<Record<ConfigKey, unknown>>, en
             startIndex,
             startBatches: checkpoint?.batchesPublished,
             startRecords: checkpoint?.recordsPublished,
+            startFailedBlocks: checkpoint?.failedBlocks,
             filter,
             targets,
             batchSize: config.batchSize,
@@ -107,12 +108,19 @@ export async function batcherMain(flags: Partial<Record<ConfigKey, unknown>>, en
             publishWindow: 256,
             publishAttempts: 8,
           },
-          { reader, publisher, store, clock: systemClock, events: chainEvents(metrics.events, progress.events), signal, summary: running },
+          {
+            reader, publisher, store, clock: systemClock, signal, summary: running,
+            events: chainEvents(metrics.events, progress.events, {
+              onBlockFailed: (e) => log.error({ ordinal: e.ordinal, code: e.code }, 'CDX block skipped: it cannot be read or inflated (kept in the checkpoint as failedBlocks)'),
+            }),
+          },
         );
       } finally {
         progress.stop();
       }
-      log.info({ ...summary, datasetId: dataset.id }, summary.done ? 'batcher done' : 'batcher stopped');
+      const failed = summary.failedBlocks.length + (checkpoint?.failedBlocks?.length ?? 0);
+      const { failedBlocks: _skipped, ...totals } = summary;
+      log.info({ ...totals, failedBlocks: failed, datasetId: dataset.id }, summary.done ? (failed > 0 ? 'batcher done, with blocks skipped' : 'batcher done') : 'batcher stopped');
       return summary.done ? 0 : 130;
     },
   );

@@ -17,6 +17,7 @@ export function batcherMetrics(registry: Registry): { events: BatcherEvents; fet
   const requests = new Counter({ name: 'ccpipe_batcher_http_requests_total', help: 'HTTP requests sent (attempts)', registers });
   const httpRetries = new Counter({ name: 'ccpipe_batcher_http_retries_total', help: 'HTTP attempts retried, by status class', labelNames: ['status_class'], registers });
   const slowDowns = new Counter({ name: 'ccpipe_batcher_http_slowdowns_total', help: 'overload answers (503/429) from the server', registers });
+  const failedBlocks = new Counter({ name: 'ccpipe_batcher_blocks_failed_total', help: 'CDX blocks skipped because they cannot be had for good, by error code', labelNames: ['code'], registers });
   const planned = new Gauge({ name: 'ccpipe_batcher_blocks_planned', help: 'blocks in this run plan', registers });
   const checkpoint = new Gauge({ name: 'ccpipe_batcher_checkpoint_blocks', help: 'plan blocks confirmed in order (checkpoint)', registers });
   return {
@@ -36,6 +37,7 @@ export function batcherMetrics(registry: Registry): { events: BatcherEvents; fet
         if (code === 'CCP_ERR_QUEUE_RETURNED') returned.inc();
       },
       onCheckpoint: (n) => checkpoint.set(n),
+      onBlockFailed: (e) => failedBlocks.inc({ code: e.code }),
     },
     fetchObserver: {
       onRequest: () => requests.inc(),

@@ -44,7 +44,7 @@ export function batcherProgress(opts: { total: number; done: number; tty: boolea
 
 /** Calls each hook set in turn. */
 export function chainEvents(...sets: BatcherEvents[]): BatcherEvents {
-  const keys: (keyof BatcherEvents)[] = ['onBlock', 'onBatchPublished', 'onBatchConfirmed', 'onPublishRetry', 'onCheckpoint'];
+  const keys: (keyof BatcherEvents)[] = ['onBlock', 'onBatchPublished', 'onBatchConfirmed', 'onPublishRetry', 'onCheckpoint', 'onBlockFailed'];
   const out: BatcherEvents = {};
   for (const k of keys) {
     const fns = sets.map((s) => s[k]).filter((f): f is NonNullable<typeof f> => f !== undefined);

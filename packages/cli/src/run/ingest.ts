@@ -4,7 +4,7 @@ import { compileFilter, registeredDomainOf, type Config, type ObjectStore } from
 import { ExtractionPool, UndiciRangeReader, closeDuckDbParquetEngine, systemClock, writeParquetPart, type Logger } from '@ccpipe/adapters';
 import {
   ensureDataset, filterSpecOf, loadCheckpoint, loadClusterIdx, planBlocks, runBatcher, runFingerprint, TargetSet,
-  type BatcherSummary, type PlannedBlock,
+  type BatcherSummary, type FailedBlock, type PlannedBlock,
 } from '@ccpipe/batcher';
 import { startWorker } from '@ccpipe/worker';
 import { readFile } from 'node:fs/promises';
@@ -59,7 +59,9 @@ export async function ingestCrawls(p: IngestParams): Promise<CrawlIngest[]> {
     const filter = compileFilter(filterSpec, { registeredDomainOf });
 
     // Plan every crawl first (the dataset registry has one writer: register datasets one after the other).
-    const runs: { ingest: CrawlIngest; plan: PlannedBlock[]; fingerprint: string; startBatches: number | undefined; startRecords: number | undefined }[] = [];
+    const runs: {
+      ingest: CrawlIngest; plan: PlannedBlock[]; fingerprint: string; startBatches: number | undefined; startRecords: number | undefined; startFailedBlocks: FailedBlock[] | undefined;
+    }[] = [];
     for (const crawl of p.crawls) {
       const dataset = p.crawls.length === 1 && config.dataset ? config.dataset : crawl;
       const { entries } = await loadClusterIdx(crawl, { localDir: config.clusterIdxDir, reader, signal });
@@ -68,7 +70,7 @@ export async function ingestCrawls(p: IngestParams): Promise<CrawlIngest[]> {
       const cp = await loadCheckpoint(store, dataset, fingerprint);
       const entry = await ensureDataset(store, dataset, crawl, new Date());
       const resumedAt = cp?.done ? plan.length : Math.min(cp?.nextPlanIndex ?? 0, plan.length);
-      runs.push({ ingest: { crawl, dataset, datasetId: entry.id, planned: plan.length, resumedAt, summary: null }, plan, fingerprint, startBatches: cp?.batchesPublished, startRecords: cp?.recordsPublished });
+      runs.push({ ingest: { crawl, dataset, datasetId: entry.id, planned: plan.length, resumedAt, summary: null }, plan, fingerprint, startBatches: cp?.batchesPublished, startRecords: cp?.recordsPublished, startFailedBlocks: cp?.failedBlocks });
       counters.blocksPlanned += plan.length;
       counters.blocksRead += resumedAt;
       log.info({ crawl, dataset, datasetId: entry.id, planned: plan.length, resumeAt: resumedAt }, resumedAt >= plan.length ? 'crawl already ingested' : 'plan ready');
@@ -117,7 +119,7 @@ export async function ingestCrawls(p: IngestParams): Promise<CrawlIngest[]> {
         r.ingest.summary = await runBatcher(
           {
             crawl: r.ingest.crawl, dataset: r.ingest.dataset, datasetId: r.ingest.datasetId, fingerprint: r.fingerprint, plan: r.plan,
-            startIndex: r.ingest.resumedAt, startBatches: r.startBatches, startRecords: r.startRecords, filter, targets, batchSize: config.batchSize, blockConcurrency: 4, publishWindow: 64, publishAttempts: 3,
+            startIndex: r.ingest.resumedAt, startBatches: r.startBatches, startRecords: r.startRecords, startFailedBlocks: r.startFailedBlocks, filter, targets, batchSize: config.batchSize, blockConcurrency: 4, publishWindow: 64, publishAttempts: 3,
           },
           {
             reader, publisher, store, clock: systemClock, signal,
@@ -129,6 +131,7 @@ export async function ingestCrawls(p: IngestParams): Promise<CrawlIngest[]> {
                 p.onProgress?.();
               },
               onBatchPublished: () => void counters.batchesPublished++,
+              onBlockFailed: (e) => log.error({ crawl: r.ingest.crawl, ordinal: e.ordinal, code: e.code }, 'CDX block skipped: it cannot be read or inflated'),
             },
           },
         );

@@ -145,7 +145,7 @@ function summaryLines(ingested: CrawlIngest[], url: string, version: string | nu
     const s = c.summary;
     // a resumed crawl's summary counts this run's blocks only: say so
     const resumed = c.resumedAt > 0 ? `, resumed at block ${c.resumedAt}, this run` : '';
-    lines.push(`  ${c.crawl} → dataset ${c.datasetId} (${c.dataset}): ${c.planned} blocks${s ? `${resumed}: ${s.records} CDX records, ${s.kept} kept, ${s.batches} batches` : ', already ingested'}`);
+    lines.push(`  ${c.crawl} → dataset ${c.datasetId} (${c.dataset}): ${c.planned} blocks${s ? `${resumed}: ${s.records} CDX records, ${s.kept} kept, ${s.batches} batches${s.failedBlocks.length > 0 ? `, ${s.failedBlocks.length} block(s) skipped (unreadable)` : ''}` : ', already ingested'}`);
   }
   lines.push(`API listening on ${url}`, `Explorer: ${url}/`, 'Try:', `  curl -s ${url}/v1/datasets`);
   if (domain !== null) {
