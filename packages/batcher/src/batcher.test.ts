@@ -157,6 +157,32 @@ describe('runBatcher over cc-mirror-dev', () => {
     expect(cp?.failedBlocks).toBeUndefined();
   });
 
+  it('a stop while publishes are in flight ends the run undone, not failed; the next run publishes the rest', async () => {
+    const crawl = DEV_CRAWLS[0];
+    const { reader, params, store } = await setUp(crawl);
+    const clean = new CollectingPublisher();
+    await runBatcher(params, { reader, publisher: clean, store: new MemoryObjectStore(), clock: systemClock });
+    const stop = new AbortController();
+    const confirmed: Batch[] = [];
+    // confirms come for the first 5 batches; the 6th waits until the stop, which cuts it short as the publisher would
+    const slow: BatchPublisher = {
+      publish: async (batch, signal) => {
+        if (confirmed.length >= 5) {
+          stop.abort(new Error('SIGTERM'));
+          signal?.throwIfAborted();
+        }
+        confirmed.push(batch);
+      },
+      close: async () => undefined,
+    };
+    const summary = await runBatcher(params, { reader, publisher: slow, store, clock: systemClock, signal: stop.signal });
+    expect(summary.done).toBe(false);
+    expect((await loadCheckpoint(store, crawl, params.fingerprint))?.done ?? false).toBe(false);
+    const rest = new CollectingPublisher();
+    expect((await runBatcher({ ...params, startIndex: (await loadCheckpoint(store, crawl, params.fingerprint))?.nextPlanIndex ?? 0 }, { reader, publisher: rest, store, clock: systemClock })).done).toBe(true);
+    expect(new Set([...confirmed, ...rest.batches].map((b) => b.id))).toEqual(new Set(clean.batches.map((b) => b.id)));
+  });
+
   it('refuses to resume a dataset with other settings', async () => {
     const { store, params, reader } = await setUp(DEV_CRAWLS[0], { maxBlocks: 2 });
     await runBatcher(params, { reader, publisher: new CollectingPublisher(), store, clock: systemClock });

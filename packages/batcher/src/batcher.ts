@@ -165,7 +165,9 @@ export async function runBatcher(p: BatcherParams, deps: BatcherDeps): Promise<B
           events.onBatchConfirmed?.(batch.records.length);
         },
         (err: unknown) => {
-          failure ??= err;
+          // a publish cut short by a stop is not a failure: unconfirmed, its block stays past the checkpoint and a
+          // rerun publishes it again (harmless: workers find the marker)
+          if (!signal?.aborted) failure ??= err;
         },
       );
       const tracked = task.finally(() => inflight.delete(tracked));
@@ -212,7 +214,7 @@ export async function runBatcher(p: BatcherParams, deps: BatcherDeps): Promise<B
       await publishBlock(i, batches);
     }
   } catch (err) {
-    failure ??= err;
+    if (!signal?.aborted) failure ??= err;
   }
   await Promise.allSettled(inflight);
   if (failure) {

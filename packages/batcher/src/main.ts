@@ -45,7 +45,7 @@ export async function batcherMain(flags: Partial<Record<ConfigKey, unknown>>, en
       service: 'batcher',
       logLevel: config.logLevel,
       metrics: { host: config.metricsHost, port: config.metricsPort ?? 9000 },
-      onSignal: (log, sig) => log.warn({ sig }, 'stopping: finishing in-flight publishes'),
+      onSignal: (log, sig) => log.warn({ sig }, 'stopping: unconfirmed batches are published again by the next run'),
     },
     async ({ log: rootLog, registry, signal, defer }) => {
       const log = rootLog.child({ crawl, dataset: datasetName });
