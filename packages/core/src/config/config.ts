@@ -62,7 +62,7 @@ export const OPTIONS = {
   filterUrlRegex: opt(z.string().optional(), 'CCPIPE_FILTER_URL_REGEX', 'url-regex', 'keep only URLs matching this regex'),
   publishConfirmTimeoutMs: opt(z.coerce.number().int().min(100).default(30_000), 'CCPIPE_CONFIRM_TIMEOUT_MS', 'confirm-timeout-ms', 'publisher confirm timeout'),
   prefetch: opt(z.coerce.number().int().min(1).max(1000).default(2), 'CCPIPE_PREFETCH', 'prefetch', 'batches a worker holds unacknowledged'),
-  concurrency: opt(z.coerce.number().int().min(1).max(512).default(16), 'CCPIPE_CONCURRENCY', 'concurrency', 'record fetches in flight per worker'),
+  concurrency: opt(z.coerce.number().int().min(1).max(512).default(16), 'CCPIPE_CONCURRENCY', 'concurrency', 'records of a batch fetched at once (a worker holds up to --prefetch batches: prefetch × concurrency in flight, within --connections)'),
   extractThreads: opt(z.coerce.number().int().min(1).max(64).optional(), 'CCPIPE_EXTRACT_THREADS', 'extract-threads', 'extraction worker threads (default: CPU count)'),
   extractTimeoutMs: opt(z.coerce.number().int().min(10).default(10_000), 'CCPIPE_EXTRACT_TIMEOUT_MS', 'extract-timeout-ms', 'per-document extraction time limit'),
   dom: opt(z.enum(['linkedom', 'jsdom']).default('linkedom'), 'CCPIPE_DOM', 'dom', 'DOM implementation under Readability'),
