@@ -33,6 +33,14 @@ beforeAll(async () => {
   }
   bytes = await readFile(path);
 });
+/** The files.json entry of lake file `key` holding `b`, with its locator `loc`; `rowGroups` as [first row, rows]. */
+function entryOf(key: string, prefix: string, b: Uint8Array, loc: Uint8Array, rowGroups: [number, number][]): LakeFileEntry {
+  return {
+    key, datasetId: 1, prefix, rows: rowGroups.reduce((a, [, n]) => a + n, 0), bytes: b.length, crc32: crcOf(b), rowGroups,
+    locator: { key: indexLayout.locatorOf(key), bytes: loc.length, crc32: crcOf(loc) },
+  };
+}
+
 afterAll(async () => {
   db.closeSync();
   await rm(dir, { recursive: true, force: true });
@@ -80,10 +88,7 @@ describe('row-group locator', () => {
     const store = new MemoryObjectStore();
     await store.put(key, bytes);
     await store.put(indexLayout.locatorOf(key), loc);
-    const file: LakeFileEntry = {
-      key, datasetId: 1, prefix: '00', rows: 5000, bytes: bytes.length, crc32: crcOf(bytes), rowGroups: [[0, 2048], [2048, 2048], [4096, 904]],
-      locator: { key: indexLayout.locatorOf(key), bytes: loc.length, crc32: crcOf(loc) },
-    };
+    const file = entryOf(key, '00', bytes, loc, [[0, 2048], [2048, 2048], [4096, 904]]);
     const reader = new ParquetLakeReader({ store });
     expect((await reader.rows(file, 4094, 4097)).map((r) => r.url)).toEqual(['https://x.example/004094', 'https://x.example/004095', 'https://x.example/004096']);
     expect(reader.stats().locatorFallbacks).toBe(0);
@@ -101,10 +106,7 @@ describe('row-group locator', () => {
     const store = new MemoryObjectStore();
     await store.put(key, damaged);
     await store.put(indexLayout.locatorOf(key), loc);
-    const file: LakeFileEntry = {
-      key, datasetId: 1, prefix: '00', rows: 5000, bytes: damaged.length, crc32: crcOf(damaged), rowGroups: [[0, 2048], [2048, 2048], [4096, 904]],
-      locator: { key: indexLayout.locatorOf(key), bytes: loc.length, crc32: crcOf(loc) },
-    };
+    const file = entryOf(key, '00', damaged, loc, [[0, 2048], [2048, 2048], [4096, 904]]);
     const reader = new ParquetLakeReader({ store });
     for (const n of [1, 2]) {
       await expect(reader.rows(file, 2047, 2050)).rejects.toMatchObject({ code: 'CCP_ERR_INDEX_CRC', detail: { key, rowGroup: 1, column: 'title' } });
@@ -128,10 +130,7 @@ describe('row-group locator', () => {
     const loc = buildLocator(bytes);
     const store = new RecordingStore();
     await store.put(key, bytes);
-    const file: LakeFileEntry = {
-      key, datasetId: 1, prefix: '00', rows: 5000, bytes: bytes.length, crc32: crcOf(bytes), rowGroups: [[0, 2048], [2048, 2048], [4096, 904]],
-      locator: { key: indexLayout.locatorOf(key), bytes: loc.length, crc32: crcOf(loc) },
-    };
+    const file = entryOf(key, '00', bytes, loc, [[0, 2048], [2048, 2048], [4096, 904]]);
     const want = ['https://x.example/002047', 'https://x.example/002048', 'https://x.example/002049'];
     const footerReads = () => store.ranges.filter((r) => r.key === key && r.offset + r.length === bytes.length).length;
     // a byte of the offsets table flipped: caught by the CRC
@@ -164,10 +163,7 @@ describe('a lake column the flat decoder does not take', () => {
     const store = new MemoryObjectStore();
     await store.put(key, b);
     await store.put(indexLayout.locatorOf(key), loc);
-    const file: LakeFileEntry = {
-      key, datasetId: 1, prefix: '01', rows: 3000, bytes: b.length, crc32: crcOf(b), rowGroups: [[0, 2048], [2048, 952]],
-      locator: { key: indexLayout.locatorOf(key), bytes: loc.length, crc32: crcOf(loc) },
-    };
+    const file = entryOf(key, '01', b, loc, [[0, 2048], [2048, 952]]);
     for (const locators of [true, false]) {
       const rows = await new ParquetLakeReader({ store, locators }).rows(file, 2047, 2050);
       expect(rows).toEqual([2047, 2048, 2049].map((i) => ({
