@@ -119,7 +119,8 @@ describe('S3ObjectStore on s3rver', () => {
       },
       { step: 'initialize' },
     );
-    const store = new S3ObjectStore({ bucket: 'lake', prefix: `t${++seq}`, client, multipartThreshold: 1024 * 1024, partSize: 1024 * 1024, partConcurrency: 1 });
+    // one attempt per request: the injected failure is not retried away
+    const store = new S3ObjectStore({ bucket: 'lake', prefix: `t${++seq}`, client, multipartThreshold: 1024 * 1024, partSize: 1024 * 1024, partConcurrency: 1, maxAttempts: 1 });
     expect(await codeOf(store.put('lake/big.warc.gz', realBytes))).toEqual({ code: 'CCP_ERR_STORE_IO', retryable: true });
     expect(sent).toContain('AbortMultipartUploadCommand');
     expect(sent).not.toContain('CompleteMultipartUploadCommand');
@@ -148,7 +149,7 @@ describe('S3ObjectStore on s3rver', () => {
       },
       { step: 'initialize' },
     );
-    const store = new S3ObjectStore({ bucket: 'lake', prefix: `t${++seq}`, client, multipartThreshold: 1024 * 1024, partSize: 1024 * 1024, partConcurrency: 4 });
+    const store = new S3ObjectStore({ bucket: 'lake', prefix: `t${++seq}`, client, multipartThreshold: 1024 * 1024, partSize: 1024 * 1024, partConcurrency: 4, maxAttempts: 1 });
     expect(await codeOf(store.put('lake/big.warc.gz', realBytes))).toEqual({ code: 'CCP_ERR_STORE_IO', retryable: true });
     const abortAt = events.indexOf('abort');
     expect(abortAt).toBeGreaterThan(events.indexOf('fail'));
@@ -161,6 +162,7 @@ describe('S3ObjectStore on s3rver', () => {
   it('classifies S3 errors: transient 4xx codes are retryable, permanent ones are not', async () => {
     const failWith = (name: string, status: number) => new S3ObjectStore({
       bucket: 'lake',
+      maxAttempts: 1,
       client: { send: async () => Promise.reject(Object.assign(new Error(name), { name, $metadata: { httpStatusCode: status } })) } as unknown as S3Client,
     });
     for (const [name, status] of [['RequestTimeout', 400], ['IncompleteBody', 400], ['BadDigest', 400], ['NoSuchUpload', 404], ['SlowDown', 503]] as const) {
@@ -227,7 +229,94 @@ describe('S3ObjectStore on s3rver', () => {
     for (const s of [noBucket, unknownKey, down]) await s.close();
   });
 
-  it('retries 503 SlowDown answers through the SDK retry strategy', async () => {
+  /**
+   * A proxy in front of s3rver: `fault(req, res, n)` (n counts requests from 1) answers a request itself and returns
+   * true, or returns false to pass it through (with `rewrite` applied to its headers).
+   */
+  async function faultProxy(fault: (req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse, n: number) => boolean, rewrite = (h: import('node:http').IncomingHttpHeaders) => h) {
+    let n = 0;
+    const proxy: Server = createServer((req, res) => {
+      if (fault(req, res, ++n)) return;
+      const up = request(`${s3.endpoint}${req.url ?? '/'}`, { method: req.method, headers: rewrite({ ...req.headers }) }, (r) => {
+        res.writeHead(r.statusCode ?? 502, r.headers);
+        r.pipe(res);
+      });
+      req.pipe(up);
+    });
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+    return { endpoint: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`, requests: () => n, close: () => new Promise((r) => { proxy.closeAllConnections(); proxy.close(r); }) };
+  }
+  const slowDown = (req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse): true => {
+    req.resume();
+    res.writeHead(503, { 'content-type': 'application/xml' });
+    res.end('<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>');
+    return true;
+  };
+
+  it('keeps retrying every request through a long SlowDown storm (no shared retry budget that runs out)', async () => {
+    const proxy = await faultProxy((req, res) => slowDown(req, res));
+    try {
+      const store = new S3ObjectStore({ bucket: 'lake', prefix: `t${++seq}`, endpoint: proxy.endpoint, credentials: S3RVER_CREDENTIALS, maxAttempts: 3, retryBaseMs: 1, retryMaxMs: 2 });
+      // the SDK's standard strategy stopped retrying after ≈ 25 failed requests of a client: 40 operations here
+      for (let i = 0; i < 40; i++) expect(await codeOf(store.get(`k${i}`))).toEqual({ code: 'CCP_ERR_STORE_IO', retryable: true });
+      expect(proxy.requests()).toBe(120);
+      await store.close();
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('retries a connection reset while the body is read, and gives up on a server that stops answering, within its timeouts', async () => {
+    const base = storeOn();
+    const prefix = `t${seq}/run`;
+    await base.put('big', realBytes);
+    // the first GET gets its headers and half of its body, then the connection drops
+    const reset = await faultProxy((req, res, n) => {
+      if (n !== 1 || req.method !== 'GET') return false;
+      req.resume();
+      res.writeHead(200, { 'content-length': String(realBytes.length), 'content-type': 'application/octet-stream' });
+      res.write(realBytes.subarray(0, realBytes.length >> 1), () => res.socket?.destroy());
+      return true;
+    });
+    const stalled = await faultProxy((req) => {
+      req.resume(); // never answered
+      return true;
+    });
+    try {
+      const store = new S3ObjectStore({ bucket: 'lake', prefix, endpoint: reset.endpoint, credentials: S3RVER_CREDENTIALS, maxAttempts: 3, retryBaseMs: 1 });
+      expect(Buffer.from((await store.get('big'))!).equals(realBytes)).toBe(true);
+      expect(reset.requests()).toBe(2);
+      const hung = new S3ObjectStore({ bucket: 'lake', prefix, endpoint: stalled.endpoint, credentials: S3RVER_CREDENTIALS, maxAttempts: 2, retryBaseMs: 1, requestTimeoutMs: 300, idleTimeoutMs: 300 });
+      const t0 = Date.now();
+      expect(await codeOf(hung.get('big'))).toEqual({ code: 'CCP_ERR_STORE_IO', retryable: true });
+      expect(Date.now() - t0).toBeLessThan(5_000);
+      expect(stalled.requests()).toBe(2);
+      for (const s of [store, hung, base]) await s.close();
+    } finally {
+      await reset.close();
+      await stalled.close();
+    }
+  });
+
+  it('reads the right slice from a server that ignores Range, and refuses a range past the end', async () => {
+    const base = storeOn();
+    await base.put('ten', enc.encode('0123456789'));
+    const proxy = await faultProxy(() => false, (h) => {
+      delete h['range'];
+      return h;
+    });
+    try {
+      const store = new S3ObjectStore({ bucket: 'lake', prefix: `t${seq}/run`, endpoint: proxy.endpoint, credentials: S3RVER_CREDENTIALS, maxAttempts: 1 });
+      expect(new TextDecoder().decode(await store.getRange('ten', 2, 3))).toBe('234');
+      expect(await codeOf(store.getRange('ten', 5, 10))).toEqual({ code: 'CCP_ERR_STORE_RANGE', retryable: false });
+      expect(new TextDecoder().decode(await store.getRange('ten', 0, 10))).toBe('0123456789');
+      for (const s of [store, base]) await s.close();
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('retries 503 SlowDown answers', async () => {
     // A proxy in front of s3rver that answers the first two requests with 503 SlowDown, as S3 does under load.
     let refused = 0;
     const proxy: Server = createServer((req, res) => {

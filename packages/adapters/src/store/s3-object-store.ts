@@ -37,8 +37,23 @@ export interface S3ObjectStoreOptions {
   partSize?: number;
   /** Parts uploaded at once. Default 4. */
   partConcurrency?: number;
-  /** Attempts per request, first one included, with the SDK's standard retry strategy (5xx, 503 SlowDown, throttling, network errors). Default 5. */
+  /**
+   * Attempts per operation, first one included: a retryable failure (5xx, 503 SlowDown, throttling, a network error or
+   * a timeout, also while the body is read) is tried again after a jittered exponential pause (`retryBaseMs`, doubling,
+   * at most `retryMaxMs`). Default 5. The SDK's own retries are off: its retry budget stops retrying a whole client
+   * after ≈ 25 failures, so a SlowDown storm would turn every later request into one attempt.
+   */
   maxAttempts?: number;
+  /** First retry pause (ms, before jitter). Default 200. */
+  retryBaseMs?: number;
+  /** Longest retry pause (ms). Default 10,000. */
+  retryMaxMs?: number;
+  /** Time to open a connection (ms). Default 10,000. */
+  connectTimeoutMs?: number;
+  /** Time to the response's headers (ms). Default 120,000. */
+  requestTimeoutMs?: number;
+  /** Longest silence on the socket, body included (ms): a server that stops sending fails the attempt. Default 60,000. */
+  idleTimeoutMs?: number;
   /** `MaxKeys` of each ListObjectsV2 page. Default 1000 (the S3 maximum). */
   listPageSize?: number;
   /** Keys whose put is read back and compared (see {@link S3ObjectStore.put}). Default: keys ending in `manifest.json`. */
@@ -76,6 +91,9 @@ export class S3ObjectStore implements ObjectStore {
   private readonly partConcurrency: number;
   private readonly listPageSize: number;
   private readonly verifyAfterPut: (key: string) => boolean;
+  private readonly maxAttempts: number;
+  private readonly retryBaseMs: number;
+  private readonly retryMaxMs: number;
   private closed = false;
 
   constructor(opts: S3ObjectStoreOptions) {
@@ -89,6 +107,9 @@ export class S3ObjectStore implements ObjectStore {
     this.partConcurrency = positive('partConcurrency', opts.partConcurrency, 4);
     this.listPageSize = Math.min(1000, positive('listPageSize', opts.listPageSize, 1000));
     this.verifyAfterPut = opts.verifyAfterPut ?? ((k) => k.endsWith('manifest.json'));
+    this.maxAttempts = positive('maxAttempts', opts.maxAttempts, 5);
+    this.retryBaseMs = positive('retryBaseMs', opts.retryBaseMs, 200);
+    this.retryMaxMs = positive('retryMaxMs', opts.retryMaxMs, 10_000);
     this.ownsClient = opts.client === undefined;
     // The pinned SDK supports Node 20; its advisory that *later* releases need Node 22 is a multi-line stderr warning
     // in every service's log stream. An operator who sets the variable explicitly still decides.
@@ -98,8 +119,15 @@ export class S3ObjectStore implements ObjectStore {
       new S3Client({
         region: opts.region ?? 'us-east-1',
         forcePathStyle: opts.forcePathStyle ?? true,
-        maxAttempts: positive('maxAttempts', opts.maxAttempts, 5),
-        retryMode: 'standard',
+        maxAttempts: 1, // retried here, request and body together (retrying)
+        // without timeouts one stalled connection hangs its caller for good (a merge, a worker's drain, the API's
+        // manifest poll); the idle timeout also covers the body, which the SDK hands over after the headers
+        requestHandler: {
+          connectionTimeout: positive('connectTimeoutMs', opts.connectTimeoutMs, 10_000),
+          requestTimeout: positive('requestTimeoutMs', opts.requestTimeoutMs, 120_000),
+          throwOnRequestTimeout: true,
+          socketTimeout: positive('idleTimeoutMs', opts.idleTimeoutMs, 60_000),
+        },
         // Flexible checksums (x-amz-checksum-*, aws-chunked bodies) are not understood by every S3-compatible server;
         // Content-MD5, which all of them check, protects the bodies instead.
         requestChecksumCalculation: 'WHEN_REQUIRED',
@@ -134,10 +162,12 @@ export class S3ObjectStore implements ObjectStore {
   async get(key: string): Promise<Uint8Array | null> {
     const k = this.objectKey(key);
     try {
-      const res = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: k }));
-      const bytes = await bodyOf(res.Body);
-      if (res.ContentLength !== undefined && bytes.length !== res.ContentLength) throw shortBody(key, 'get', res.ContentLength, bytes.length);
-      return bytes;
+      return await this.retrying(async () => {
+        const res = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: k }));
+        const bytes = await bodyOf(res.Body);
+        if (res.ContentLength !== undefined && bytes.length !== res.ContentLength) throw shortBody(key, 'get', res.ContentLength, bytes.length);
+        return bytes;
+      });
     } catch (err) {
       if (isNotFound(err)) return null;
       throw ioError(err, 'get', key);
@@ -159,18 +189,21 @@ export class S3ObjectStore implements ObjectStore {
     }
     let bytes: Uint8Array;
     let contentRange: string | undefined;
+    let whole: boolean;
     try {
-      const res = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: k, Range: `bytes=${offset}-${offset + length - 1}` }));
-      bytes = await bodyOf(res.Body);
-      contentRange = res.ContentRange;
-      if (res.ContentLength !== undefined && bytes.length !== res.ContentLength) throw shortBody(key, 'getRange', res.ContentLength, bytes.length);
+      ({ bytes, contentRange, whole } = await this.retrying(async () => {
+        const res = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: k, Range: `bytes=${offset}-${offset + length - 1}` }));
+        const body = await bodyOf(res.Body);
+        if (res.ContentLength !== undefined && body.length !== res.ContentLength) throw shortBody(key, 'getRange', res.ContentLength, body.length);
+        return { bytes: body, contentRange: res.ContentRange, whole: res.$metadata.httpStatusCode === 200 };
+      }));
     } catch (err) {
       if (isNotFound(err)) throw new StoreReadError('CCP_ERR_STORE_NOT_FOUND', 'object not found', { key });
       if (statusOf(err) === 416) throw new StoreReadError('CCP_ERR_STORE_RANGE', 'range past end of object', { key, offset, length });
       throw ioError(err, 'getRange', key);
     }
-    if (contentRange === undefined && bytes.length > length) {
-      // The server ignored Range and sent the whole object (200): cut the slice out of it.
+    if (whole || (contentRange === undefined && bytes.length > length)) {
+      // The server ignored Range and sent the whole object (200): cut the slice out of it, whatever its size.
       if (offset + length > bytes.length) throw new StoreReadError('CCP_ERR_STORE_RANGE', 'range past end of object', { key, offset, length, size: bytes.length });
       return bytes.slice(offset, offset + length);
     }
@@ -184,7 +217,7 @@ export class S3ObjectStore implements ObjectStore {
   async head(key: string): Promise<ObjectInfo | null> {
     const k = this.objectKey(key);
     try {
-      const res = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: k }));
+      const res = await this.retrying(() => this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: k })));
       return { key, size: res.ContentLength ?? 0 };
     } catch (err) {
       if (isNotFound(err)) return null;
@@ -227,7 +260,7 @@ export class S3ObjectStore implements ObjectStore {
   async delete(key: string): Promise<void> {
     const k = this.objectKey(key);
     try {
-      await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: k }));
+      await this.retrying(() => this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: k })));
     } catch (err) {
       if (isNotFound(err)) return;
       throw ioError(err, 'delete', key);
@@ -246,12 +279,30 @@ export class S3ObjectStore implements ObjectStore {
     return this.root + key;
   }
 
-  /** Runs one request; whatever it throws becomes a CcpError (CCP_ERR_STORE_IO). */
+  /** Runs one request, retried; whatever it throws in the end becomes a CcpError (CCP_ERR_STORE_IO). */
   private async call<T>(op: string, key: string, request: () => Promise<T>): Promise<T> {
     try {
-      return await request();
+      return await this.retrying(request);
     } catch (err) {
       throw ioError(err, op, key);
+    }
+  }
+
+  /**
+   * `attempt` again after a jittered exponential pause while it fails retryably (see {@link ioError}: no answer at
+   * all, 5xx, 429, throttling and transient S3 codes, a short body), up to `maxAttempts`; a missing object, a range
+   * past the end and access errors are final at once.
+   */
+  private async retrying<T>(attempt: () => Promise<T>): Promise<T> {
+    for (let n = 1; ; n++) {
+      try {
+        return await attempt();
+      } catch (err) {
+        const final = n >= this.maxAttempts || this.closed || isNotFound(err) || statusOf(err) === 416 || !ioError(err, 'retry', '').retryable;
+        if (final) throw err;
+        const cap = Math.min(this.retryMaxMs, this.retryBaseMs * 2 ** (n - 1));
+        await new Promise((r) => setTimeout(r, Math.floor(cap / 2 + (Math.random() * cap) / 2)));
+      }
     }
   }
 
