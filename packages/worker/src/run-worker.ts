@@ -8,6 +8,16 @@ export interface WorkerEvents {
   onBatchFailed?(e: { batchId: string | null; action: 'requeue' | 'dead-letter' | 'crash'; reason: string; error: unknown }): void;
 }
 
+/** How a worker runs its batches. */
+export interface WorkerOptions extends BatchOptions {
+  /**
+   * Before a retryable failure is requeued, the worker holds the delivery for `baseMs × 2^deliveryCount` (jittered,
+   * at most `maxMs`; cut short by a drain): an outage (the origin's 503 SlowDown, a store down) then slows the
+   * worker down instead of using up the batch's delivery limit in seconds. Default 1,000 / 30,000 ms.
+   */
+  requeueBackoff?: { baseMs: number; maxMs: number };
+}
+
 /** A running worker. */
 export interface RunningWorker {
   /** Stops taking batches, lets in-flight ones finish (up to `graceMs`, then aborts them: they are requeued), closes the consumer. */
@@ -21,7 +31,9 @@ export interface RunningWorker {
  * `queueActionFor`: done → ack; a message that is not a batch or a non-retryable failure → dead-letter with its code;
  * anything else → requeue (the queue's delivery limit bounds retries); a local system failure → crash.
  */
-export async function startWorker(consumer: BatchConsumer, deps: BatchDeps, opts: BatchOptions, events: WorkerEvents = {}): Promise<RunningWorker> {
+export async function startWorker(consumer: BatchConsumer, deps: BatchDeps, opts: WorkerOptions, events: WorkerEvents = {}): Promise<RunningWorker> {
+  const backoff = opts.requeueBackoff ?? { baseMs: 1_000, maxMs: 30_000 };
+  const stopping = new AbortController(); // a drain began: pauses before a requeue end at once
   const abort = new AbortController();
   setMaxListeners(0, abort.signal); // one listener per in-flight record read
   const inFlight = new Set<Promise<void>>();
@@ -47,7 +59,8 @@ export async function startWorker(consumer: BatchConsumer, deps: BatchDeps, opts
       ? { action: 'requeue' as const, reason: d.signal?.aborted === true ? 'CCP_ERR_QUEUE_CHANNEL_CLOSED' : 'CCP_ERR_ABORTED' }
       : queueActionFor(outcome);
     if (!outcome.ok) events.onBatchFailed?.({ batchId: batch?.id ?? null, action: action as 'requeue' | 'dead-letter' | 'crash', reason: reason ?? 'unknown', error: outcome.error });
-    if (d.signal?.aborted === true) return; // its channel is gone: nothing can be settled, the broker redelivers it
+    const channelLost = (): boolean => d.signal?.aborted === true;
+    if (channelLost()) return; // its channel is gone: nothing can be settled, the broker redelivers it
     switch (action) {
       case 'ack':
         await d.ack();
@@ -56,6 +69,10 @@ export async function startWorker(consumer: BatchConsumer, deps: BatchDeps, opts
         await d.deadLetter(reason ?? 'unknown');
         break;
       case 'requeue':
+        // a failure of the moment (not a drain or a lost channel): hold the delivery a while first, which also keeps
+        // its prefetch slot, so the worker takes new batches more slowly while the failures last
+        if (!signal.aborted) await pause(Math.min(backoff.maxMs, backoff.baseMs * 2 ** Math.min(20, d.deliveryCount)) * (0.5 + Math.random() / 2), signal, stopping.signal);
+        if (channelLost()) return;
         await d.requeue();
         break;
       case 'crash':
@@ -79,6 +96,7 @@ export async function startWorker(consumer: BatchConsumer, deps: BatchDeps, opts
     crashed,
     drain: (graceMs) =>
       (draining ??= (async () => {
+        stopping.abort();
         await consumer.stop();
         const timer = setTimeout(() => abort.abort(new Error('drain grace period over')), graceMs);
         try {
@@ -89,4 +107,18 @@ export async function startWorker(consumer: BatchConsumer, deps: BatchDeps, opts
         await consumer.close();
       })()),
   };
+}
+
+/** Resolves after `ms`, or at once when one of `signals` aborts. */
+function pause(ms: number, ...signals: AbortSignal[]): Promise<void> {
+  if (signals.some((s) => s.aborted)) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      for (const s of signals) s.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    for (const s of signals) s.addEventListener('abort', done, { once: true });
+  });
 }
