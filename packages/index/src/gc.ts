@@ -13,21 +13,30 @@ const LAKE_TAG = /\/part-(v\d+)\.(?:parquet|rgx)$/;
  * Deletes retired versions whose grace period is over (`retiredAt + graceMs <= now`): their `index/<v>/` files,
  * then every lake file under `urls/` (and row-group locator under `lakeidx/`) that no version still listed in the manifest (kept or retired) references
  * and whose version tag is not newer than the current version — which also sweeps lake files a crashed merge left
- * behind. Rewrites the manifest when it dropped a version. Returns the versions deleted. Idempotent; single writer.
+ * behind — and the same for `index/<v>/` directories (a version whose deletion was cut short, or a merge that
+ * crashed before its flip). Rewrites the manifest when it dropped a version. Returns the versions deleted.
+ * Idempotent; single writer.
  */
 export async function collectGarbage(store: ObjectStore, manifest: IndexManifest, now: Date, graceMs: number): Promise<string[]> {
   const expired = manifest.retired.filter((r) => Date.parse(r.retiredAt) + graceMs <= now.getTime()).map((r) => r.version);
   const keep: IndexManifest = { ...manifest, retired: manifest.retired.filter((r) => !expired.includes(r.version)) };
   if (expired.length > 0) await store.put(indexLayout.manifest(), jsonBytes(keep));
-  for (const v of expired) {
-    const keys: string[] = [];
-    for await (const o of store.list(indexLayout.versionDir(v))) keys.push(o.key);
+  const listed = new Set([...keep.versions.map((x) => x.version), ...keep.retired.map((x) => x.version)]);
+  const current = versionSeq(keep.current ?? '');
+  // the expired versions, and any other version directory the manifest no longer lists, up to the current one
+  const dropped = new Map<string, string[]>(expired.map((v) => [v, []]));
+  for await (const o of store.list('index/')) {
+    const v = /^index\/(v\d+)\//.exec(o.key)?.[1];
+    if (v === undefined || listed.has(v) || versionSeq(v) > current) continue;
+    dropped.set(v, [...(dropped.get(v) ?? []), o.key]);
+  }
+  for (const keys of dropped.values()) {
     // version.json first: a half-deleted version can no longer be loaded as if whole.
     keys.sort((a, b) => (a.endsWith('/version.json') ? -1 : b.endsWith('/version.json') ? 1 : 0));
     for (const k of keys) await store.delete(k);
   }
   const referenced = new Set<string>();
-  for (const v of [...keep.versions.map((x) => x.version), ...keep.retired.map((x) => x.version)]) {
+  for (const v of listed) {
     const b = await store.get(indexLayout.versionFile(v, 'files.json'));
     if (b === null) return expired; // a version we cannot read: delete nothing of the lake
     for (const f of parseJson<LakeFileEntry[]>(b, 'files.json')) {
@@ -35,7 +44,6 @@ export async function collectGarbage(store: ObjectStore, manifest: IndexManifest
       if (f.locator !== undefined) referenced.add(f.locator.key);
     }
   }
-  const current = versionSeq(keep.current ?? '');
   const orphans: string[] = [];
   for (const prefix of [indexLayout.lakePrefix(), indexLayout.locatorPrefix()]) {
     for await (const o of store.list(prefix)) {

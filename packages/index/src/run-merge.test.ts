@@ -1,7 +1,7 @@
 import { mkdtemp, rm, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { batchId, batchKey, layout, urlId, urlIdHex, type ObjectStore } from '@ccpipe/core';
+import { CcpError, batchId, batchKey, layout, urlId, urlIdHex, type ObjectStore } from '@ccpipe/core';
 import { FsObjectStore, closeDuckDbParquetEngine } from '@ccpipe/adapters';
 import { parquetShape, readParquetRows } from '../../../tests/support/parquet';
 import { partRow, putBatch } from '../../../tests/support/batches';
@@ -634,6 +634,42 @@ describe('runMerge (synthetic batches)', () => {
     } finally {
       await src.close();
     }
+  });
+
+  it('the grace period counts from the flip, not from the start of a long merge', async () => {
+    await putBatch(store, 1, 'b1', [row(1, 'https://one.example/', '20300101000000')]);
+    await runMerge(opts({ keepVersions: 1, graceMs: 600_000 }));
+    await putBatch(store, 1, 'b2', [row(1, 'https://two.example/', '20300101000000')]);
+    // a merge that takes 11 minutes: its first reading of the clock is its start, every later one 11 minutes on
+    const start = clock;
+    let calls = 0;
+    await runMerge(opts({ keepVersions: 1, graceMs: 600_000, now: () => new Date(calls++ === 0 ? start : start + 660_000) }));
+    const m = await manifest();
+    expect(m.retired).toEqual([{ version: 'v000001', retiredAt: new Date(start + 660_000).toISOString() }]);
+    expect(await store.head(indexLayout.toc('v000001'))).not.toBeNull(); // readers still holding it have their 10 minutes
+  });
+
+  it('a garbage collection that fails after the flip leaves the merge published; a later merge deletes what it left', async () => {
+    for (let i = 1; i <= 2; i++) {
+      await putBatch(store, 1, `b${i}`, [row(1, `https://s${i}.example/`, '20300101000000')]);
+      await runMerge(opts({ keepVersions: 1, graceMs: 0 }));
+    }
+    await putBatch(store, 1, 'b3', [row(1, 'https://s3.example/', '20300101000000')]);
+    // v000002 is retired by this merge and collected at once (grace 0), but every delete fails
+    const failing = Object.create(store) as ObjectStore;
+    failing.delete = async () => {
+      throw new CcpError('CCP_ERR_STORE_IO', 'object store delete failed (InternalError 500)', { retryable: true });
+    };
+    const r = await runMerge(opts({ store: failing, keepVersions: 1, graceMs: 0 }));
+    expect(r).toMatchObject({ version: 'v000003', published: true, gcError: 'CCP_ERR_STORE_IO' });
+    const m = await manifest();
+    expect([m.current, m.retired]).toEqual(['v000003', []]); // dropped from the manifest, its files still there
+    expect(await store.head(indexLayout.toc('v000002'))).not.toBeNull();
+    const r2 = await runMerge(opts({ keepVersions: 1, graceMs: 0 }));
+    expect(r2.gcError).toBeUndefined();
+    const left: string[] = [];
+    for await (const o of store.list('index/')) left.push(o.key);
+    expect(left.filter((k) => !k.startsWith('index/v000003/') && k !== indexLayout.manifest())).toEqual([]);
   });
 
   it('an index read in place: a view the source lets go of closes its files after the grace period, the rest when the source closes', async () => {

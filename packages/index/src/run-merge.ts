@@ -1,7 +1,7 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RoaringBitmap32 } from 'roaring';
-import { CcpError, domain64FromInt64, domain64ToInt64, layout, runLanes, type ObjectStore } from '@ccpipe/core';
+import { CcpError, domain64FromInt64, domain64ToInt64, errorCode, layout, runLanes, type ObjectStore } from '@ccpipe/core';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { BatchSet } from './batch-set';
 import { resolveCollisions } from './collisions';
@@ -123,7 +123,21 @@ export interface MergeResult {
   lakeFiles: number;
   newCollisions: number;
   collectedVersions: string[];
+  /**
+   * Why garbage collection failed (an error code), when it did. It runs after the flip, so the merge stands; what it
+   * could not delete is deleted by a later merge (unlisted version directories and lake files are swept).
+   */
+  gcError?: string;
   ms: number;
+}
+
+/** Garbage collection that never fails its merge: what it could not delete now, a later merge deletes. */
+async function collectQuietly(store: ObjectStore, manifest: IndexManifest, now: Date, graceMs: number): Promise<{ collectedVersions: string[]; gcError?: string }> {
+  try {
+    return { collectedVersions: await collectGarbage(store, manifest, now, graceMs) };
+  } catch (err) {
+    return { collectedVersions: [], gcError: errorCode(err) };
+  }
 }
 
 /** A lake partition's map key. */
@@ -307,11 +321,11 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
   const compactable = compact ? [...runsOf.values()].filter((runs) => runs.length > 1) : [];
   phase('load');
   if (markers.length === 0 && compactable.length === 0) {
-    const collected = await collectGarbage(store, manifest, now(), opts.graceMs);
+    const gc = await collectQuietly(store, manifest, now(), opts.graceMs);
     const s = prev?.status;
     return {
       version: manifest.current, published: false, batches: 0, rowsIn: 0, urls: s?.urls ?? 0, domains: s?.domains ?? 0, rewrittenFiles: 0, rowsWritten: 0,
-      lakeFiles: prev?.files.length ?? 0, newCollisions: 0, collectedVersions: collected, ms: Date.now() - t0,
+      lakeFiles: prev?.files.length ?? 0, newCollisions: 0, ...gc, ms: Date.now() - t0,
     };
   }
   const seq = Math.max(0, ...manifest.versions.map((v) => versionSeq(v.version)), ...manifest.retired.map((v) => versionSeq(v.version))) + 1;
@@ -514,16 +528,19 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
     const tocCrc32 = await out.finish(prev?.toc.version ?? null, createdAt);
     phase('index');
     const next: IndexManifest = { v: 1, current: version, versions: [...manifest.versions, { version, createdAt, tocCrc32 }], retired: [...manifest.retired] };
-    while (next.versions.length > Math.max(1, opts.keepVersions)) next.retired.push({ version: next.versions.shift()!.version, retiredAt: createdAt });
+    // retired now, at the flip (not when this merge began): the grace period counts from when readers can see the
+    // new version, however long the merge took
+    const retiredAt = now().toISOString();
+    while (next.versions.length > Math.max(1, opts.keepVersions)) next.retired.push({ version: next.versions.shift()!.version, retiredAt });
     await store.put(indexLayout.manifest(), jsonBytes(next));
     // the cache keeps what the next merge reads: this version's lake files and shards (best effort: what cannot be
     // deleted now is retried by the next merge; entries are never served for other bytes)
     await cache?.retain([...built.files.map((f) => ({ key: f.key, bytes: f.bytes, crc32: f.crc32 })), ...shardFiles]).catch(() => 0);
-    const collected = await collectGarbage(store, next, now(), opts.graceMs);
+    const gc = await collectQuietly(store, next, now(), opts.graceMs);
     phase('publish');
     return {
       version, published: true, batches: markers.length, rowsIn, urls: built.urls, domains: built.domains, rewrittenFiles: newFiles.length,
-      rowsWritten: newFiles.reduce((n, f) => n + f.rows, 0), lakeFiles: built.files.length, newCollisions, collectedVersions: collected, ms: Date.now() - t0,
+      rowsWritten: newFiles.reduce((n, f) => n + f.rows, 0), lakeFiles: built.files.length, newCollisions, ...gc, ms: Date.now() - t0,
     };
   } catch (err) {
     // A damaged input (a CRC or format check, or DuckDB refusing a Parquet file) may be a cached copy gone bad on

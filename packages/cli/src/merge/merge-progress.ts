@@ -29,25 +29,29 @@ export function mergeProgress(opts: { stream: NodeJS.WritableStream & { isTTY?: 
     const out = (line: string): void => void opts.stream.write(`${line}\n`);
     return {
       phase: (phase, ms) => out(`merge ${phase.padEnd(10)} ${secs(ms).padStart(8)}   elapsed ${secs(now() - started)}`),
-      done: (r) =>
+      done: (r) => {
         out(
           r.published
             ? `merge published ${r.version ?? '-'}: ${num(r.batches)} batches, ${num(r.rowsIn)} rows in → ${num(r.urls)} URLs in ${num(r.domains)} domains, ${num(r.rewrittenFiles)} lake files written (${num(r.rowsWritten)} rows), ${num(r.lakeFiles)} in the lake (${secs(r.ms)})`
             : `merge: nothing new; ${r.version ?? 'no version'} stays current with ${num(r.urls)} URLs in ${num(r.domains)} domains (${secs(r.ms)})`,
-        ),
+        );
+        if (r.gcError !== undefined) out(`merge: garbage collection failed (${r.gcError}); the next merge deletes what is left`);
+      },
       failed: (err) => out(`merge failed after ${secs(now() - started)}: ${err instanceof Error ? err.message : String(err)}`),
     };
   }
   return {
     phase: (phase, ms) => opts.log.info({ phase, ms, elapsedMs: now() - started }, 'merge phase'),
-    done: (r) =>
+    done: (r) => {
       opts.log.info(
         {
           version: r.version, published: r.published, batches: r.batches, rowsIn: r.rowsIn, urls: r.urls, domains: r.domains,
           rewrittenFiles: r.rewrittenFiles, rowsWritten: r.rowsWritten, lakeFiles: r.lakeFiles, newCollisions: r.newCollisions, collectedVersions: r.collectedVersions.length, ms: r.ms,
         },
         'merge done',
-      ),
+      );
+      if (r.gcError !== undefined) opts.log.warn({ code: r.gcError }, 'garbage collection failed after the merge; the next merge deletes what is left');
+    },
     failed: (err) => opts.log.error({ err, ms: now() - started }, 'merge failed'),
   };
 }
