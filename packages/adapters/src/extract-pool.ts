@@ -293,6 +293,7 @@ export class ExtractionPool {
     // other workers still running carry on with a smaller pool; with none left, extraction cannot run here
     if (this.everReady && this.slots.some((s) => s.online && !s.dead)) {
       this.slots = this.slots.filter((s) => s !== slot);
+      this.respawnFailures = 0; // the next slot that fails to start gets its own tries
       return;
     }
     this.broken = new ExtractError('CCP_ERR_EXTRACT_UNAVAILABLE', 'extraction workers cannot start', {

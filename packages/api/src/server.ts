@@ -206,8 +206,8 @@ async function handle(req: IncomingMessage, res: ServerResponse, opts: ApiOption
     }
   } catch (err) {
     if (err instanceof ApiError) return sendError(req, res, err, route.name);
-    // lake bytes that fail their checksum or cannot be decoded: stored data is damaged (`ccpipe verify` names the files)
-    if (err instanceof CcpError && (err.code === 'CCP_ERR_INDEX_CRC' || err.code === 'CCP_ERR_INDEX_FORMAT')) {
+    // lake bytes that fail their checksum: stored data is damaged (`ccpipe verify` names the files)
+    if (err instanceof CcpError && err.code === 'CCP_ERR_INDEX_CRC') {
       return sendError(req, res, new ApiError('CCP_ERR_API_DATA_DAMAGED', 'stored index data failed its integrity check'), route.name, err);
     }
     return sendError(req, res, new ApiError('CCP_ERR_API_INTERNAL', 'internal error'), route.name, err);

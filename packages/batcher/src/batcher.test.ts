@@ -1,7 +1,7 @@
 import { compileFilter, decodeBatch, registeredDomainOf, type Batch, type BatchPublisher, type RangeReader } from '@ccpipe/core';
 import { FetchStatusError, FsRangeReader, MemoryBatchQueue, MemoryObjectStore, systemClock } from '@ccpipe/adapters';
 import { CC_MIRROR_DEV, DEV_CRAWLS, loadOracle, oracleUrlForm } from '../../../tests/support/corpus';
-import { runBatcher, type BatcherParams } from './batcher';
+import { MAX_FAILED_IN_A_ROW, runBatcher, type BatcherParams } from './batcher';
 import { loadCheckpoint, runFingerprint } from './checkpoint';
 import { loadClusterIdx } from './cluster-idx-source';
 import { planBlocks } from './plan-blocks';
@@ -155,6 +155,29 @@ describe('runBatcher over cc-mirror-dev', () => {
     expect(cp?.done ?? false).toBe(false);
     expect(cp?.nextPlanIndex ?? 0).toBeLessThanOrEqual(3);
     expect(cp?.failedBlocks).toBeUndefined();
+  });
+
+  it('a source that refuses every block (403), or misses many in a row, fails the run instead of skipping the crawl; the checkpoint stays before them', async () => {
+    const crawl = DEV_CRAWLS[0];
+    const { reader, plan, params } = await setUp(crawl);
+    expect(plan.length).toBeGreaterThan(MAX_FAILED_IN_A_ROW + 2);
+    const answering = (status: number, from: number): RangeReader => ({
+      read: async (path, offset, length, signal) => {
+        const i = plan.findIndex((b) => b.entry.offset === offset && path.endsWith(b.entry.shard));
+        if (i >= from) throw new FetchStatusError(status, false);
+        return reader.read(path, offset, length, signal);
+      },
+      stream: (path, signal) => reader.stream(path, signal),
+      close: async () => undefined,
+    });
+    const forbidden = new MemoryObjectStore();
+    await expect(runBatcher(params, { reader: answering(403, 2), publisher: new CollectingPublisher(), store: forbidden, clock: systemClock })).rejects.toMatchObject({ code: 'CCP_ERR_FETCH_STATUS' });
+    expect((await loadCheckpoint(forbidden, crawl, params.fingerprint))?.nextPlanIndex ?? 0).toBeLessThanOrEqual(2);
+    // 404 from block 2 on: a few would be skipped, a row of them is a wrong source
+    const missing = new MemoryObjectStore();
+    await expect(runBatcher(params, { reader: answering(404, 2), publisher: new CollectingPublisher(), store: missing, clock: systemClock })).rejects.toMatchObject({ code: 'CCP_ERR_BATCHER_SOURCE' });
+    const cp = await loadCheckpoint(missing, crawl, params.fingerprint);
+    expect([cp?.done ?? false, (cp?.nextPlanIndex ?? 0) <= 2, cp?.failedBlocks]).toEqual([false, true, undefined]);
   });
 
   it('a stop while publishes are in flight ends the run undone, not failed; the next run publishes the rest', async () => {

@@ -31,8 +31,9 @@ export interface BatcherParams {
   startBatches?: number | undefined;
   /** Records in those batches: the checkpoint's recordsPublished (absent: unknown, unless startIndex is 0). */
   startRecords?: number | undefined;
-  /** Blocks skipped before startIndex: the checkpoint's failedBlocks. */
+  /** Blocks skipped before startIndex: the checkpoint's failedBlocks (the first ones), and how many in all. */
   startFailedBlocks?: readonly FailedBlock[] | undefined;
+  startFailedCount?: number | undefined;
   filter: RecordFilter;
   targets: TargetSet | null;
   batchSize: number;
@@ -85,6 +86,18 @@ export const emptySummary = (): BatcherSummary => ({ blocks: 0, records: 0, kept
 
 /** Dropped because a domain-targeted run did not ask for that domain. */
 export const NOT_TARGETED = 'not_targeted';
+/** Skipped blocks in a row after which the source, not the blocks, is taken to be wrong: the run fails. */
+export const MAX_FAILED_IN_A_ROW = 16;
+/** Skipped blocks the checkpoint lists (beyond, it counts them): a crawl with many would grow it without bound. */
+const MAX_LISTED_FAILED = 1000;
+
+/** A block missing at the source (404, 410, 416) or that does not inflate: skipped. Anything else stops the run. */
+function skippableBlockError(err: unknown): boolean {
+  if (!(err instanceof CcpError) || err.retryable) return false;
+  if (err.code === 'CCP_ERR_CDX_BLOCK') return true;
+  return err.code === 'CCP_ERR_FETCH_STATUS' && [404, 410, 416].includes(Number(err.detail?.['status']));
+}
+
 /** Dropped because the CDX line did not parse. */
 export const BAD_CDX_LINE = 'cdx_line';
 
@@ -111,7 +124,10 @@ export async function runBatcher(p: BatcherParams, deps: BatcherDeps): Promise<B
   let published: number | null = p.startIndex === 0 ? 0 : (p.startBatches ?? null);
   let records: number | null = p.startIndex === 0 ? 0 : (p.startRecords ?? null);
   const failedAt = new Map<number, FailedBlock>();
-  const failedBefore: FailedBlock[] = [...(p.startFailedBlocks ?? [])];
+  /** Plan indices of skipped blocks not yet followed by a block that was had. */
+  const unconfirmed: number[] = [];
+  const failedBefore: FailedBlock[] = [...(p.startFailedBlocks ?? [])].slice(0, MAX_LISTED_FAILED);
+  let failedCount = p.startFailedCount ?? p.startFailedBlocks?.length ?? 0;
   let lastSaved = p.startIndex;
   let lastSaveAt = clock.now();
   let failure: unknown = null;
@@ -124,7 +140,10 @@ export async function runBatcher(p: BatcherParams, deps: BatcherDeps): Promise<B
       batchesAt.delete(nextCheckpoint);
       recordsAt.delete(nextCheckpoint);
       const failed = failedAt.get(nextCheckpoint);
-      if (failed !== undefined) failedBefore.push(failed);
+      if (failed !== undefined) {
+        failedCount++;
+        if (failedBefore.length < MAX_LISTED_FAILED) failedBefore.push(failed);
+      }
       failedAt.delete(nextCheckpoint);
       pending.delete(nextCheckpoint++);
     }
@@ -132,7 +151,7 @@ export async function runBatcher(p: BatcherParams, deps: BatcherDeps): Promise<B
     if (!force && nextCheckpoint - lastSaved < 64 && clock.now() - lastSaveAt < 5_000) return;
     lastSaved = nextCheckpoint;
     lastSaveAt = clock.now();
-    await saveCheckpoint(store, checkpointOf(p, nextCheckpoint, false, clock, published, records, failedBefore));
+    await saveCheckpoint(store, checkpointOf(p, nextCheckpoint, false, clock, published, records, failedBefore, failedCount));
     events.onCheckpoint?.(nextCheckpoint);
   };
 
@@ -196,23 +215,40 @@ export async function runBatcher(p: BatcherParams, deps: BatcherDeps): Promise<B
       if (signal?.aborted || failure) break;
       fillAhead(i);
       const block = p.plan[i]!;
-      let batches: Batch[];
+      let batches: Batch[] = [];
+      let skipped = false;
       try {
         const bytes = await fetches[i]!;
         batches = batchBlock(p, block.ordinal, bytes, summary, events);
       } catch (err) {
-        // for now (retries exhausted, an abort) → the run fails and a rerun resumes here; for good → skipped
-        if (signal?.aborted || !(err instanceof CcpError) || err.retryable) throw err;
+        // for now (retries exhausted, an abort) or anything but a missing or damaged block → the run fails and a
+        // rerun resumes here; a missing or damaged block → skipped, unless many in a row are (a source that is wrong)
+        if (signal?.aborted || !skippableBlockError(err)) throw err;
+        if (unconfirmed.length + 1 >= MAX_FAILED_IN_A_ROW) {
+          throw new CcpError('CCP_ERR_BATCHER_SOURCE', `${MAX_FAILED_IN_A_ROW} CDX blocks in a row cannot be had: check the source (base URL, mirror, crawl)`, {
+            retryable: false, cause: err, detail: { code: errorCode(err), ordinal: block.ordinal },
+          });
+        }
         const failed = { ordinal: block.ordinal, code: errorCode(err) };
         failedAt.set(i, failed);
         summary.failedBlocks.push(failed);
         events.onBlockFailed?.(failed);
-        batches = [];
+        skipped = true;
       } finally {
         delete fetches[i];
       }
+      if (skipped) {
+        // a skipped block is passed by the checkpoint only once a later block was had (it is held unconfirmed until
+        // then): a run that stops on a row of failures resumes before them
+        pending.set(i, 1);
+        unconfirmed.push(i);
+        continue;
+      }
+      for (const j of unconfirmed.splice(0)) pending.set(j, 0);
       await publishBlock(i, batches);
     }
+    // the plan ended on skipped blocks: nothing later can vouch for them, but they are fewer than a row's limit
+    if (!signal?.aborted && !failure) for (const j of unconfirmed.splice(0)) pending.set(j, 0);
   } catch (err) {
     if (!signal?.aborted) failure ??= err;
   }
@@ -224,7 +260,7 @@ export async function runBatcher(p: BatcherParams, deps: BatcherDeps): Promise<B
   await saveIfDue(true);
   if (!signal?.aborted && nextCheckpoint >= p.plan.length) {
     summary.done = true;
-    await saveCheckpoint(store, checkpointOf(p, p.plan.length, true, clock, published, records, failedBefore));
+    await saveCheckpoint(store, checkpointOf(p, p.plan.length, true, clock, published, records, failedBefore, failedCount));
     events.onCheckpoint?.(p.plan.length);
   }
   return summary;
@@ -282,7 +318,8 @@ function toBatchRecord(r: CdxRecord): BatchRecord {
 }
 
 function checkpointOf(
-  p: BatcherParams, nextPlanIndex: number, done: boolean, clock: Clock, batchesPublished: number | null, recordsPublished: number | null, failedBlocks: readonly FailedBlock[],
+  p: BatcherParams, nextPlanIndex: number, done: boolean, clock: Clock, batchesPublished: number | null, recordsPublished: number | null,
+  failedBlocks: readonly FailedBlock[], failedBlockCount: number,
 ): Checkpoint {
   return {
     v: 1,
@@ -293,7 +330,7 @@ function checkpointOf(
     planLength: p.plan.length,
     ...(batchesPublished !== null && { batchesPublished }),
     ...(recordsPublished !== null && { recordsPublished }),
-    ...(failedBlocks.length > 0 && { failedBlocks: [...failedBlocks] }),
+    ...(failedBlockCount > 0 && { failedBlocks: [...failedBlocks], failedBlockCount }),
     done,
     updatedAt: new Date(clock.now()).toISOString(),
   };

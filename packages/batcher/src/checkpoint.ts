@@ -24,6 +24,8 @@ export interface Checkpoint {
    * skipped, with the error code; absent when none (and in checkpoints written before blocks were skipped).
    */
   failedBlocks?: FailedBlock[];
+  /** How many blocks were skipped in all (failedBlocks lists the first 1,000). */
+  failedBlockCount?: number;
   done: boolean;
   updatedAt: string;
 }

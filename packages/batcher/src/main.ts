@@ -101,6 +101,7 @@ export async function batcherMain(flags: Partial<Record<ConfigKey, unknown>>, en
             startBatches: checkpoint?.batchesPublished,
             startRecords: checkpoint?.recordsPublished,
             startFailedBlocks: checkpoint?.failedBlocks,
+            startFailedCount: checkpoint?.failedBlockCount,
             filter,
             targets,
             batchSize: config.batchSize,
@@ -118,7 +119,7 @@ export async function batcherMain(flags: Partial<Record<ConfigKey, unknown>>, en
       } finally {
         progress.stop();
       }
-      const failed = summary.failedBlocks.length + (checkpoint?.failedBlocks?.length ?? 0);
+      const failed = summary.failedBlocks.length + (checkpoint?.failedBlockCount ?? checkpoint?.failedBlocks?.length ?? 0);
       const { failedBlocks: _skipped, ...totals } = summary;
       log.info({ ...totals, failedBlocks: failed, datasetId: dataset.id }, summary.done ? (failed > 0 ? 'batcher done, with blocks skipped' : 'batcher done') : 'batcher stopped');
       return summary.done ? 0 : 130;

@@ -165,7 +165,7 @@ interface Marker {
 /**
  * The ingest totals of the new version: the previous version's plus the new markers'. A previous version written
  * before the totals existed has its markers read once here (in pages of keys, 16 at a time), as `ccpipe status`
- * used to on every call.
+ * used to on every call; the caller leaves the totals out when that fails, and the next merge tries again.
  */
 async function ingestTotalsOf(store: ObjectStore, prev: VersionStatus | null, merged: BatchSet, markers: readonly [string, Marker][]): Promise<IngestTotals[]> {
   const by = new Map<number, IngestTotals>();
@@ -516,7 +516,7 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
       version, parent: prev?.toc.version ?? null, createdAt, batchesMerged: markers.length, batchesTotal: merged.size + markers.length, rowsIn,
       urls: built.urls, domains: built.domains, lakeFiles: built.files.length, lakeBytes: built.files.reduce((s, f) => s + f.bytes, 0),
       rewrittenFiles: newFiles.length, collisions: Object.keys(collisions).length, partitionBits: bits, lakeColumns: columnSet, datasets: built.datasets,
-      ingested: await ingestTotalsOf(store, prev?.status ?? null, merged, markers), mergeMs: Date.now() - t0,
+      ...(await ingestTotalsOf(store, prev?.status ?? null, merged, markers).then((ingested) => ({ ingested }), () => ({}))), mergeMs: Date.now() - t0,
     };
     if (shardNo !== built.shardSizes.length) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'index shards written differ from the shards built', { written: shardNo, built: built.shardSizes.length });
     await out.put(SHARD_TABLE, jsonBytes({ v: 1, shards: built.shardSizes.map((domains) => ({ domains })) }));

@@ -62,11 +62,15 @@ export async function processBatch(batch: Batch, deps: BatchDeps, opts: BatchOpt
   const failures: RecordFailure[] = [];
   let next = 0;
   const ctx = { datasetId: batch.datasetId, reader: deps.reader, extract: deps.extract, includeText: opts.includeText, ...(signal ? { signal } : {}) };
+  let transientSeen = false;
   const lane = async (): Promise<void> => {
-    while (next < batch.records.length) {
+    // after a record the server could not give now, no new record starts: the batch is redone whole anyway, and
+    // fetching on would only add load to a server asking for less
+    while (next < batch.records.length && !transientSeen) {
       signal?.throwIfAborted();
       const i = next++;
       const r = await processRecord(batch.records[i]!, i, ctx);
+      if (r.failure?.transient === true) transientSeen = true;
       if (r.row) rows.push(r.row);
       if (r.failure) failures.push(r.failure);
       deps.events?.onRecord?.({ ok: r.failure === null, ...(r.failure ? { reason: r.failure.reason } : {}), bytes: r.bytes });

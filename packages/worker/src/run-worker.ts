@@ -41,12 +41,29 @@ export async function startWorker(consumer: BatchConsumer, deps: BatchDeps, opts
   const crashed = new Promise<unknown>((resolve) => (crash = resolve));
 
   const handle = async (d: Delivery): Promise<void> => {
+    // the worker draining, or this delivery's channel lost (the broker redelivers it: working on would run it twice);
+    // one controller per delivery whose listeners go in `finally` (AbortSignal.any kept every combined signal alive
+    // as long as the worker's own: ≈ 74 B per delivery on Node 20)
+    const own = new AbortController();
+    setMaxListeners(0, own.signal);
+    const follow = (s: AbortSignal): (() => void) => {
+      const on = (): void => own.abort(s.reason);
+      if (s.aborted) on();
+      else s.addEventListener('abort', on, { once: true });
+      return () => s.removeEventListener('abort', on);
+    };
+    const unfollow = [follow(abort.signal), ...(d.signal === undefined ? [] : [follow(d.signal)])];
+    try {
+      await handleWith(d, own.signal);
+    } finally {
+      for (const u of unfollow) u();
+    }
+  };
+
+  const handleWith = async (d: Delivery, signal: AbortSignal): Promise<void> => {
     const started = Date.now();
     let batch: Batch | null = null;
     let outcome: { ok: true } | { ok: false; error: unknown };
-    // the worker draining, or this delivery's channel lost (the broker redelivers it: working on would run it twice)
-    const signal = d.signal === undefined ? abort.signal : AbortSignal.any([abort.signal, d.signal]);
-    setMaxListeners(0, signal);
     try {
       batch = decodeBatch(d.body);
       const r = await processBatch(batch, deps, opts, signal);
@@ -55,10 +72,16 @@ export async function startWorker(consumer: BatchConsumer, deps: BatchDeps, opts
     } catch (error) {
       outcome = { ok: false, error };
     }
-    const { action, reason } = signal.aborted && !outcome.ok
+    const decided = queueActionFor(outcome);
+    // a failure of this machine stops the worker whatever else happened; otherwise an aborted batch goes back
+    const { action, reason } = signal.aborted && !outcome.ok && decided.action !== 'crash'
       ? { action: 'requeue' as const, reason: d.signal?.aborted === true ? 'CCP_ERR_QUEUE_CHANNEL_CLOSED' : 'CCP_ERR_ABORTED' }
-      : queueActionFor(outcome);
+      : decided;
     if (!outcome.ok) events.onBatchFailed?.({ batchId: batch?.id ?? null, action: action as 'requeue' | 'dead-letter' | 'crash', reason: reason ?? 'unknown', error: outcome.error });
+    if (action === 'crash') {
+      crash(outcome.ok ? new Error('crash') : outcome.error);
+      return;
+    }
     const channelLost = (): boolean => d.signal?.aborted === true;
     if (channelLost()) return; // its channel is gone: nothing can be settled, the broker redelivers it
     switch (action) {
@@ -74,9 +97,6 @@ export async function startWorker(consumer: BatchConsumer, deps: BatchDeps, opts
         if (!signal.aborted) await pause(Math.min(backoff.maxMs, backoff.baseMs * 2 ** Math.min(20, d.deliveryCount)) * (0.5 + Math.random() / 2), signal, stopping.signal);
         if (channelLost()) return;
         await d.requeue();
-        break;
-      case 'crash':
-        crash(outcome.ok ? new Error('crash') : outcome.error);
         break;
     }
   };

@@ -60,7 +60,7 @@ export async function ingestCrawls(p: IngestParams): Promise<CrawlIngest[]> {
 
     // Plan every crawl first (the dataset registry has one writer: register datasets one after the other).
     const runs: {
-      ingest: CrawlIngest; plan: PlannedBlock[]; fingerprint: string; startBatches: number | undefined; startRecords: number | undefined; startFailedBlocks: FailedBlock[] | undefined;
+      ingest: CrawlIngest; plan: PlannedBlock[]; fingerprint: string; startBatches: number | undefined; startRecords: number | undefined; startFailedBlocks: FailedBlock[] | undefined; startFailedCount: number | undefined;
     }[] = [];
     for (const crawl of p.crawls) {
       const dataset = p.crawls.length === 1 && config.dataset ? config.dataset : crawl;
@@ -70,7 +70,7 @@ export async function ingestCrawls(p: IngestParams): Promise<CrawlIngest[]> {
       const cp = await loadCheckpoint(store, dataset, fingerprint);
       const entry = await ensureDataset(store, dataset, crawl, new Date());
       const resumedAt = cp?.done ? plan.length : Math.min(cp?.nextPlanIndex ?? 0, plan.length);
-      runs.push({ ingest: { crawl, dataset, datasetId: entry.id, planned: plan.length, resumedAt, summary: null }, plan, fingerprint, startBatches: cp?.batchesPublished, startRecords: cp?.recordsPublished, startFailedBlocks: cp?.failedBlocks });
+      runs.push({ ingest: { crawl, dataset, datasetId: entry.id, planned: plan.length, resumedAt, summary: null }, plan, fingerprint, startBatches: cp?.batchesPublished, startRecords: cp?.recordsPublished, startFailedBlocks: cp?.failedBlocks, startFailedCount: cp?.failedBlockCount });
       counters.blocksPlanned += plan.length;
       counters.blocksRead += resumedAt;
       log.info({ crawl, dataset, datasetId: entry.id, planned: plan.length, resumeAt: resumedAt }, resumedAt >= plan.length ? 'crawl already ingested' : 'plan ready');
@@ -119,7 +119,7 @@ export async function ingestCrawls(p: IngestParams): Promise<CrawlIngest[]> {
         r.ingest.summary = await runBatcher(
           {
             crawl: r.ingest.crawl, dataset: r.ingest.dataset, datasetId: r.ingest.datasetId, fingerprint: r.fingerprint, plan: r.plan,
-            startIndex: r.ingest.resumedAt, startBatches: r.startBatches, startRecords: r.startRecords, startFailedBlocks: r.startFailedBlocks, filter, targets, batchSize: config.batchSize, blockConcurrency: 4, publishWindow: 64, publishAttempts: 3,
+            startIndex: r.ingest.resumedAt, startBatches: r.startBatches, startRecords: r.startRecords, startFailedBlocks: r.startFailedBlocks, startFailedCount: r.startFailedCount, filter, targets, batchSize: config.batchSize, blockConcurrency: 4, publishWindow: 64, publishAttempts: 3,
           },
           {
             reader, publisher, store, clock: systemClock, signal,

@@ -9,7 +9,7 @@ const batch = (name: string): Batch => {
 const tick = (): Promise<void> => new Promise((r) => setImmediate(r));
 
 describe('ProcessedQueue', () => {
-  it('confirms a publish only when a worker settles the batch (ack or dead-letter), not when it is queued', async () => {
+  it('confirms a publish only when a worker completes the batch, not when it is queued; a dead-lettered batch fails its publish', async () => {
     const q = new ProcessedQueue({ deliveryLimit: 1 });
     const got: Delivery[] = [];
     await q.consumer({ prefetch: 10 }).start(async (d) => void got.push(d));
@@ -25,14 +25,16 @@ describe('ProcessedQueue', () => {
     await got[0]!.ack();
     await pa;
     expect([a, b]).toEqual([true, false]);
-    // Requeued within the limit: still pending; past it the queue dead-letters it and the publish resolves.
+    // Requeued within the limit: still pending; past it the queue dead-letters it, which is lost with the process: the
+    // publish fails (the batcher's checkpoint stays before the block)
     await got[1]!.requeue();
     await tick();
     await tick();
     expect(b).toBe(false);
     expect(got).toHaveLength(3);
     await got[2]!.requeue();
-    await pb;
+    await expect(pb).rejects.toMatchObject({ code: 'CCP_ERR_RUN_BATCH_FAILED', retryable: false });
+    expect(b).toBe(false);
     expect(q.counts).toEqual({ done: 1, deadLettered: 1 });
     expect(q.queue.deadLetters()).toHaveLength(1);
   });

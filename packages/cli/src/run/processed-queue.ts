@@ -1,4 +1,4 @@
-import { decodeBatch, type BatchConsumer, type BatchPublisher, type Delivery } from '@ccpipe/core';
+import { CcpError, decodeBatch, type BatchConsumer, type BatchPublisher, type Delivery } from '@ccpipe/core';
 import { DEFAULT_DELIVERY_LIMIT, MemoryBatchQueue } from '@ccpipe/adapters';
 
 /** How a batch left the queue. */
@@ -6,7 +6,8 @@ export type Settlement = 'done' | 'dead-lettered';
 
 /**
  * The in-process queue of `ccpipe run`: a {@link MemoryBatchQueue} whose publisher "confirms" a batch only once a
- * worker has settled it (acked after its completion marker, or dead-lettered), not when it is enqueued.
+ * worker has completed it (acked after its completion marker), not when it is enqueued; a batch dead-lettered
+ * instead fails its publish (`CCP_ERR_RUN_BATCH_FAILED`).
  *
  * Why: the batcher advances its checkpoint past blocks whose batches are confirmed. With RabbitMQ a confirmed batch
  * is durable; an in-memory queue forgets everything on exit, so here a confirm must mean "processed". Then the
@@ -43,7 +44,13 @@ export class ProcessedQueue {
         settled.catch(() => undefined);
         try {
           await inner.publish(batch, signal);
-          await settled;
+          // A dead-lettered batch is lost with this process (the in-memory DLQ is not kept): its publish fails, so the
+          // batcher's checkpoint stops before its block, the run fails, and a rerun resumes there.
+          if ((await settled) === 'dead-lettered') {
+            throw new CcpError('CCP_ERR_RUN_BATCH_FAILED', 'a batch could not be processed and was dead-lettered; the run stops before its block (a rerun resumes there)', {
+              retryable: false, detail: { batchId: batch.id },
+            });
+          }
         } finally {
           if (onAbort) signal?.removeEventListener('abort', onAbort);
         }
