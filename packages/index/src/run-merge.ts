@@ -15,6 +15,7 @@ import { collectGarbage, versionSeq } from './gc';
 import { NEW_POSTINGS, dropSuperseded, lakeColumnsOf, runsToFold, stageNewRows, writeLake, type LakeColumnSet, type LakeTarget, type OldLakeFile } from './lake-write';
 import { openLocalInputs } from './local-inputs';
 import { MergeCache, type CachedObject } from './merge-cache';
+import { acquireMergeLease, type MergeLease } from './merge-lease';
 import { openStageRoot } from './stage-root';
 import { VersionWriter, loadVersionHead, loadVersionSummary, openIndexOnDemand, readManifest, type VersionBase } from './version-files';
 
@@ -104,6 +105,8 @@ export interface MergeOptions {
   onStaleTemp?: (dir: string) => void;
   /** Called after each phase with its wall time (metrics, benchmarks). */
   onPhase?: (phase: 'load' | 'read' | 'domains' | 'collisions' | 'lake' | 'index' | 'publish', ms: number) => void;
+  /** A merge lease whose heartbeat is older than this is taken over (merge-lease.ts). Default 300 s. */
+  leaseTtlMs?: number;
 }
 
 /** What one merge did. */
@@ -286,6 +289,17 @@ export async function pendingMerge(store: ObjectStore, rowsOf: Map<string, numbe
  * @throws IndexFormatError when the current version is corrupt; store and DuckDB errors as they come.
  */
 export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
+  // single writer: the lease refuses a second merger (the service and a hand-run `ccpipe merge`, say) before it reads
+  // anything, and stops one that lost it before it writes under a version name (merge-lease.ts)
+  const lease = await acquireMergeLease(opts.store, opts.leaseTtlMs === undefined ? {} : { ttlMs: opts.leaseTtlMs });
+  try {
+    return await mergeHolding(opts, lease);
+  } finally {
+    await lease.release();
+  }
+}
+
+async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<MergeResult> {
   const t0 = Date.now();
   let tp = t0;
   const phase = (name: Parameters<NonNullable<MergeOptions['onPhase']>>[0]): void => {
@@ -466,6 +480,7 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
       let groupRows = 0;
       const flush = async (): Promise<void> => {
         if (group.length === 0) return;
+        await lease.check();
         const lake = await writeLake(conn, store, {
           targets: group, columns: lakeColumnsOf(columnSet), rowGroupSize: opts.rowGroupSize,
           compressionLevel: zstdLevel, parquetVersion: opts.parquetVersion ?? 'V2', tmpDir: tmp, dropText: opts.dropText ?? false, ...(cache && { cache }),
@@ -493,6 +508,7 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
       phase('lake');
     }
     // Shards are written as the index build completes them, the rest of the version's files after it.
+    await lease.check();
     const out = new VersionWriter(store, version);
     let shardNo = 0;
     /** The shard files written, as the cache keeps them for the next merge. */
@@ -532,6 +548,7 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
     // new version, however long the merge took
     const retiredAt = now().toISOString();
     while (next.versions.length > Math.max(1, opts.keepVersions)) next.retired.push({ version: next.versions.shift()!.version, retiredAt });
+    await lease.check();
     await store.put(indexLayout.manifest(), jsonBytes(next));
     // the cache keeps what the next merge reads: this version's lake files and shards (best effort: what cannot be
     // deleted now is retried by the next merge; entries are never served for other bytes)

@@ -1,0 +1,113 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ObjectStore } from '@ccpipe/core';
+import { FsObjectStore, MemoryObjectStore, closeDuckDbParquetEngine } from '@ccpipe/adapters';
+import { partRow, putBatch } from '../../../tests/support/batches';
+import { indexLayout, type IndexManifest } from './format';
+import { MERGE_LEASE_KEY, acquireMergeLease } from './merge-lease';
+import { runMerge, type MergeOptions } from './run-merge';
+import { verifyVersion } from './verify';
+
+const lease = (over: Record<string, unknown>): Uint8Array =>
+  Buffer.from(JSON.stringify({ v: 1, owner: 'other', host: 'another-host', pid: 4242, startedAt: new Date().toISOString(), heartbeatAt: new Date().toISOString(), ...over }));
+
+describe('merge lease', () => {
+  it('refuses a lease another merger holds, until its heartbeat is stale or its process is gone', async () => {
+    const store = new MemoryObjectStore();
+    await store.put(MERGE_LEASE_KEY, lease({}));
+    await expect(acquireMergeLease(store, { settleMs: 1 })).rejects.toMatchObject({ code: 'CCP_ERR_MERGE_BUSY', detail: { host: 'another-host', pid: 4242 } });
+    // stale heartbeat
+    await store.put(MERGE_LEASE_KEY, lease({ heartbeatAt: new Date(Date.now() - 61_000).toISOString() }));
+    await (await acquireMergeLease(store, { settleMs: 1, ttlMs: 60_000 })).release();
+    // this host: a process that is alive holds it, one that is gone does not
+    await store.put(MERGE_LEASE_KEY, lease({ host: hostname(), pid: process.ppid }));
+    await expect(acquireMergeLease(store, { settleMs: 1 })).rejects.toMatchObject({ code: 'CCP_ERR_MERGE_BUSY' });
+    const gone = spawnSync(process.execPath, ['-e', '0']).pid!;
+    await store.put(MERGE_LEASE_KEY, lease({ host: hostname(), pid: gone }));
+    const mine = await acquireMergeLease(store, { settleMs: 1 });
+    expect(JSON.parse(Buffer.from((await store.get(MERGE_LEASE_KEY))!).toString())).toMatchObject({ host: hostname(), pid: process.pid });
+    await mine.release();
+    expect(await store.get(MERGE_LEASE_KEY)).toBeNull();
+  });
+
+  it('a merge that lost its lease learns it at its next check, and does not delete the new holder', async () => {
+    const store = new MemoryObjectStore();
+    const held = await acquireMergeLease(store, { settleMs: 1, ttlMs: 60_000 });
+    await held.check();
+    await store.put(MERGE_LEASE_KEY, lease({})); // another merger took it over
+    await expect(held.check()).rejects.toMatchObject({ code: 'CCP_ERR_MERGE_BUSY' });
+    await held.release();
+    expect(JSON.parse(Buffer.from((await store.get(MERGE_LEASE_KEY))!).toString())).toMatchObject({ owner: 'other' });
+    await store.delete(MERGE_LEASE_KEY);
+    const next = await acquireMergeLease(store, { settleMs: 1 });
+    await next.release();
+    expect(await store.get(MERGE_LEASE_KEY)).toBeNull();
+  });
+});
+
+describe('runMerge under the lease', () => {
+  let dir: string;
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'ccpipe-lease-'));
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+  afterAll(async () => {
+    await closeDuckDbParquetEngine();
+  });
+  const opts = (store: ObjectStore, over: Partial<MergeOptions> = {}): MergeOptions => ({ store, dataDir: dir, rowGroupSize: 2048, keepVersions: 3, graceMs: 60_000, ...over });
+  const manifest = async (store: ObjectStore): Promise<IndexManifest> => JSON.parse(Buffer.from((await store.get(indexLayout.manifest()))!).toString()) as IndexManifest;
+
+  it('a second merger beside a running one is refused before it reads or writes anything', async () => {
+    const store = new FsObjectStore({ root: dir });
+    await putBatch(store, 1, 'b1', [partRow(1, 'https://one.example/', '20300101000000')]);
+    await runMerge(opts(store));
+    await putBatch(store, 1, 'b2', [partRow(1, 'https://two.example/', '20300101000000')]);
+    await store.put(MERGE_LEASE_KEY, lease({}));
+    await expect(runMerge(opts(store))).rejects.toMatchObject({ code: 'CCP_ERR_MERGE_BUSY' });
+    const keys: string[] = [];
+    for (const prefix of ['urls/', 'index/v000002/']) for await (const o of store.list(prefix)) if (o.key.includes('v000002')) keys.push(o.key);
+    expect([(await manifest(store)).current, keys]).toEqual(['v000001', []]);
+    await store.delete(MERGE_LEASE_KEY);
+    expect(await runMerge(opts(store))).toMatchObject({ version: 'v000002', published: true });
+    expect(await store.get(MERGE_LEASE_KEY)).toBeNull(); // released
+  });
+
+  it('a merger that stalled past the lease and lost it to another stops before it writes its index: the other one publishes a whole version', async () => {
+    const raw = new FsObjectStore({ root: dir });
+    await putBatch(raw, 1, 'b1', [partRow(1, 'https://one.example/', '20300101000000')]);
+    await runMerge(opts(raw));
+    await putBatch(raw, 1, 'b2', [partRow(1, 'https://two.example/', '20300101000000')]);
+    // merger A stalls once it has written a lake file: every read of the lease (its heartbeat, its checks) waits
+    let stall = false;
+    let release!: () => void;
+    const resumed = new Promise<void>((r) => (release = r));
+    const a = Object.create(raw) as ObjectStore;
+    a.put = async (key, data) => {
+      await raw.put(key, data);
+      if (key.startsWith('urls/')) stall = true;
+    };
+    a.get = async (key) => {
+      if (stall && key === MERGE_LEASE_KEY) await resumed;
+      return raw.get(key);
+    };
+    const merging = runMerge(opts(a, { leaseTtlMs: 400 })).then(() => null, (e: unknown) => e);
+    const until = Date.now() + 20_000;
+    while (!stall && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
+    expect(stall).toBe(true);
+    // merger B, once A's heartbeat is stale, with one more batch: it takes the lease over and publishes v000002
+    await putBatch(raw, 1, 'b3', [partRow(1, 'https://three.example/', '20300101000000')]);
+    await new Promise((r) => setTimeout(r, 600));
+    expect(await runMerge(opts(raw, { leaseTtlMs: 400 }))).toMatchObject({ version: 'v000002', published: true, batches: 2 });
+    release();
+    expect(await merging).toMatchObject({ code: 'CCP_ERR_MERGE_BUSY' });
+    // B's version is whole and current
+    const m = await manifest(raw);
+    expect(m.current).toBe('v000002');
+    const v = await verifyVersion(raw, {});
+    expect(v.problems).toEqual([]);
+  });
+});

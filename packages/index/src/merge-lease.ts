@@ -1,0 +1,123 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { CcpError, type ObjectStore } from '@ccpipe/core';
+
+/** Where the lease lives in the data store (beside the manifest; GC never touches it). */
+export const MERGE_LEASE_KEY = 'index/merger.lease';
+
+/** What the lease object holds. */
+interface LeaseBody {
+  v: 1;
+  /** This holder, one per merge (random). */
+  owner: string;
+  host: string;
+  pid: number;
+  startedAt: string;
+  heartbeatAt: string;
+}
+
+/** A merge's hold on the data store. */
+export interface MergeLease {
+  /** @throws CcpError CCP_ERR_MERGE_BUSY when another merger has taken the lease over (this merge must write no more). */
+  check(): Promise<void>;
+  /** Stops the heartbeat and deletes the lease if it is still this merge's. Idempotent. */
+  release(): Promise<void>;
+}
+
+export interface MergeLeaseOptions {
+  /** A lease whose heartbeat is older than this is free. Default 300 s: longer than a store request can take (S3: 120 s to the headers, 60 s idle), so a write a stalled merger still had in flight has ended before a successor may take over. */
+  ttlMs?: number;
+  /** Pause between writing the lease and reading it back, so that a merger that wrote at the same moment is seen. Default 100 ms. */
+  settleMs?: number;
+  now?: () => Date;
+}
+
+const busy = (held: LeaseBody | null, why: string): CcpError =>
+  new CcpError('CCP_ERR_MERGE_BUSY', `another merger holds the data store (${why}): merges are single-writer; stop the other one or wait`, {
+    retryable: true,
+    detail: held === null ? {} : { host: held.host, pid: held.pid, startedAt: held.startedAt, heartbeatAt: held.heartbeatAt },
+  });
+
+/**
+ * Takes the data store's merge lease (`index/merger.lease`): merges are single-writer, and two at once would write the
+ * same version's files over each other (the version name is the next number for both) and publish a mix. A lease
+ * another merger holds is refused (`CCP_ERR_MERGE_BUSY`) while its heartbeat is younger than `ttlMs` — unless it
+ * was written on this host by a process that is gone (a killed merger's restart takes over at once). After writing
+ * it the lease is read back: of two mergers starting together, the one that wrote last wins. While held, a heartbeat
+ * rewrites it every `ttlMs / 4`; the merge calls `check()` before each step that writes under the version name and
+ * before the manifest flip, so a merger that stalled past `ttlMs` and lost the lease stops instead of writing over a
+ * successor's files. Without conditional writes (not every S3-compatible server has them) this is not a proof
+ * against every race, but it turns the operator's mistake — a second `ccpipe merge` beside the service — into a clear
+ * error instead of a corrupt version.
+ */
+export async function acquireMergeLease(store: ObjectStore, opts: MergeLeaseOptions = {}): Promise<MergeLease> {
+  const ttlMs = opts.ttlMs ?? 300_000;
+  const now = opts.now ?? (() => new Date());
+  const me = randomBytes(8).toString('hex');
+  const host = hostname();
+  const read = async (): Promise<LeaseBody | null> => {
+    const b = await store.get(MERGE_LEASE_KEY);
+    if (b === null) return null;
+    try {
+      const body = JSON.parse(Buffer.from(b).toString('utf8')) as LeaseBody;
+      return body.v === 1 && typeof body.owner === 'string' ? body : null;
+    } catch {
+      return null; // a damaged lease holds nothing
+    }
+  };
+  const started = now().toISOString();
+  const write = (): Promise<void> =>
+    store.put(MERGE_LEASE_KEY, Buffer.from(JSON.stringify({ v: 1, owner: me, host, pid: process.pid, startedAt: started, heartbeatAt: now().toISOString() } satisfies LeaseBody)));
+
+  const held = await read();
+  if (held !== null && held.owner !== me && !isFree(held, host, now().getTime(), ttlMs)) throw busy(held, `since ${held.startedAt}, last heartbeat ${held.heartbeatAt}`);
+  await write();
+  await new Promise((r) => setTimeout(r, opts.settleMs ?? 100));
+  const back = await read();
+  if (back?.owner !== me) throw busy(back, 'it started at the same moment');
+
+  let lost: CcpError | null = null;
+  let beating: Promise<void> = Promise.resolve();
+  const timer = setInterval(() => {
+    beating = beating.then(async () => {
+      if (lost !== null) return;
+      try {
+        const cur = await read();
+        if (cur?.owner !== me) lost = busy(cur, 'it took the lease over while this merge stalled');
+        else await write();
+      } catch {
+        // a store hiccup: the next beat tries again; check() reads the lease itself
+      }
+    });
+  }, Math.max(10, Math.floor(ttlMs / 4)));
+  timer.unref();
+  let released = false;
+  return {
+    async check() {
+      if (lost !== null) throw lost;
+      const cur = await read();
+      if (cur?.owner !== me) throw (lost = busy(cur, 'it took the lease over while this merge stalled'));
+    },
+    async release() {
+      if (released) return;
+      released = true;
+      clearInterval(timer);
+      await beating;
+      if ((await read().catch(() => null))?.owner === me) await store.delete(MERGE_LEASE_KEY).catch(() => undefined);
+    },
+  };
+}
+
+/** A lease nobody holds any more: its heartbeat is stale, or it was written here by a process that is gone. */
+function isFree(held: LeaseBody, host: string, nowMs: number, ttlMs: number): boolean {
+  const beat = Date.parse(held.heartbeatAt);
+  if (!Number.isFinite(beat) || nowMs - beat > ttlMs) return true;
+  if (held.host !== host) return false;
+  if (held.pid === process.pid) return true; // this process's pid: an earlier incarnation (a container restarted)
+  try {
+    process.kill(held.pid, 0);
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
