@@ -217,6 +217,11 @@ describe('S3ObjectStore on s3rver', () => {
     expect(await codeOf(noBucket.get('k'))).toEqual({ code: 'CCP_ERR_STORE_ACCESS', retryable: false });
     expect(await codeOf(noBucket.put('k', enc.encode('x')))).toEqual({ code: 'CCP_ERR_STORE_ACCESS', retryable: false });
     expect(await codeOf(keysOf(noBucket.list('')))).toEqual({ code: 'CCP_ERR_STORE_ACCESS', retryable: false });
+    // HEAD has no error body: its 404 is told apart from a missing object by a HeadBucket
+    expect(await codeOf(noBucket.head('k'))).toEqual({ code: 'CCP_ERR_STORE_ACCESS', retryable: false });
+    const present = storeOn();
+    expect(await present.head('missing')).toBeNull();
+    await present.close();
     // s3rver checks the access key id but not SigV4 signatures: an unknown key stands for bad credentials
     const unknownKey = new S3ObjectStore({ bucket: 'lake', endpoint: s3.endpoint, credentials: { accessKeyId: 'NOPE', secretAccessKey: 'S3RVER' }, maxAttempts: 1 });
     expect(await codeOf(unknownKey.get('k'))).toEqual({ code: 'CCP_ERR_STORE_ACCESS', retryable: false });

@@ -5,6 +5,7 @@ import {
   CreateMultipartUploadCommand,
   DeleteObjectCommand,
   GetObjectCommand,
+  HeadBucketCommand,
   HeadObjectCommand,
   ListObjectsV2Command,
   PutObjectCommand,
@@ -95,6 +96,8 @@ export class S3ObjectStore implements ObjectStore {
   private readonly retryBaseMs: number;
   private readonly retryMaxMs: number;
   private closed = false;
+  /** The bucket answered a HeadBucket: a 404 on HEAD means a missing object. */
+  private bucketSeen = false;
 
   constructor(opts: S3ObjectStoreOptions) {
     if (!isBucketName(opts.bucket)) throw new CcpError('CCP_ERR_CONFIG', 'invalid S3 bucket name', { detail: { bucket: opts.bucket } });
@@ -213,16 +216,32 @@ export class S3ObjectStore implements ObjectStore {
     return bytes;
   }
 
-  /** HeadObject. @throws StoreKeyError, CCP_ERR_STORE_IO */
+  /**
+   * HeadObject. A HEAD answer has no body, so a missing bucket looks like a missing object (404): the first 404 is
+   * told apart by a HeadBucket. @throws StoreKeyError, CCP_ERR_STORE_IO, CCP_ERR_STORE_ACCESS (no such bucket)
+   */
   async head(key: string): Promise<ObjectInfo | null> {
     const k = this.objectKey(key);
     try {
       const res = await this.retrying(() => this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: k })));
       return { key, size: res.ContentLength ?? 0 };
     } catch (err) {
-      if (isNotFound(err)) return null;
-      throw ioError(err, 'head', key);
+      if (!isNotFound(err)) throw ioError(err, 'head', key);
     }
+    if (!this.bucketSeen) {
+      try {
+        await this.retrying(() => this.client.send(new HeadBucketCommand({ Bucket: this.bucket })));
+      } catch (err) {
+        if (statusOf(err) === 404) {
+          throw new CcpError('CCP_ERR_STORE_ACCESS', 'object store head refused (NoSuchBucket 404): check the bucket, endpoint, region and credentials', {
+            retryable: false, cause: err, detail: { key, op: 'head', status: 404 },
+          });
+        }
+        throw ioError(err, 'head', key);
+      }
+      this.bucketSeen = true;
+    }
+    return null;
   }
 
   /**
