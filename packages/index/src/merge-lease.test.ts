@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { readlinkSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,16 +22,47 @@ describe('merge lease', () => {
     // stale heartbeat
     await store.put(MERGE_LEASE_KEY, lease({ heartbeatAt: new Date(Date.now() - 61_000).toISOString() }));
     await (await acquireMergeLease(store, { settleMs: 1, ttlMs: 60_000 })).release();
-    // this host: a process that is alive holds it, one that is gone does not
-    await store.put(MERGE_LEASE_KEY, lease({ host: hostname(), pid: process.ppid }));
+    // this host and pid namespace: a process that is alive holds it, one that is gone does not
+    const here = { host: hostname(), pidns: readlinkSync('/proc/self/ns/pid') };
+    await store.put(MERGE_LEASE_KEY, lease({ ...here, pid: process.ppid }));
     await expect(acquireMergeLease(store, { settleMs: 1 })).rejects.toMatchObject({ code: 'CCP_ERR_MERGE_BUSY' });
+    // another pid namespace (another container): its pids mean nothing here, only its heartbeat counts
     const gone = spawnSync(process.execPath, ['-e', '0']).pid!;
-    await store.put(MERGE_LEASE_KEY, lease({ host: hostname(), pid: gone }));
+    await store.put(MERGE_LEASE_KEY, lease({ ...here, pidns: 'pid:[1]', pid: gone }));
+    await expect(acquireMergeLease(store, { settleMs: 1 })).rejects.toMatchObject({ code: 'CCP_ERR_MERGE_BUSY' });
+    // this pid: an earlier incarnation of this process's pid (a restarted container) frees it, a merge running in this
+    // very process does not
+    await store.put(MERGE_LEASE_KEY, lease({ ...here, pid: process.pid, startedAt: new Date().toISOString() }));
+    await expect(acquireMergeLease(store, { settleMs: 1 })).rejects.toMatchObject({ code: 'CCP_ERR_MERGE_BUSY' });
+    await store.put(MERGE_LEASE_KEY, lease({ ...here, pid: process.pid, startedAt: new Date(Date.now() - 3_600_000 - process.uptime() * 1000).toISOString() }));
+    await (await acquireMergeLease(store, { settleMs: 1 })).release();
+    await store.put(MERGE_LEASE_KEY, lease({ ...here, pid: gone }));
     const mine = await acquireMergeLease(store, { settleMs: 1 });
     expect(JSON.parse(Buffer.from((await store.get(MERGE_LEASE_KEY))!).toString())).toMatchObject({ host: hostname(), pid: process.pid });
     await mine.release();
     expect(await store.get(MERGE_LEASE_KEY)).toBeNull();
   });
+
+  it('a stalled store gets one heartbeat at a time, and release does not wait on it for long', async () => {
+    const inner = new MemoryObjectStore();
+    let stalled = false;
+    let reads = 0;
+    const store = Object.create(inner) as ObjectStore;
+    store.get = async (key) => {
+      if (stalled && key === MERGE_LEASE_KEY) {
+        reads++;
+        await new Promise(() => undefined); // never answers
+      }
+      return inner.get(key);
+    };
+    const held = await acquireMergeLease(store, { settleMs: 1, ttlMs: 40 }); // a beat every 10 ms
+    stalled = true;
+    await new Promise((r) => setTimeout(r, 200));
+    expect(reads).toBe(1);
+    const t0 = Date.now();
+    await held.release();
+    expect(Date.now() - t0).toBeLessThan(8_000);
+  }, 15_000);
 
   it('a merge that lost its lease learns it at its next check, and does not delete the new holder', async () => {
     const store = new MemoryObjectStore();

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { readlinkSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { CcpError, type ObjectStore } from '@ccpipe/core';
 
@@ -11,6 +12,8 @@ interface LeaseBody {
   /** This holder, one per merge (random). */
   owner: string;
   host: string;
+  /** The holder's pid namespace (`/proc/self/ns/pid`; '' where there is none): its pid means something only there. */
+  pidns?: string;
   pid: number;
   startedAt: string;
   heartbeatAt: string;
@@ -25,12 +28,28 @@ export interface MergeLease {
 }
 
 export interface MergeLeaseOptions {
-  /** A lease whose heartbeat is older than this is free. Default 300 s: longer than a store request can take (S3: 120 s to the headers, 60 s idle), so a write a stalled merger still had in flight has ended before a successor may take over. */
+  /**
+   * A lease whose heartbeat is older than this is free. Default 15 min: longer than one store write can take with its
+   * retries (S3: 5 attempts of at most 300 s to the headers, plus pauses), so a write a stalled merger still had in
+   * flight has ended before a successor may take over.
+   */
   ttlMs?: number;
   /** Pause between writing the lease and reading it back, so that a merger that wrote at the same moment is seen. Default 100 ms. */
   settleMs?: number;
   now?: () => Date;
 }
+
+/** This process: its pid namespace and when it started. */
+const PIDNS = ((): string => {
+  try {
+    return readlinkSync('/proc/self/ns/pid');
+  } catch {
+    return '';
+  }
+})();
+const PROCESS_STARTED = Date.now() - process.uptime() * 1000;
+/** Leases this process wrote and let go of (a release that could not delete one leaves it behind). */
+const letGo = new Set<string>();
 
 const busy = (held: LeaseBody | null, why: string): CcpError =>
   new CcpError('CCP_ERR_MERGE_BUSY', `another merger holds the data store (${why}): merges are single-writer; stop the other one or wait`, {
@@ -51,7 +70,7 @@ const busy = (held: LeaseBody | null, why: string): CcpError =>
  * error instead of a corrupt version.
  */
 export async function acquireMergeLease(store: ObjectStore, opts: MergeLeaseOptions = {}): Promise<MergeLease> {
-  const ttlMs = opts.ttlMs ?? 300_000;
+  const ttlMs = opts.ttlMs ?? 900_000;
   const now = opts.now ?? (() => new Date());
   const me = randomBytes(8).toString('hex');
   const host = hostname();
@@ -67,7 +86,7 @@ export async function acquireMergeLease(store: ObjectStore, opts: MergeLeaseOpti
   };
   const started = now().toISOString();
   const write = (): Promise<void> =>
-    store.put(MERGE_LEASE_KEY, Buffer.from(JSON.stringify({ v: 1, owner: me, host, pid: process.pid, startedAt: started, heartbeatAt: now().toISOString() } satisfies LeaseBody)));
+    store.put(MERGE_LEASE_KEY, Buffer.from(JSON.stringify({ v: 1, owner: me, host, pidns: PIDNS, pid: process.pid, startedAt: started, heartbeatAt: now().toISOString() } satisfies LeaseBody)));
 
   const held = await read();
   if (held !== null && held.owner !== me && !isFree(held, host, now().getTime(), ttlMs)) throw busy(held, `since ${held.startedAt}, last heartbeat ${held.heartbeatAt}`);
@@ -77,18 +96,20 @@ export async function acquireMergeLease(store: ObjectStore, opts: MergeLeaseOpti
   if (back?.owner !== me) throw busy(back, 'it started at the same moment');
 
   let lost: CcpError | null = null;
-  let beating: Promise<void> = Promise.resolve();
+  let beating: Promise<void> | null = null;
   const timer = setInterval(() => {
-    beating = beating.then(async () => {
-      if (lost !== null) return;
+    if (beating !== null || lost !== null) return; // one beat at a time: a stalled store does not pile them up
+    beating = (async () => {
       try {
         const cur = await read();
         if (cur?.owner !== me) lost = busy(cur, 'it took the lease over while this merge stalled');
         else await write();
       } catch {
         // a store hiccup: the next beat tries again; check() reads the lease itself
+      } finally {
+        beating = null;
       }
-    });
+    })();
   }, Math.max(10, Math.floor(ttlMs / 4)));
   timer.unref();
   let released = false;
@@ -102,18 +123,31 @@ export async function acquireMergeLease(store: ObjectStore, opts: MergeLeaseOpti
       if (released) return;
       released = true;
       clearInterval(timer);
-      await beating;
-      if ((await read().catch(() => null))?.owner === me) await store.delete(MERGE_LEASE_KEY).catch(() => undefined);
+      letGo.add(me);
+      // a stalled store is not waited for long: a lease left behind is this process's to take again, and another's
+      // once its heartbeat is stale
+      const deleting = (async () => {
+        if (beating !== null) await beating;
+        if ((await read())?.owner === me) await store.delete(MERGE_LEASE_KEY);
+      })().catch(() => undefined);
+      await Promise.race([deleting, new Promise((r) => setTimeout(r, 5_000).unref())]);
     },
   };
 }
 
-/** A lease nobody holds any more: its heartbeat is stale, or it was written here by a process that is gone. */
+/**
+ * A lease nobody holds any more: its heartbeat is stale; or this process let go of it; or it was written on this
+ * host by this pid before this process started (an earlier incarnation: a container restarted in place); or it was
+ * written in this pid namespace by a process that is gone. Another namespace's pids say nothing here: its lease is
+ * judged by its heartbeat alone.
+ */
 function isFree(held: LeaseBody, host: string, nowMs: number, ttlMs: number): boolean {
   const beat = Date.parse(held.heartbeatAt);
   if (!Number.isFinite(beat) || nowMs - beat > ttlMs) return true;
+  if (letGo.has(held.owner)) return true;
   if (held.host !== host) return false;
-  if (held.pid === process.pid) return true; // this process's pid: an earlier incarnation (a container restarted)
+  if (held.pid === process.pid) return Date.parse(held.startedAt) < PROCESS_STARTED;
+  if ((held.pidns ?? '') !== PIDNS || PIDNS === '') return false;
   try {
     process.kill(held.pid, 0);
     return false;

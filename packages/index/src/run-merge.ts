@@ -105,7 +105,7 @@ export interface MergeOptions {
   onStaleTemp?: (dir: string) => void;
   /** Called after each phase with its wall time (metrics, benchmarks). */
   onPhase?: (phase: 'load' | 'read' | 'domains' | 'collisions' | 'lake' | 'index' | 'publish', ms: number) => void;
-  /** A merge lease whose heartbeat is older than this is taken over (merge-lease.ts). Default 300 s. */
+  /** A merge lease whose heartbeat is older than this is taken over (merge-lease.ts). Default 15 min. */
   leaseTtlMs?: number;
 }
 

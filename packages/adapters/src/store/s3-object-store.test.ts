@@ -303,6 +303,37 @@ describe('S3ObjectStore on s3rver', () => {
     }
   });
 
+  it('a CompleteMultipartUpload whose answer was lost is not a failure when the object is there (its retry finds no upload)', async () => {
+    let completes = 0;
+    const proxy = await faultProxy((req, res) => {
+      const complete = req.method === 'POST' && (req.url ?? '').includes('uploadId=');
+      if (!complete || ++completes === 1) {
+        if (completes !== 1 || !complete) return false;
+        // the first Complete reaches the server, its answer never reaches us
+        const up = request(`${s3.endpoint}${req.url ?? '/'}`, { method: req.method, headers: req.headers }, (r) => {
+          r.resume();
+          r.on('end', () => res.socket?.destroy());
+        });
+        req.pipe(up);
+        return true;
+      }
+      // as S3 answers a retried Complete of an upload that completed
+      req.resume();
+      res.writeHead(404, { 'content-type': 'application/xml' });
+      res.end('<?xml version="1.0" encoding="UTF-8"?><Error><Code>NoSuchUpload</Code><Message>The specified upload does not exist.</Message></Error>');
+      return true;
+    });
+    try {
+      const store = new S3ObjectStore({ bucket: 'lake', prefix: `t${++seq}`, endpoint: proxy.endpoint, credentials: S3RVER_CREDENTIALS, maxAttempts: 3, retryBaseMs: 1, multipartThreshold: 1024 * 1024, partSize: 1024 * 1024 });
+      await store.put('big', realBytes);
+      expect(completes).toBeGreaterThan(1);
+      expect(Buffer.from((await store.get('big'))!).equals(realBytes)).toBe(true);
+      await store.close();
+    } finally {
+      await proxy.close();
+    }
+  });
+
   it('reads the right slice from a server that ignores Range, and refuses a range past the end', async () => {
     const base = storeOn();
     await base.put('ten', enc.encode('0123456789'));

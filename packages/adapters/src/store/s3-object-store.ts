@@ -51,7 +51,7 @@ export interface S3ObjectStoreOptions {
   retryMaxMs?: number;
   /** Time to open a connection (ms). Default 10,000. */
   connectTimeoutMs?: number;
-  /** Time to the response's headers (ms). Default 120,000. */
+  /** Time to the response's headers (ms), a PUT's upload included. Default 300,000 (16 MiB at ≥ 55 KB/s). */
   requestTimeoutMs?: number;
   /** Longest silence on the socket, body included (ms): a server that stops sending fails the attempt. Default 60,000. */
   idleTimeoutMs?: number;
@@ -73,7 +73,7 @@ export interface S3ObjectStoreOptions {
  * - Nothing relies on conditional writes (If-None-Match / If-Match), which many S3-compatible servers ignore: the
  *   index manifest is protected by the single-merger rule, and its put is read back and compared so a second
  *   writer or a store without read-after-write consistency is reported instead of going unnoticed.
- * - Failed requests are retried by the SDK's standard strategy (`maxAttempts`); what still fails throws
+ * - Failed requests are retried by the store itself, request and body together (`maxAttempts`, `retrying`); what still fails throws
  *   `CCP_ERR_STORE_IO`, retryable for 5xx, 429 and network errors, not for other 4xx. A missing bucket, 401/403
  *   or bad credentials throw `CCP_ERR_STORE_ACCESS` (not retryable: a configuration error).
  * - `list` checks that the server lists in byte order and throws `CCP_ERR_STORE_ORDER` if not, since ListObjectsV2
@@ -127,7 +127,7 @@ export class S3ObjectStore implements ObjectStore {
         // manifest poll); the idle timeout also covers the body, which the SDK hands over after the headers
         requestHandler: {
           connectionTimeout: positive('connectTimeoutMs', opts.connectTimeoutMs, 10_000),
-          requestTimeout: positive('requestTimeoutMs', opts.requestTimeoutMs, 120_000),
+          requestTimeout: positive('requestTimeoutMs', opts.requestTimeoutMs, 300_000),
           throwOnRequestTimeout: true,
           socketTimeout: positive('idleTimeoutMs', opts.idleTimeoutMs, 60_000),
         },
@@ -237,7 +237,10 @@ export class S3ObjectStore implements ObjectStore {
             retryable: false, cause: err, detail: { key, op: 'head', status: 404 },
           });
         }
-        throw ioError(err, 'head', key);
+        // refused (a credential without s3:ListBucket, a provider that denies HeadBucket) or failing: the bucket may
+        // well be there, and the HEAD said the object is not; only a 404 names a missing bucket
+        const e = ioError(err, 'head', key);
+        if (e.code !== 'CCP_ERR_STORE_ACCESS') throw e;
       }
       this.bucketSeen = true;
     }
@@ -321,6 +324,7 @@ export class S3ObjectStore implements ObjectStore {
         if (final) throw err;
         const cap = Math.min(this.retryMaxMs, this.retryBaseMs * 2 ** (n - 1));
         await new Promise((r) => setTimeout(r, Math.floor(cap / 2 + (Math.random() * cap) / 2)));
+        if (this.closed) throw err; // closed during the pause: no further attempt
       }
     }
   }
@@ -342,7 +346,14 @@ export class S3ObjectStore implements ObjectStore {
         parts[i] = { ETag: res.ETag, PartNumber: i + 1 };
       });
       const complete = { Bucket: this.bucket, Key: k, UploadId: uploadId, MultipartUpload: { Parts: parts } };
-      await this.call('put', key, () => this.client.send(new CompleteMultipartUploadCommand(complete)));
+      try {
+        await this.call('put', key, () => this.client.send(new CompleteMultipartUploadCommand(complete)));
+      } catch (err) {
+        // a Complete whose answer was lost, retried: the upload is gone because it completed. The object of our size
+        // in its place is ours (another writer of this key in the meantime is what the manifest read-back is for).
+        const cause = (err as { cause?: unknown }).cause;
+        if (nameOf(cause) !== 'NoSuchUpload' || (await this.head(key).catch(() => null))?.size !== data.length) throw err;
+      }
     } catch (err) {
       await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: k, UploadId: uploadId })).catch(() => undefined);
       throw err;
