@@ -43,6 +43,7 @@ export function mergeMetrics(registry: Registry, nowMs: () => number = Date.now)
   const lakeFiles = new Gauge({ name: 'ccpipe_merge_lake_files', help: 'lake files (runs) of the current index version', registers });
   const collisions = new Counter({ name: 'ccpipe_merge_collisions_total', help: 'url_id collisions resolved by merges', registers });
   const collected = new Counter({ name: 'ccpipe_merge_versions_collected_total', help: 'retired index versions deleted after their grace period', registers });
+  const gcFailures = new Counter({ name: 'ccpipe_merge_gc_failures_total', help: 'garbage collections that failed after a merge (what is left is deleted by a later one)', registers });
   const version = new Gauge({ name: 'ccpipe_merge_index_version', help: 'sequence number of the current index version (v000042 → 42; 0 = none)', registers });
   const urls = new Gauge({ name: 'ccpipe_merge_index_urls', help: 'URLs in the current index version', registers });
   const domains = new Gauge({ name: 'ccpipe_merge_index_domains', help: 'domains in the current index version', registers });
@@ -67,6 +68,7 @@ export function mergeMetrics(registry: Registry, nowMs: () => number = Date.now)
       lakeFiles.set(r.lakeFiles);
       collisions.inc(r.newCollisions);
       collected.inc(r.collectedVersions.length);
+      if (r.gcError !== undefined) gcFailures.inc();
       version.set(r.version === null ? 0 : versionSeq(r.version));
       urls.set(r.urls);
       domains.set(r.domains);

@@ -1,6 +1,8 @@
 import { Writable } from 'node:stream';
 import { createLogger } from '@ccpipe/adapters';
 import type { MergeResult } from '@ccpipe/index';
+import { Registry } from 'prom-client';
+import { mergeMetrics } from './merge-metrics';
 import { mergeProgress } from './merge-progress';
 
 /** A stream that collects what is written; `isTTY` as a terminal would set it. */
@@ -66,5 +68,20 @@ describe('mergeProgress', () => {
     expect(lines[0]).toMatchObject({ level: 'info', service: 'merge', phase: 'load', ms: 50, elapsedMs: 50 });
     expect(lines[1]).toMatchObject({ version: 'v000004', published: true, batches: 12, rowsIn: 43210, urls: 40000, domains: 345, collectedVersions: 1 });
     expect(lines[2]).toMatchObject({ level: 'error', err: { message: 'boom' } });
+  });
+
+  it('says when garbage collection failed after a merge, as a warning in both modes, and counts it', async () => {
+    const tty = fakeStream(true);
+    mergeProgress({ stream: tty, log: createLogger({ service: 'merge', level: 'info', destination: tty }), now: () => 0 }).done({ ...result, gcError: 'CCP_ERR_STORE_IO' });
+    expect(tty.text()).toContain('merge: garbage collection failed (CCP_ERR_STORE_IO); the next merge deletes what is left');
+    const json = fakeStream(false);
+    mergeProgress({ stream: json, log: createLogger({ service: 'merge', level: 'info', destination: json }), now: () => 0 }).done({ ...result, gcError: 'CCP_ERR_STORE_IO' });
+    const lines = json.text().trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines[1]).toMatchObject({ level: 'warn', code: 'CCP_ERR_STORE_IO' });
+    const registry = new Registry();
+    const metrics = mergeMetrics(registry);
+    metrics.finished(result);
+    metrics.finished({ ...result, gcError: 'CCP_ERR_STORE_IO' });
+    expect((await registry.getSingleMetric('ccpipe_merge_gc_failures_total')!.get()).values[0]!.value).toBe(1);
   });
 });

@@ -32,6 +32,7 @@ export async function mergeAndServe(opts: {
   const local = opts.dataDir === undefined ? {} : { dataDir: opts.dataDir };
   const merge = await runMerge({ store: opts.store, ...local, rowGroupSize: opts.rowGroupSize, keepVersions: 2, graceMs: 10 * 60_000 });
   opts.log.info({ version: merge.version, published: merge.published, batches: merge.batches, rowsIn: merge.rowsIn, urls: merge.urls, domains: merge.domains, ms: merge.ms }, 'merged');
+  if (merge.gcError !== undefined) opts.log.warn({ code: merge.gcError }, 'garbage collection failed after the merge; the next merge deletes what is left');
   // the same warnings and index and lake-reader metrics as `ccpipe api` (version served, failed loads, row-group cache)
   const reporting = indexSourceReporting(opts.log, opts.registry);
   const source = await openIndexSource({ store: opts.store, ...local, warmUp: true, onError: reporting.onError });
