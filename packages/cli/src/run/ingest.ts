@@ -77,14 +77,17 @@ export async function ingestCrawls(p: IngestParams): Promise<CrawlIngest[]> {
     }
     p.onProgress?.();
     const todo = runs.filter((r) => r.ingest.resumedAt < r.plan.length);
-    if (todo.length === 0) return runs.map((r) => r.ingest);
+    // batches an earlier run dead-lettered and kept (ProcessedQueue): tried again first, even when every crawl is done
+    let kept = 0;
+    for await (const o of store.list('deadletters/')) if (o.key.endsWith('.json')) kept++;
+    if (todo.length === 0 && kept === 0) return runs.map((r) => r.ingest);
 
     const pool = new ExtractionPool({ size: config.extractThreads ?? Math.max(1, availableParallelism() - 1), timeoutMs: config.extractTimeoutMs, dom: config.dom });
     await pool.start();
     closers.push(() => pool.close());
     closers.push(() => closeDuckDbParquetEngine());
 
-    const queue = new ProcessedQueue();
+    const queue = new ProcessedQueue({ store });
     const consumer = queue.consumer({ prefetch: config.prefetch });
     const worker = await startWorker(
       consumer,
@@ -114,6 +117,10 @@ export async function ingestCrawls(p: IngestParams): Promise<CrawlIngest[]> {
 
     const publisher = queue.publisher();
     closers.push(() => publisher.close());
+    if (kept > 0) {
+      const r = await queue.replay();
+      log.info({ tried: r.tried, done: r.done }, 'batches kept from an earlier run tried again');
+    }
     const results = await Promise.allSettled(
       todo.map(async (r) => {
         r.ingest.summary = await runBatcher(
@@ -140,6 +147,9 @@ export async function ingestCrawls(p: IngestParams): Promise<CrawlIngest[]> {
     );
     const failed = results.find((x): x is PromiseRejectedResult => x.status === 'rejected');
     if (failed) throw failed.reason;
+    if (queue.counts.deadLettered > 0) {
+      log.warn({ batches: queue.counts.deadLettered }, 'batches could not be processed: kept under deadletters/ in the data store and tried again by the next run');
+    }
     signal.throwIfAborted();
     return runs.map((r) => r.ingest);
   } finally {

@@ -1,5 +1,6 @@
-import { batchId, type Batch, type Delivery } from '@ccpipe/core';
-import { ProcessedQueue } from './processed-queue';
+import { batchId, decodeBatch, type Batch, type Delivery } from '@ccpipe/core';
+import { MemoryObjectStore } from '@ccpipe/adapters';
+import { ProcessedQueue, deadLetterKey } from './processed-queue';
 
 const record = { url: 'https://example.com/', ts: '20300110120000', languages: ['eng'], filename: 'crawl-data/C/x.warc.gz', offset: 0, length: 100 };
 const batch = (name: string): Batch => {
@@ -37,6 +38,22 @@ describe('ProcessedQueue', () => {
     expect(b).toBe(false);
     expect(q.counts).toEqual({ done: 1, deadLettered: 1 });
     expect(q.queue.deadLetters()).toHaveLength(1);
+  });
+
+  it('with a data store, keeps a dead-lettered batch there and confirms it; replay publishes it again and deletes it once done', async () => {
+    const store = new MemoryObjectStore();
+    const q = new ProcessedQueue({ deliveryLimit: 0, store });
+    let fail = true;
+    await q.consumer({ prefetch: 10 }).start(async (d) => (fail ? d.requeue() : d.ack()));
+    await q.publisher().publish(batch('a')); // resolves: kept, not lost
+    const key = deadLetterKey(1, batch('a').id);
+    expect(decodeBatch((await store.get(key))!)).toEqual(batch('a'));
+    expect(await q.replay()).toEqual({ tried: 1, done: 0 }); // dead-lettered again: still kept
+    expect(await store.get(key)).not.toBeNull();
+    fail = false;
+    expect(await q.replay()).toEqual({ tried: 1, done: 1 });
+    expect(await store.get(key)).toBeNull();
+    expect(q.counts).toEqual({ done: 1, deadLettered: 2 });
   });
 
   it('failAll rejects waiting and later publishes; an aborted publish rejects', async () => {

@@ -1,4 +1,4 @@
-import { CcpError, decodeBatch, type BatchConsumer, type BatchPublisher, type Delivery } from '@ccpipe/core';
+import { CcpError, batchKey, decodeBatch, type Batch, type BatchConsumer, type BatchPublisher, type Delivery, type ObjectStore } from '@ccpipe/core';
 import { DEFAULT_DELIVERY_LIMIT, MemoryBatchQueue } from '@ccpipe/adapters';
 
 /** How a batch left the queue. */
@@ -6,8 +6,10 @@ export type Settlement = 'done' | 'dead-lettered';
 
 /**
  * The in-process queue of `ccpipe run`: a {@link MemoryBatchQueue} whose publisher "confirms" a batch only once a
- * worker has completed it (acked after its completion marker), not when it is enqueued; a batch dead-lettered
- * instead fails its publish (`CCP_ERR_RUN_BATCH_FAILED`).
+ * worker has settled it (acked after its completion marker, or dead-lettered), not when it is enqueued. A
+ * dead-lettered batch is kept in the data store (`deadletters/…`, {@link deadLetterKey}) before its publish is
+ * confirmed — the in-memory DLQ goes with the process — and {@link replay} publishes the kept ones again (the next
+ * run does, first); without a store its publish fails instead (`CCP_ERR_RUN_BATCH_FAILED`).
  *
  * Why: the batcher advances its checkpoint past blocks whose batches are confirmed. With RabbitMQ a confirmed batch
  * is durable; an in-memory queue forgets everything on exit, so here a confirm must mean "processed". Then the
@@ -20,42 +22,74 @@ export class ProcessedQueue {
   readonly queue: MemoryBatchQueue;
   private readonly waiting = new Map<string, { resolve: (s: Settlement) => void; reject: (err: unknown) => void }[]>();
   private readonly deliveryLimit: number;
+  private readonly store: ObjectStore | undefined;
+  private readonly inner: BatchPublisher;
   private failure: unknown = null;
   readonly counts = { done: 0, deadLettered: 0 };
 
-  constructor(opts: { deliveryLimit?: number } = {}) {
+  constructor(opts: { deliveryLimit?: number; store?: ObjectStore } = {}) {
     this.deliveryLimit = opts.deliveryLimit ?? DEFAULT_DELIVERY_LIMIT;
+    this.store = opts.store;
     this.queue = new MemoryBatchQueue({ deliveryLimit: this.deliveryLimit });
+    this.inner = this.queue.publisher();
   }
+
+  /**
+   * Publishes every batch kept under `deadletters/` again, through the queue (a worker must be consuming), and
+   * deletes each one a worker completes; one dead-lettered again stays. Returns how many were tried and completed.
+   */
+  async replay(): Promise<{ tried: number; done: number }> {
+    if (this.store === undefined) return { tried: 0, done: 0 };
+    const keys: string[] = [];
+    for await (const o of this.store.list(DEAD_LETTERS)) if (o.key.endsWith('.json')) keys.push(o.key);
+    let done = 0;
+    await Promise.all(
+      keys.map(async (key) => {
+        const body = await this.store!.get(key);
+        if (body === null) return;
+        const batch = decodeBatch(body);
+        if ((await this.publishSettled(batch)) === 'done') {
+          await this.store!.delete(key);
+          done++;
+        }
+      }),
+    );
+    return { tried: keys.length, done };
+  }
+
+  /** Publishes `batch` and resolves with how a worker settled it. */
+  private async publishSettled(batch: Batch, signal?: AbortSignal): Promise<Settlement> {
+    if (this.failure !== null) throw this.failure;
+    let onAbort: (() => void) | null = null;
+    const settled = new Promise<Settlement>((resolve, reject) => {
+      const list = this.waiting.get(batch.id) ?? [];
+      list.push({ resolve, reject });
+      this.waiting.set(batch.id, list);
+      if (signal) signal.addEventListener('abort', (onAbort = () => reject(signal.reason)), { once: true });
+    });
+    settled.catch(() => undefined);
+    try {
+      await this.inner.publish(batch, signal);
+      return await settled;
+    } finally {
+      if (onAbort) signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
 
   /** A publisher whose `publish` resolves when the batch is settled; rejects after {@link failAll}. */
   publisher(): BatchPublisher {
-    const inner = this.queue.publisher();
     return {
       publish: async (batch, signal) => {
-        if (this.failure !== null) throw this.failure;
-        let onAbort: (() => void) | null = null;
-        const settled = new Promise<Settlement>((resolve, reject) => {
-          const list = this.waiting.get(batch.id) ?? [];
-          list.push({ resolve, reject });
-          this.waiting.set(batch.id, list);
-          if (signal) signal.addEventListener('abort', (onAbort = () => reject(signal.reason)), { once: true });
-        });
-        settled.catch(() => undefined);
-        try {
-          await inner.publish(batch, signal);
-          // A dead-lettered batch is lost with this process (the in-memory DLQ is not kept): its publish fails, so the
-          // batcher's checkpoint stops before its block, the run fails, and a rerun resumes there.
-          if ((await settled) === 'dead-lettered') {
-            throw new CcpError('CCP_ERR_RUN_BATCH_FAILED', 'a batch could not be processed and was dead-lettered; the run stops before its block (a rerun resumes there)', {
-              retryable: false, detail: { batchId: batch.id },
-            });
-          }
-        } finally {
-          if (onAbort) signal?.removeEventListener('abort', onAbort);
+        // without a store to keep it in, a dead-lettered batch would be lost with this process: its publish fails, so
+        // the batcher's checkpoint stops before its block, the run fails, and a rerun resumes there
+        if ((await this.publishSettled(batch, signal)) === 'dead-lettered' && this.store === undefined) {
+          throw new CcpError('CCP_ERR_RUN_BATCH_FAILED', 'a batch could not be processed and was dead-lettered; the run stops before its block (a rerun resumes there)', {
+            retryable: false, detail: { batchId: batch.id },
+          });
         }
       },
-      close: () => inner.close(),
+      close: async () => undefined,
     };
   }
 
@@ -76,17 +110,25 @@ export class ProcessedQueue {
     this.waiting.clear();
   }
 
-  private settle(body: Uint8Array, how: Settlement): void {
+  private async settle(body: Uint8Array, how: Settlement): Promise<void> {
     if (how === 'done') this.counts.done++;
     else this.counts.deadLettered++;
-    let id: string;
+    let batch: Batch;
     try {
-      id = decodeBatch(body).id;
+      batch = decodeBatch(body);
     } catch {
       return; // not a batch: nobody published it through us
     }
-    const list = this.waiting.get(id);
-    this.waiting.delete(id);
+    const list = this.waiting.get(batch.id);
+    this.waiting.delete(batch.id);
+    if (how === 'dead-lettered' && this.store !== undefined) {
+      try {
+        await this.store.put(deadLetterKey(batch.datasetId, batch.id), body);
+      } catch (err) {
+        for (const w of list ?? []) w.reject(err); // not kept: the run must not go past it
+        return;
+      }
+    }
     for (const w of list ?? []) w.resolve(how);
   }
 
@@ -97,17 +139,25 @@ export class ProcessedQueue {
       redelivered: d.redelivered,
       ack: async () => {
         await d.ack();
-        this.settle(d.body, 'done');
+        await this.settle(d.body, 'done');
       },
       deadLetter: async (reason) => {
         await d.deadLetter(reason);
-        this.settle(d.body, 'dead-lettered');
+        await this.settle(d.body, 'dead-lettered');
       },
       requeue: async () => {
         await d.requeue();
         // The queue dead-letters a message returned more often than its delivery limit.
-        if (d.deliveryCount + 1 > this.deliveryLimit) this.settle(d.body, 'dead-lettered');
+        if (d.deliveryCount + 1 > this.deliveryLimit) await this.settle(d.body, 'dead-lettered');
       },
     };
   }
+}
+
+/** Where `ccpipe run` keeps the batches its in-process queue dead-lettered. */
+const DEAD_LETTERS = 'deadletters/';
+
+/** The key of a kept dead-lettered batch. */
+export function deadLetterKey(datasetId: number, id: string): string {
+  return `${DEAD_LETTERS}dataset_id=${datasetId}/${batchKey(id)}.json`;
 }
