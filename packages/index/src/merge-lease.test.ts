@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
-import { readlinkSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -30,17 +31,38 @@ describe('merge lease', () => {
     const gone = spawnSync(process.execPath, ['-e', '0']).pid!;
     await store.put(MERGE_LEASE_KEY, lease({ ...here, pidns: 'pid:[1]', pid: gone }));
     await expect(acquireMergeLease(store, { settleMs: 1 })).rejects.toMatchObject({ code: 'CCP_ERR_MERGE_BUSY' });
-    // this pid: an earlier incarnation of this process's pid (a restarted container) frees it, a merge running in this
-    // very process does not
-    await store.put(MERGE_LEASE_KEY, lease({ ...here, pid: process.pid, startedAt: new Date().toISOString() }));
-    await expect(acquireMergeLease(store, { settleMs: 1 })).rejects.toMatchObject({ code: 'CCP_ERR_MERGE_BUSY' });
-    await store.put(MERGE_LEASE_KEY, lease({ ...here, pid: process.pid, startedAt: new Date(Date.now() - 3_600_000 - process.uptime() * 1000).toISOString() }));
+    // ...unless this machine's /tmp holds its marker: the same container, restarted in place (new pid namespace)
+    const owner = randomBytes(8).toString('hex');
+    mkdirSync('/tmp/ccpipe-merge-lease', { recursive: true });
+    writeFileSync(join('/tmp/ccpipe-merge-lease', owner), '');
+    await store.put(MERGE_LEASE_KEY, lease({ ...here, owner, pidns: 'pid:[1]', pid: 1 }));
     await (await acquireMergeLease(store, { settleMs: 1 })).release();
+    rmSync(join('/tmp/ccpipe-merge-lease', owner), { force: true });
+    // this very pid in this namespace: a merge still running in this process
+    await store.put(MERGE_LEASE_KEY, lease({ ...here, pid: process.pid }));
+    await expect(acquireMergeLease(store, { settleMs: 1 })).rejects.toMatchObject({ code: 'CCP_ERR_MERGE_BUSY' });
     await store.put(MERGE_LEASE_KEY, lease({ ...here, pid: gone }));
     const mine = await acquireMergeLease(store, { settleMs: 1 });
     expect(JSON.parse(Buffer.from((await store.get(MERGE_LEASE_KEY))!).toString())).toMatchObject({ host: hostname(), pid: process.pid });
     await mine.release();
     expect(await store.get(MERGE_LEASE_KEY)).toBeNull();
+  });
+
+  it('a merge that could not renew its lease for three beats writes nothing more (assertHeld)', async () => {
+    const inner = new MemoryObjectStore();
+    let stalled = false;
+    const store = Object.create(inner) as ObjectStore;
+    store.get = async (key) => {
+      if (stalled && key === MERGE_LEASE_KEY) await new Promise(() => undefined);
+      return inner.get(key);
+    };
+    const held = await acquireMergeLease(store, { settleMs: 1, ttlMs: 80 }); // a beat every 20 ms
+    held.assertHeld();
+    stalled = true;
+    await new Promise((r) => setTimeout(r, 150));
+    expect(() => held.assertHeld()).toThrow(expect.objectContaining({ code: 'CCP_ERR_MERGE_BUSY' }));
+    stalled = false;
+    await held.release();
   });
 
   it('a stalled store gets one heartbeat at a time, and release does not wait on it for long', async () => {

@@ -105,7 +105,7 @@ export interface MergeOptions {
   onStaleTemp?: (dir: string) => void;
   /** Called after each phase with its wall time (metrics, benchmarks). */
   onPhase?: (phase: 'load' | 'read' | 'domains' | 'collisions' | 'lake' | 'index' | 'publish', ms: number) => void;
-  /** A merge lease whose heartbeat is older than this is taken over (merge-lease.ts). Default 15 min. */
+  /** A merge lease whose heartbeat is older than this is taken over (merge-lease.ts). Default 30 min. */
   leaseTtlMs?: number;
 }
 
@@ -293,10 +293,27 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
   // anything, and stops one that lost it before it writes under a version name (merge-lease.ts)
   const lease = await acquireMergeLease(opts.store, opts.leaseTtlMs === undefined ? {} : { ttlMs: opts.leaseTtlMs });
   try {
-    return await mergeHolding(opts, lease);
+    return await mergeHolding({ ...opts, store: fenced(opts.store, lease) }, lease);
   } finally {
     await lease.release();
   }
+}
+
+/** `store` whose writes (put, delete) first ask the lease whether this merge may still write. */
+function fenced(store: ObjectStore, lease: MergeLease): ObjectStore {
+  return new Proxy(store, {
+    get(target, prop, receiver) {
+      const v = Reflect.get(target, prop, receiver) as unknown;
+      if (typeof v !== 'function') return v;
+      if (prop === 'put' || prop === 'delete') {
+        return (...args: unknown[]) => {
+          lease.assertHeld();
+          return (v as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      }
+      return (v as (...a: unknown[]) => unknown).bind(target);
+    },
+  });
 }
 
 async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<MergeResult> {

@@ -317,6 +317,7 @@ export class S3ObjectStore implements ObjectStore {
    */
   private async retrying<T>(attempt: () => Promise<T>): Promise<T> {
     for (let n = 1; ; n++) {
+      if (this.closed) throw new CcpError('CCP_ERR_STORE_IO', 'object store is closed', { retryable: false });
       try {
         return await attempt();
       } catch (err) {
@@ -324,7 +325,6 @@ export class S3ObjectStore implements ObjectStore {
         if (final) throw err;
         const cap = Math.min(this.retryMaxMs, this.retryBaseMs * 2 ** (n - 1));
         await new Promise((r) => setTimeout(r, Math.floor(cap / 2 + (Math.random() * cap) / 2)));
-        if (this.closed) throw err; // closed during the pause: no further attempt
       }
     }
   }

@@ -118,8 +118,8 @@ export async function ingestCrawls(p: IngestParams): Promise<CrawlIngest[]> {
     const publisher = queue.publisher();
     closers.push(() => publisher.close());
     if (kept > 0) {
-      const r = await queue.replay();
-      log.info({ tried: r.tried, done: r.done }, 'batches kept from an earlier run tried again');
+      const r = await queue.replay(signal);
+      log.info({ tried: r.tried, done: r.done, unreadable: r.unreadable }, 'batches kept from an earlier run tried again');
     }
     const results = await Promise.allSettled(
       todo.map(async (r) => {

@@ -48,12 +48,28 @@ describe('ProcessedQueue', () => {
     await q.publisher().publish(batch('a')); // resolves: kept, not lost
     const key = deadLetterKey(1, batch('a').id);
     expect(decodeBatch((await store.get(key))!)).toEqual(batch('a'));
-    expect(await q.replay()).toEqual({ tried: 1, done: 0 }); // dead-lettered again: still kept
+    expect(await q.replay()).toEqual({ tried: 1, done: 0, unreadable: 0 }); // dead-lettered again: still kept
     expect(await store.get(key)).not.toBeNull();
     fail = false;
-    expect(await q.replay()).toEqual({ tried: 1, done: 1 });
-    expect(await store.get(key)).toBeNull();
+    // a kept file that is not a batch is set aside instead of stopping every later run
+    const bad = deadLetterKey(1, batch('b').id);
+    await store.put(bad, Buffer.from('{"not": "a batch"}'));
+    expect(await q.replay()).toEqual({ tried: 2, done: 1, unreadable: 1 });
+    expect([await store.get(key), await store.get(bad)]).toEqual([null, null]);
+    expect(await store.get(bad.replace(/\.json$/, '.bad'))).not.toBeNull();
     expect(q.counts).toEqual({ done: 1, deadLettered: 2 });
+  });
+
+  it('a worker crash reaches a publish whose batch is still being kept', async () => {
+    const store = new MemoryObjectStore();
+    store.put = () => new Promise<void>(() => undefined); // a store that never answers
+    const q = new ProcessedQueue({ deliveryLimit: 0, store });
+    await q.consumer({ prefetch: 1 }).start(async (d) => d.requeue());
+    const pending = q.publisher().publish(batch('c'));
+    await tick();
+    await tick();
+    q.failAll(new Error('worker crashed'));
+    await expect(pending).rejects.toThrow('worker crashed');
   });
 
   it('failAll rejects waiting and later publishes; an aborted publish rejects', async () => {

@@ -38,23 +38,34 @@ export class ProcessedQueue {
    * Publishes every batch kept under `deadletters/` again, through the queue (a worker must be consuming), and
    * deletes each one a worker completes; one dead-lettered again stays. Returns how many were tried and completed.
    */
-  async replay(): Promise<{ tried: number; done: number }> {
-    if (this.store === undefined) return { tried: 0, done: 0 };
+  async replay(signal?: AbortSignal): Promise<{ tried: number; done: number; unreadable: number }> {
+    if (this.store === undefined) return { tried: 0, done: 0, unreadable: 0 };
+    const store = this.store;
     const keys: string[] = [];
-    for await (const o of this.store.list(DEAD_LETTERS)) if (o.key.endsWith('.json')) keys.push(o.key);
+    for await (const o of store.list(DEAD_LETTERS)) if (o.key.endsWith('.json')) keys.push(o.key);
     let done = 0;
+    let unreadable = 0;
     await Promise.all(
       keys.map(async (key) => {
-        const body = await this.store!.get(key);
+        const body = await store.get(key);
         if (body === null) return;
-        const batch = decodeBatch(body);
-        if ((await this.publishSettled(batch)) === 'done') {
-          await this.store!.delete(key);
+        let batch: Batch;
+        try {
+          batch = decodeBatch(body);
+        } catch {
+          // not a batch (damaged, or put there by hand): set aside, so that it does not stop every later run
+          await store.put(`${key.slice(0, -'.json'.length)}.bad`, body);
+          await store.delete(key);
+          unreadable++;
+          return;
+        }
+        if ((await this.publishSettled(batch, signal)) === 'done') {
+          await store.delete(key);
           done++;
         }
       }),
     );
-    return { tried: keys.length, done };
+    return { tried: keys.length, done, unreadable };
   }
 
   /** Publishes `batch` and resolves with how a worker settled it. */
@@ -119,16 +130,19 @@ export class ProcessedQueue {
     } catch {
       return; // not a batch: nobody published it through us
     }
-    const list = this.waiting.get(batch.id);
-    this.waiting.delete(batch.id);
     if (how === 'dead-lettered' && this.store !== undefined) {
+      // its publishes stay waiting (failAll still reaches them) until the batch is kept
       try {
         await this.store.put(deadLetterKey(batch.datasetId, batch.id), body);
       } catch (err) {
+        const list = this.waiting.get(batch.id);
+        this.waiting.delete(batch.id);
         for (const w of list ?? []) w.reject(err); // not kept: the run must not go past it
         return;
       }
     }
+    const list = this.waiting.get(batch.id);
+    this.waiting.delete(batch.id);
     for (const w of list ?? []) w.resolve(how);
   }
 
