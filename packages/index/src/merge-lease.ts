@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, readlinkSync } from 'node:fs';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { hostname } from 'node:os';
 import { CcpError, type ObjectStore } from '@ccpipe/core';
@@ -109,6 +109,11 @@ export async function acquireMergeLease(store: ObjectStore, opts: MergeLeaseOpti
   const back = await read();
   if (back?.owner !== me) throw busy(back, 'it started at the same moment');
   await mkdir(MARKS, { recursive: true }).then(() => writeFile(join(MARKS, me), '')).catch(() => undefined);
+  // markers of crashed mergers older than a lease can live say nothing any more
+  for (const f of await readdir(MARKS).catch(() => [] as string[])) {
+    const path = join(MARKS, f);
+    if (f !== me && Date.now() - ((await stat(path).catch(() => null))?.mtimeMs ?? Date.now()) > ttlMs) await rm(path, { force: true }).catch(() => undefined);
+  }
 
   let lost: CcpError | null = null;
   let released = false;
@@ -120,7 +125,11 @@ export async function acquireMergeLease(store: ObjectStore, opts: MergeLeaseOpti
         const cur = await read();
         if (released) return;
         if (cur?.owner !== me) lost = busy(cur, 'it took the lease over while this merge stalled');
-        else await write();
+        else {
+          await write();
+          const t = new Date();
+          await utimes(join(MARKS, me), t, t).catch(() => undefined); // the marker of a live merger never looks stale
+        }
       } catch {
         // a store hiccup: the next beat tries again; check() reads the lease itself
       } finally {
