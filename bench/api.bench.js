@@ -27,7 +27,8 @@
 // it against the same server (BENCH_WRK=0 skips, BENCH_WRK_SECONDS=10).
 //   node bench/api.bench.js [memory|lake|all=all] [domains=1000000] [requests=20000]
 //   node bench/api.bench.js reads [domains=1000000]   (in-process first touches of row groups; BENCH_READ_VARIANTS=
-//     locator+flat,footer+flat,locator+hyparquet by default: layout source + decoder, see docs/index-format.md)
+//     locator+flat,footer+flat,locator+hyparquet by default: layout source + decoder, see docs/index-format.md;
+//     locator1+flat reads version-1 locators, without the chunk CRC32 check)
 // Env: BENCH_ROW_GROUP_SIZE=4096,8192,16384,32768 (the lake's rowGroupSize, default 8192 as `ccpipe merge`; one lake per size, and a
 // cold/warm comparison across sizes measured in the same run), BENCH_READERS=parquet,parquet-footer,duckdb,parquet-js (default all),
 // BENCH_COLD (cold requests, default 300), BENCH_PARTITION_BITS (default 8; below 8 the files hold many row groups each, as at Common Crawl scale, where a
@@ -215,11 +216,24 @@ async function readsMain() {
 
 async function coldReads(dir, variant) {
   const { FsObjectStore } = require('@ccpipe/adapters');
-  const { ParquetLakeReader, initZstd } = require('@ccpipe/index');
+  const { ParquetLakeReader, initZstd, buildLocator, crcOf } = require('@ccpipe/index');
   await initZstd();
   const [layout, decoder] = variant.split('+');
-  const reader = new ParquetLakeReader({ store: new FsObjectStore({ root: dir }), locators: layout === 'locator', decoder });
-  const files = JSON.parse(require('node:fs').readFileSync(join(dir, 'index/v000001/files.json'), 'utf8'));
+  let store = new FsObjectStore({ root: dir });
+  let files = JSON.parse(require('node:fs').readFileSync(join(dir, 'index/v000001/files.json'), 'utf8'));
+  if (layout === 'locator1') {
+    // version-1 locators (no chunk CRC32s, so no check as chunks are fetched): the cost of the check, same run
+    const v1 = new Map();
+    files = files.map((f) => {
+      const b = buildLocator(require('node:fs').readFileSync(join(dir, f.key)), { version: 1 });
+      v1.set(f.locator.key, b);
+      return { ...f, locator: { ...f.locator, bytes: b.length, crc32: crcOf(b) } };
+    });
+    const inner = store;
+    store = Object.create(inner);
+    store.getRange = async (key, offset, length) => (v1.has(key) ? v1.get(key).subarray(offset, offset + length) : inner.getRange(key, offset, length));
+  }
+  const reader = new ParquetLakeReader({ store, locators: layout !== 'footer', decoder });
   let t = process.hrtime.bigint();
   for (const f of files) await reader.rows(f, 0, 1);
   const firstMs = Number(process.hrtime.bigint() - t) / 1e6 / files.length;
