@@ -1,5 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import { decodeBatch, queueActionFor, type Batch, type BatchConsumer, type Delivery } from '@ccpipe/core';
+import { systemClock } from '@ccpipe/adapters';
 import { processBatch, type BatchDeps, type BatchMarker, type BatchOptions } from './process-batch';
 
 /** Hooks a worker's owner uses to log and count (closed-set labels only; never URLs). */
@@ -54,13 +55,14 @@ export async function startWorker(consumer: BatchConsumer, deps: BatchDeps, opts
     };
     const unfollow = [follow(abort.signal), ...(d.signal === undefined ? [] : [follow(d.signal)])];
     try {
-      await handleWith(d, own.signal);
+      // once its batch is handled, a drain that begins also ends the delivery's pause before a requeue
+      await handleWith(d, own.signal, () => unfollow.push(follow(stopping.signal)));
     } finally {
       for (const u of unfollow) u();
     }
   };
 
-  const handleWith = async (d: Delivery, signal: AbortSignal): Promise<void> => {
+  const handleWith = async (d: Delivery, signal: AbortSignal, settling: () => void): Promise<void> => {
     const started = Date.now();
     let batch: Batch | null = null;
     let outcome: { ok: true } | { ok: false; error: unknown };
@@ -77,6 +79,7 @@ export async function startWorker(consumer: BatchConsumer, deps: BatchDeps, opts
     const { action, reason } = signal.aborted && !outcome.ok && decided.action !== 'crash'
       ? { action: 'requeue' as const, reason: d.signal?.aborted === true ? 'CCP_ERR_QUEUE_CHANNEL_CLOSED' : 'CCP_ERR_ABORTED' }
       : decided;
+    settling(); // decided: from here a drain only shortens the pause before a requeue
     if (!outcome.ok) events.onBatchFailed?.({ batchId: batch?.id ?? null, action: action as 'requeue' | 'dead-letter' | 'crash', reason: reason ?? 'unknown', error: outcome.error });
     if (action === 'crash') {
       crash(outcome.ok ? new Error('crash') : outcome.error);
@@ -91,13 +94,15 @@ export async function startWorker(consumer: BatchConsumer, deps: BatchDeps, opts
       case 'dead-letter':
         await d.deadLetter(reason ?? 'unknown');
         break;
-      case 'requeue':
+      case 'requeue': {
         // a failure of the moment (not a drain or a lost channel): hold the delivery a while first, which also keeps
         // its prefetch slot, so the worker takes new batches more slowly while the failures last
-        if (!signal.aborted) await pause(Math.min(backoff.maxMs, backoff.baseMs * 2 ** Math.min(20, d.deliveryCount)) * (0.5 + Math.random() / 2), signal, stopping.signal);
+        const ms = Math.min(backoff.maxMs, backoff.baseMs * 2 ** Math.min(20, d.deliveryCount)) * (0.5 + Math.random() / 2);
+        await systemClock.sleep(ms, signal).catch(() => undefined);
         if (channelLost()) return;
         await d.requeue();
         break;
+      }
     }
   };
 
@@ -129,16 +134,3 @@ export async function startWorker(consumer: BatchConsumer, deps: BatchDeps, opts
   };
 }
 
-/** Resolves after `ms`, or at once when one of `signals` aborts. */
-function pause(ms: number, ...signals: AbortSignal[]): Promise<void> {
-  if (signals.some((s) => s.aborted)) return Promise.resolve();
-  return new Promise((resolve) => {
-    const done = (): void => {
-      clearTimeout(timer);
-      for (const s of signals) s.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    for (const s of signals) s.addEventListener('abort', done, { once: true });
-  });
-}
