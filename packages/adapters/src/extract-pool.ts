@@ -275,17 +275,7 @@ export class ExtractionPool {
     if (this.everReady && ++this.respawnFailures <= MAX_RESPAWN_FAILURES) {
       const t = setTimeout(() => {
         this.respawnTimers.delete(t);
-        if (this.closing) return;
-        let fresh: Slot;
-        try {
-          fresh = this.spawn();
-        } catch (e) {
-          this.startFailed(slot, e);
-          return;
-        }
-        const i = this.slots.indexOf(slot);
-        if (i >= 0) this.slots[i] = fresh;
-        else this.slots.push(fresh);
+        if (!this.closing) this.respawn(slot);
       }, Math.min(30_000, this.respawnDelayMs * 2 ** (this.respawnFailures - 1)));
       this.respawnTimers.add(t);
       return;
@@ -312,11 +302,16 @@ export class ExtractionPool {
     void slot.worker.terminate();
     if (this.closing) return;
     this.counts.restarts++;
+    this.respawn(slot);
+  }
+
+  /** Puts a fresh worker in `slot`'s place; one that cannot even be created (no descriptors, no memory) is a failed start. */
+  private respawn(slot: Slot): void {
     let fresh: Slot;
     try {
       fresh = this.spawn();
     } catch (e) {
-      this.startFailed(slot, e); // a worker that cannot even be created (no descriptors, no memory)
+      this.startFailed(slot, e);
       return;
     }
     const i = this.slots.indexOf(slot);
