@@ -1,3 +1,4 @@
+import { layout } from '@ccpipe/core';
 import { IndexFormatError, jsonBytes, parseJson } from './format';
 
 /**
@@ -94,8 +95,8 @@ export class BatchSet {
     const by = new Map<number, number>();
     for (const g of this.groups.values()) by.set(g.datasetId, (by.get(g.datasetId) ?? 0) + g.count);
     for (const key of this.other) {
-      const m = /^batches\/dataset_id=(\d+)\//.exec(key);
-      if (m !== null) by.set(Number(m[1]), (by.get(Number(m[1])) ?? 0) + 1);
+      const id = layout.batchDatasetOf(key);
+      if (id !== null) by.set(id, (by.get(id) ?? 0) + 1);
     }
     return by;
   }

@@ -172,13 +172,6 @@ interface Marker {
  */
 async function ingestTotalsOf(store: ObjectStore, prev: VersionStatus | null, merged: BatchSet, markers: readonly [string, Marker][]): Promise<IngestTotals[]> {
   const by = new Map<number, IngestTotals>();
-  const add = (datasetId: number, m: Partial<Marker> | null): void => {
-    const t = by.get(datasetId) ?? { datasetId, batches: 0, rows: 0, failed: 0 };
-    t.batches++;
-    t.rows += m?.rows ?? 0;
-    t.failed += m?.failed ?? 0;
-    by.set(datasetId, t);
-  };
   if (prev !== null && prev.ingested === undefined) {
     let page: string[] = [];
     const readPage = async (): Promise<void> => {
@@ -187,7 +180,7 @@ async function ingestTotalsOf(store: ObjectStore, prev: VersionStatus | null, me
         const b = await store.get(page[i]!);
         got[i] = b === null ? null : parseJson<Marker>(b, 'batch marker');
       });
-      page.forEach((key, i) => add(got[i]?.datasetId ?? layout.batchDatasetOf(key) ?? 0, got[i]!));
+      page.forEach((key, i) => countMarker(by, got[i]?.datasetId ?? layout.batchDatasetOf(key) ?? 0, got[i]!));
       page = [];
     };
     for (const key of merged.keys()) {
@@ -196,8 +189,17 @@ async function ingestTotalsOf(store: ObjectStore, prev: VersionStatus | null, me
     }
     await readPage();
   } else for (const t of prev?.ingested ?? []) by.set(t.datasetId, { ...t });
-  for (const [, m] of markers) add(m.datasetId, m);
+  for (const [, m] of markers) countMarker(by, m.datasetId, m);
   return [...by.values()].sort((a, b) => a.datasetId - b.datasetId);
+}
+
+/** Adds one completed batch of `datasetId` to `by`, with the rows and failed records its marker counts (none when unread). */
+function countMarker(by: Map<number, IngestTotals>, datasetId: number, m: Marker | null): void {
+  const t = by.get(datasetId) ?? { datasetId, batches: 0, rows: 0, failed: 0 };
+  t.batches++;
+  t.rows += m?.rows ?? 0;
+  t.failed += m?.failed ?? 0;
+  by.set(datasetId, t);
 }
 
 /** Keys of the markers of completed batches that `merged` (the current version's batches) does not hold yet. */
@@ -231,11 +233,7 @@ export async function ingestTotals(store: ObjectStore): Promise<IngestTotals[]> 
     const b = await store.get(key);
     if (b === null) continue;
     const m = parseJson<Marker>(b, 'batch marker');
-    const t = by.get(m.datasetId) ?? { datasetId: m.datasetId, batches: 0, rows: 0, failed: 0 };
-    t.batches++;
-    t.rows += m.rows ?? 0;
-    t.failed += m.failed ?? 0;
-    by.set(m.datasetId, t);
+    countMarker(by, m.datasetId, m);
   }
   return [...by.values()].sort((a, b) => a.datasetId - b.datasetId);
 }

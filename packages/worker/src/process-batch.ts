@@ -55,8 +55,13 @@ export type BatchOutcome = { skipped: true; marker: BatchMarker } | { skipped: f
  */
 export async function processBatch(batch: Batch, deps: BatchDeps, opts: BatchOptions, signal?: AbortSignal): Promise<BatchOutcome> {
   const markerKey = layout.batchMarker(batch.datasetId, batch.id);
-  const existing = await deps.store.get(markerKey);
-  if (existing) return { skipped: true, marker: JSON.parse(Buffer.from(existing).toString('utf8')) as BatchMarker };
+  /** The batch's marker when it is done already (by an earlier delivery, or another copy meanwhile). */
+  const doneBefore = async (): Promise<BatchOutcome | null> => {
+    const b = await deps.store.get(markerKey);
+    return b ? { skipped: true, marker: JSON.parse(Buffer.from(b).toString('utf8')) as BatchMarker } : null;
+  };
+  const existing = await doneBefore();
+  if (existing) return existing;
 
   const rows: PartRow[] = [];
   const failures: RecordFailure[] = [];
@@ -92,8 +97,8 @@ export async function processBatch(batch: Batch, deps: BatchDeps, opts: BatchOpt
 
   // Another copy of this batch (a re-published message, or one a lost channel handed to another worker) may have
   // finished while this one ran: its files stand, these are not written over them.
-  const done = await deps.store.get(markerKey);
-  if (done) return { skipped: true, marker: JSON.parse(Buffer.from(done).toString('utf8')) as BatchMarker };
+  const meanwhile = await doneBefore();
+  if (meanwhile) return meanwhile;
 
   const postings = sortAndPost(rows);
   const partKey = layout.batchPart(batch.datasetId, batch.id);
