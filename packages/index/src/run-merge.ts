@@ -180,7 +180,7 @@ async function ingestTotalsOf(store: ObjectStore, prev: VersionStatus | null, me
         const b = await store.get(page[i]!);
         got[i] = b === null ? null : parseJson<Marker>(b, 'batch marker');
       });
-      page.forEach((key, i) => countMarker(by, got[i]?.datasetId ?? layout.batchDatasetOf(key) ?? 0, got[i]!));
+      page.forEach((key, i) => countMarker(by, got[i]?.datasetId ?? layout.batchDatasetOf(key) ?? 0, got[i] ?? null));
       page = [];
     };
     for (const key of merged.keys()) {

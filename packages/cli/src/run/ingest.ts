@@ -8,7 +8,7 @@ import {
 } from '@ccpipe/batcher';
 import { startWorker } from '@ccpipe/worker';
 import { readFile } from 'node:fs/promises';
-import { ProcessedQueue } from './processed-queue';
+import { ProcessedQueue, keptDeadLetters } from './processed-queue';
 import type { RunCounters } from './run-progress';
 
 const USER_AGENT = 'ccpipe/0.1 (+https://github.com/ccpipe/ccpipe)';
@@ -78,8 +78,7 @@ export async function ingestCrawls(p: IngestParams): Promise<CrawlIngest[]> {
     p.onProgress?.();
     const todo = runs.filter((r) => r.ingest.resumedAt < r.plan.length);
     // batches an earlier run dead-lettered and kept (ProcessedQueue): tried again first, even when every crawl is done
-    let kept = 0;
-    for await (const o of store.list('deadletters/')) if (o.key.endsWith('.json')) kept++;
+    const kept = (await keptDeadLetters(store)).length;
     if (todo.length === 0 && kept === 0) return runs.map((r) => r.ingest);
 
     const pool = new ExtractionPool({ size: config.extractThreads ?? Math.max(1, availableParallelism() - 1), timeoutMs: config.extractTimeoutMs, dom: config.dom });

@@ -41,8 +41,7 @@ export class ProcessedQueue {
   async replay(signal?: AbortSignal): Promise<{ tried: number; done: number; unreadable: number }> {
     if (this.store === undefined) return { tried: 0, done: 0, unreadable: 0 };
     const store = this.store;
-    const keys: string[] = [];
-    for await (const o of store.list(DEAD_LETTERS)) if (o.key.endsWith('.json')) keys.push(o.key);
+    const keys = await keptDeadLetters(store);
     let done = 0;
     let unreadable = 0;
     await Promise.all(
@@ -170,6 +169,13 @@ export class ProcessedQueue {
 
 /** Where `ccpipe run` keeps the batches its in-process queue dead-lettered. */
 const DEAD_LETTERS = 'deadletters/';
+
+/** Keys of the batches kept under `deadletters/` (not those set aside as `.bad`). */
+export async function keptDeadLetters(store: ObjectStore): Promise<string[]> {
+  const keys: string[] = [];
+  for await (const o of store.list(DEAD_LETTERS)) if (o.key.endsWith('.json')) keys.push(o.key);
+  return keys;
+}
 
 /** The key of a kept dead-lettered batch. */
 export function deadLetterKey(datasetId: number, id: string): string {

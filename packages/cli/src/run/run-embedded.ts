@@ -7,6 +7,7 @@ import { localStoreDir, openObjectStore, type Logger } from '@ccpipe/adapters';
 import { ingestStatusProvider } from '@ccpipe/api';
 import { serveMirror } from '@ccpipe/mirror';
 import { ingestCrawls, type CrawlIngest } from './ingest';
+import { keptDeadLetters } from './processed-queue';
 import { emptyCounters, runProgress } from './run-progress';
 import { ensureSampleMirror } from './sample/sample-mirror';
 import { mergeAndServe } from './serve-index';
@@ -90,8 +91,7 @@ export async function runEmbedded(opts: EmbeddedOptions, io: EmbeddedIo): Promis
     log.info({ url: served.url, port: served.port, version: served.merge.version }, 'api listening');
 
     for (const line of summaryLines(ingested, served.url, served.merge.version, await exampleDomain(store, opts.crawls === null))) io.print(line);
-    let kept = 0;
-    for await (const o of store.list('deadletters/')) if (o.key.endsWith('.json')) kept++;
+    const kept = (await keptDeadLetters(store)).length;
     if (kept > 0) io.print(`Note: ${kept} batch(es) could not be processed; they are kept under deadletters/ in the data directory and tried again by the next run.`);
     if (opts.exitAfterMerge) return 0;
     io.print('Serving until Ctrl-C.');
