@@ -24,15 +24,12 @@ export async function writeParquetPart(rows: readonly PartRow[], opts: WriteParq
 }
 
 /**
- * A write failure of the machine, not of the rows: a system error code of a full or unwritable disk (on the error or
- * its causes), or DuckDB's IO and out-of-memory errors, which carry no code (their message names the class).
+ * DuckDB failing on this machine, not on the rows: its IO and out-of-memory errors carry no system code (their message
+ * names the class), so `queueActionFor`, which stops the worker on a system code anywhere in the cause chain (a full
+ * or unwritable disk from Node's own calls), cannot tell them without this.
  */
 function isLocalFailure(err: unknown): boolean {
-  for (let e = err, depth = 0; typeof e === 'object' && e !== null && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
-    const code = 'code' in e ? String((e as { code: unknown }).code) : '';
-    if (['ENOSPC', 'EROFS', 'EACCES', 'EPERM', 'EMFILE', 'ENFILE', 'ENOENT', 'EDQUOT'].includes(code)) return true;
-    const message = 'message' in e ? String((e as { message: unknown }).message) : ''; // not instanceof: a native addon's errors may come from another realm
-    if (/^(IO Error|Out of Memory Error|Permission Error)\b/.test(message) || /No space left on device|Read-only file system|Permission denied/.test(message)) return true;
-  }
-  return false;
+  // not instanceof Error: a native addon's errors may come from another realm
+  const message = typeof err === 'object' && err !== null && 'message' in err ? String((err as { message: unknown }).message) : '';
+  return /^(IO Error|Out of Memory Error|Permission Error)\b/.test(message) || /No space left on device|Read-only file system|Permission denied/.test(message);
 }

@@ -24,6 +24,9 @@ describe('queueActionFor', () => {
     // As the directory store reports it: a retryable store error wrapping the system error.
     const wrapped = new CcpError('CCP_ERR_STORE_IO', 'object store put failed (ENOSPC)', { retryable: true, cause: enospc });
     expect(queueActionFor({ ok: false, error: wrapped })).toEqual({ action: 'crash', reason: 'ENOSPC' });
+    // a quota is a full disk too (also when the part writer wraps it)
+    const quota = new CcpError('CCP_ERR_PARQUET_WRITE', 'duckdb failed to write the part', { cause: Object.assign(new Error('disk quota exceeded'), { code: 'EDQUOT' }) });
+    expect(queueActionFor({ ok: false, error: quota })).toEqual({ action: 'crash', reason: 'EDQUOT' });
   });
 
   it('crashes when the store refuses access (every batch would fail alike) but requeues other store errors', () => {

@@ -4,7 +4,7 @@ import { CcpError } from '../errors';
 export type QueueAction = 'ack' | 'requeue' | 'dead-letter' | 'crash';
 
 /** Local conditions where carrying on would only fail every batch: stop the process and let the broker redeliver. */
-const FATAL_SYSTEM_CODES = new Set(['ENOSPC', 'EROFS', 'EACCES', 'EPERM', 'EMFILE', 'ENFILE', 'ERR_WORKER_OUT_OF_MEMORY']);
+const FATAL_SYSTEM_CODES = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'EACCES', 'EPERM', 'EMFILE', 'ENFILE', 'ERR_WORKER_OUT_OF_MEMORY']);
 /**
  * Failures no retry on this process can fix: store access refused (wrong credentials, missing bucket), the machine
  * unable to write a part (temp disk full, out of memory), the extraction pool unable to run: every batch would fail
