@@ -67,20 +67,30 @@ describe('merge lease', () => {
 
   it('a stalled store gets one heartbeat at a time, and release does not wait on it for long', async () => {
     const inner = new MemoryObjectStore();
-    let stalled = false;
+    let stall: Promise<void> | null = null;
     let reads = 0;
     const store = Object.create(inner) as ObjectStore;
     store.get = async (key) => {
-      if (stalled && key === MERGE_LEASE_KEY) {
+      if (key === MERGE_LEASE_KEY) {
         reads++;
-        await new Promise(() => undefined); // never answers
+        if (stall !== null) await stall;
       }
       return inner.get(key);
     };
     const held = await acquireMergeLease(store, { settleMs: 1, ttlMs: 40 }); // a beat every 10 ms
-    stalled = true;
+    // the store stalls for 200 ms (≈ 20 beats' time): beats queued behind the stalled one would all run once it ends
+    let answer!: () => void;
+    stall = new Promise((r) => (answer = r));
+    reads = 0;
     await new Promise((r) => setTimeout(r, 200));
     expect(reads).toBe(1);
+    stall = null;
+    answer();
+    await new Promise((r) => setTimeout(r, 25));
+    expect(reads).toBeLessThanOrEqual(4); // the stalled beat, then one every 10 ms
+    // stalled for good: release does not wait for it
+    stall = new Promise(() => undefined);
+    await new Promise((r) => setTimeout(r, 30));
     const t0 = Date.now();
     await held.release();
     expect(Date.now() - t0).toBeLessThan(8_000);
