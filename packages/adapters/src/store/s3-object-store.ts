@@ -13,7 +13,8 @@ import {
   UploadPartCommand,
   type CompletedPart,
 } from '@aws-sdk/client-s3';
-import { CcpError, runLanes, type ObjectInfo, type ObjectStore } from '@ccpipe/core';
+import { CcpError, DEFAULT_RETRY_POLICY, retryDelayMs, runLanes, type ObjectInfo, type ObjectStore, type RetryPolicy } from '@ccpipe/core';
+import { systemClock } from '../range-reader/system-clock';
 import { checkRange } from './memory-object-store';
 import { StoreReadError, validateKey, validatePrefix } from './store-key';
 
@@ -40,7 +41,7 @@ export interface S3ObjectStoreOptions {
   partConcurrency?: number;
   /**
    * Attempts per operation, first one included: a retryable failure (5xx, 503 SlowDown, throttling, a network error or
-   * a timeout, also while the body is read) is tried again after a jittered exponential pause (`retryBaseMs`, doubling,
+   * a timeout, also while the body is read) is tried again after an exponential pause with full jitter (`retryBaseMs`, doubling,
    * at most `retryMaxMs`). Default 5. The SDK's own retries are off: its retry budget stops retrying a whole client
    * after ≈ 25 failures, so a SlowDown storm would turn every later request into one attempt.
    */
@@ -93,8 +94,8 @@ export class S3ObjectStore implements ObjectStore {
   private readonly listPageSize: number;
   private readonly verifyAfterPut: (key: string) => boolean;
   private readonly maxAttempts: number;
-  private readonly retryBaseMs: number;
-  private readonly retryMaxMs: number;
+  /** Pauses between attempts: the project's retry policy (exponential, full jitter), with this store's bounds. */
+  private readonly retryPolicy: RetryPolicy;
   private closed = false;
   /** The bucket answered a HeadBucket: a 404 on HEAD means a missing object. */
   private bucketSeen = false;
@@ -111,8 +112,7 @@ export class S3ObjectStore implements ObjectStore {
     this.listPageSize = Math.min(1000, positive('listPageSize', opts.listPageSize, 1000));
     this.verifyAfterPut = opts.verifyAfterPut ?? ((k) => k.endsWith('manifest.json'));
     this.maxAttempts = positive('maxAttempts', opts.maxAttempts, 5);
-    this.retryBaseMs = positive('retryBaseMs', opts.retryBaseMs, 200);
-    this.retryMaxMs = positive('retryMaxMs', opts.retryMaxMs, 10_000);
+    this.retryPolicy = { ...DEFAULT_RETRY_POLICY, baseDelayMs: positive('retryBaseMs', opts.retryBaseMs, 200), maxDelayMs: positive('retryMaxMs', opts.retryMaxMs, 10_000) };
     this.ownsClient = opts.client === undefined;
     // The pinned SDK supports Node 20; its advisory that *later* releases need Node 22 is a multi-line stderr warning
     // in every service's log stream. An operator who sets the variable explicitly still decides.
@@ -323,8 +323,7 @@ export class S3ObjectStore implements ObjectStore {
       } catch (err) {
         const final = n >= this.maxAttempts || this.closed || isNotFound(err) || statusOf(err) === 416 || !ioError(err, 'retry', '').retryable;
         if (final) throw err;
-        const cap = Math.min(this.retryMaxMs, this.retryBaseMs * 2 ** (n - 1));
-        await new Promise((r) => setTimeout(r, Math.floor(cap / 2 + (Math.random() * cap) / 2)));
+        await systemClock.sleep(retryDelayMs(this.retryPolicy, n));
       }
     }
   }
