@@ -285,7 +285,9 @@ async function buildLake(dir, n, rowGroupSize = 32_768) {
       FROM u ORDER BY domain, url, ts
     ) TO '${join(dir, part)}' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 32768)`);
     const rows = Number((await c.runAndReadAll(`SELECT count(*) FROM '${join(dir, part)}'`)).getRows()[0][0]);
-    await store.put(layout.batchMarker(1, id), Buffer.from(JSON.stringify({ v: 1, batchId: id, datasetId: 1, rows, part })));
+    const marker = Buffer.from(JSON.stringify({ v: 1, batchId: id, datasetId: 1, rows, part }));
+    await store.put(layout.batchMarker(1, id), marker);
+    await store.put(layout.inboxEntry(1, id), marker);
   }
   c.closeSync();
   db.closeSync();

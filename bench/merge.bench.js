@@ -51,7 +51,9 @@ async function generate(dir, rows, batchBase, seed, recaptures = true) {
              (h % 1000000000)::BIGINT AS warc_offset, (h % 50000)::INTEGER AS warc_length, 'SHA1' || (h % 1000000) AS digest
       FROM u ORDER BY domain, url, ts
     ) TO '${join(dir, part)}' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 32768)`);
-    await store.put(layout.batchMarker(1, id), Buffer.from(JSON.stringify({ v: 1, batchId: id, datasetId: 1, rows: n, part })));
+    const marker = Buffer.from(JSON.stringify({ v: 1, batchId: id, datasetId: 1, rows: n, part }));
+    await store.put(layout.batchMarker(1, id), marker);
+    await store.put(layout.inboxEntry(1, id), marker);
   }
   c.closeSync();
   db.closeSync();

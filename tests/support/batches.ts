@@ -14,9 +14,14 @@ export function partRow(datasetId: number, raw: string, ts: string, over: Partia
   };
 }
 
-/** Writes one completed batch the way a worker does: its Parquet part, then the completion marker last. */
-export async function putBatch(store: ObjectStore, datasetId: number, id: string, rows: PartRow[]): Promise<void> {
+/**
+ * Writes one completed batch the way a worker does: its Parquet part, then the completion marker and its inbox
+ * entry; `inbox: false` leaves the entry out, as a worker of a ccpipe older than the inbox did.
+ */
+export async function putBatch(store: ObjectStore, datasetId: number, id: string, rows: PartRow[], opts: { inbox?: boolean } = {}): Promise<void> {
   const part = layout.batchPart(datasetId, id);
   await store.put(part, await writeParquetPart(rows, { engine: 'duckdb' }));
-  await store.put(layout.batchMarker(datasetId, id), Buffer.from(JSON.stringify({ v: 1, batchId: id, datasetId, rows: rows.length, part })));
+  const marker = Buffer.from(JSON.stringify({ v: 1, batchId: id, datasetId, rows: rows.length, part }));
+  await store.put(layout.batchMarker(datasetId, id), marker);
+  if (opts.inbox !== false) await store.put(layout.inboxEntry(datasetId, id), marker);
 }

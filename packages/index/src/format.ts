@@ -110,6 +110,12 @@ export interface VersionStatus {
   lakeColumns?: 'all' | 'api' | 'lean';
   datasets: { datasetId: number; urlCount: number; domainCount: number }[];
   /**
+   * When the first version written by a merger that reads the inbox (inbox/) was created (ISO time; carried from
+   * version to version). A merge lists every batch marker until this is an hour old, then the inbox only. Absent in
+   * versions written before stop 19.
+   */
+  markerInboxSince?: string;
+  /**
    * Every batch folded into this version or an earlier one, per dataset, with the rows and failed records their
    * markers count: what `ccpipe status` reports without reading a marker per batch. Absent in versions written
    * before stop 18 (the next merge over one counts its markers once).

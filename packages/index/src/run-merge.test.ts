@@ -236,11 +236,12 @@ describe('runMerge (synthetic batches)', () => {
     expect(await pendingMerge(store)).toEqual({ version: 'v000001', batches: 0, rows: 0, lakeUrls: 4 });
     await putBatch(store, 1, 'b3', [row(1, 'https://one.example/a', '20300102000000'), row(1, 'https://one.example/d', '20300102000000')]);
     expect(await pendingMerge(store)).toEqual({ version: 'v000001', batches: 1, rows: 2, lakeUrls: 4 });
-    // A caller that keeps the row cache reads each pending marker once; merged markers leave the cache.
+    // A caller that keeps the row cache reads each pending marker (or its inbox copy) once; merged markers leave the cache.
     const markerGets: string[] = [];
     const counting = Object.assign(Object.create(store) as FsObjectStore, {
       get: async (key: string) => {
-        if (layout.isBatchMarker(key)) markerGets.push(key);
+        const marker = layout.isBatchMarker(key) ? key : layout.markerOfInboxEntry(key);
+        if (marker !== null) markerGets.push(marker);
         return store.get(key);
       },
     });

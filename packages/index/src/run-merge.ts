@@ -105,6 +105,12 @@ export interface MergeOptions {
   onStaleTemp?: (dir: string) => void;
   /** Called after each phase with its wall time (metrics, benchmarks). */
   onPhase?: (phase: 'load' | 'read' | 'domains' | 'collisions' | 'lake' | 'index' | 'publish', ms: number) => void;
+  /**
+   * List every batch marker of the store besides the inbox (default false: the inbox alone, once the current version
+   * was written by a merger that reads it). For markers written without an inbox entry: by workers of a ccpipe older
+   * than the inbox, or put by hand. Costs a listing of every batch (≈ 8M keys per crawl).
+   */
+  rescan?: boolean;
   /** A merge lease whose heartbeat is older than this is taken over (merge-lease.ts). Default 30 min. */
   leaseTtlMs?: number;
 }
@@ -134,10 +140,17 @@ export interface MergeResult {
   ms: number;
 }
 
-/** Garbage collection that never fails its merge: what it could not delete now, a later merge deletes. */
-async function collectQuietly(store: ObjectStore, manifest: IndexManifest, now: Date, graceMs: number): Promise<{ collectedVersions: string[]; gcError?: string }> {
+/**
+ * Garbage collection that never fails its merge: retired versions, and the inbox entries `inbox` of batches the
+ * current version holds. What it could not delete now, a later merge deletes.
+ */
+async function collectQuietly(
+  store: ObjectStore, manifest: IndexManifest, now: Date, graceMs: number, inbox: readonly string[],
+): Promise<{ collectedVersions: string[]; gcError?: string }> {
+  const inboxError = await clearInbox(store, inbox);
   try {
-    return { collectedVersions: await collectGarbage(store, manifest, now, graceMs) };
+    const collectedVersions = await collectGarbage(store, manifest, now, graceMs);
+    return { collectedVersions, ...(inboxError !== undefined && { gcError: inboxError }) };
   } catch (err) {
     return { collectedVersions: [], gcError: errorCode(err) };
   }
@@ -202,26 +215,81 @@ function countMarker(by: Map<number, IngestTotals>, datasetId: number, m: Marker
   by.set(datasetId, t);
 }
 
-/** Keys of the markers of completed batches that `merged` (the current version's batches) does not hold yet. */
-async function* unmergedMarkerKeys(store: ObjectStore, merged: Pick<BatchSet, 'has'>): AsyncGenerator<string> {
-  for await (const o of store.list(layout.batchesPrefix())) if (layout.isBatchMarker(o.key) && !merged.has(o.key)) yield o.key;
+/**
+ * Where a merge looks for completed batches: the inbox only, or a listing of every batch marker besides. Workers
+ * write an inbox entry per batch after its marker, so the inbox is enough once the lake's merges have read it for
+ * {@link INBOX_SETTLE_MS} (status.json `markerInboxSince`): by then a worker of an older ccpipe, which writes no entry,
+ * has drained or been replaced. Before that (a lake of an older ccpipe, or no version yet), and when a rescan is
+ * asked for, every marker is listed.
+ */
+export type MarkerScan = 'inbox' | 'full';
+
+/** How long merges list every marker after the first one that read the inbox (a rolling upgrade's old workers). */
+export const INBOX_SETTLE_MS = 3_600_000;
+
+/** The scan a merge over a version with `status` makes at `now` ({@link MarkerScan}). */
+export function markerScanOf(status: Pick<VersionStatus, 'markerInboxSince'> | null | undefined, now: Date, rescan = false): MarkerScan {
+  const since = status?.markerInboxSince === undefined ? NaN : Date.parse(status.markerInboxSince);
+  return !rescan && now.getTime() - since >= INBOX_SETTLE_MS ? 'inbox' : 'full';
 }
 
-/** Those markers, read. */
-async function unmergedMarkers(store: ObjectStore, merged: Pick<BatchSet, 'has'>): Promise<[string, Marker][]> {
-  const markers: [string, Marker][] = [];
-  for await (const key of unmergedMarkerKeys(store, merged)) {
-    const b = await store.get(key);
-    if (b !== null) markers.push([key, parseJson<Marker>(b, 'batch marker')]);
+/** Completed batches not in `merged`, found by a {@link MarkerScan}. */
+interface FoundMarkers {
+  /** [marker key, the key to read it from (its inbox entry, or the marker itself)], in marker key order. */
+  pending: [string, string][];
+  /** Every inbox entry listed, new or already merged: each can go once a current version holds its batch. */
+  inbox: string[];
+}
+
+/** Lists the inbox (and with 'full', every marker) for the completed batches `merged` does not hold yet. */
+async function findUnmerged(store: ObjectStore, merged: Pick<BatchSet, 'has'>, scan: MarkerScan): Promise<FoundMarkers> {
+  const from = new Map<string, string>();
+  const inbox: string[] = [];
+  for await (const o of store.list(layout.inboxPrefix())) {
+    const marker = layout.markerOfInboxEntry(o.key);
+    if (marker === null) continue; // not an entry (a temp file, or something put there by hand): left alone
+    inbox.push(o.key);
+    if (!merged.has(marker)) from.set(marker, o.key);
   }
-  return markers;
+  if (scan === 'full') {
+    for await (const o of store.list(layout.batchesPrefix())) if (layout.isBatchMarker(o.key) && !merged.has(o.key) && !from.has(o.key)) from.set(o.key, o.key);
+  }
+  return { pending: [...from].sort((a, b) => (a[0] < b[0] ? -1 : 1)), inbox };
+}
+
+/** Markers (or their inbox copies) read at once. */
+const MARKER_READS = 16;
+
+/** Reads `pending` ({@link findUnmerged}), {@link MARKER_READS} at a time; one gone meanwhile is left out. */
+async function readMarkers(store: ObjectStore, pending: readonly [string, string][]): Promise<[string, Marker][]> {
+  const got = new Array<Marker | null>(pending.length);
+  await runLanes(pending.length, MARKER_READS, async (i) => {
+    const b = await store.get(pending[i]![1]);
+    got[i] = b === null ? null : parseJson<Marker>(b, 'batch marker');
+  });
+  return pending.flatMap(([key], i) => (got[i] ? [[key, got[i]] as [string, Marker]] : []));
+}
+
+/**
+ * Deletes inbox entries whose batches a current version holds, {@link MARKER_READS} at a time. Never fails its
+ * merge: an entry left behind is deleted by a later merge (its batch is merged, so it is only cleared then).
+ * Returns the error code of the first failure.
+ */
+async function clearInbox(store: ObjectStore, keys: readonly string[]): Promise<string | undefined> {
+  let failed: string | undefined;
+  await runLanes(keys.length, MARKER_READS, async (i) => {
+    await store.delete(keys[i]!).catch((err: unknown) => {
+      failed ??= errorCode(err);
+    });
+  });
+  return failed;
 }
 
 /**
  * Completed batches in the store per dataset, with their rows and failed records (as their markers count them): the
- * current version's totals (status.json `ingested`) plus the markers it does not hold yet, read one by one — so a
- * call reads a listing of the markers and only the new ones, not one marker per batch of the whole lake. Over a
- * version written before the totals (or none), every marker is read. For `ccpipe status`.
+ * current version's totals (status.json `ingested`) plus the batches it does not hold yet — so a call reads the
+ * inbox and the new markers, not one marker per batch of the whole lake. Over a version written before the totals
+ * (or none), every marker is read. For `ccpipe status`.
  */
 export async function ingestTotals(store: ObjectStore): Promise<IngestTotals[]> {
   const manifest = await readManifest(store);
@@ -229,12 +297,8 @@ export async function ingestTotals(store: ObjectStore): Promise<IngestTotals[]> 
   const summary = meta ? await loadVersionSummary(store, meta.version, meta.tocCrc32) : null;
   const base = summary?.status.ingested !== undefined ? summary : null;
   const by = new Map<number, IngestTotals>((base?.status.ingested ?? []).map((t) => [t.datasetId, { ...t }]));
-  for await (const key of unmergedMarkerKeys(store, base?.batches ?? BatchSet.empty())) {
-    const b = await store.get(key);
-    if (b === null) continue;
-    const m = parseJson<Marker>(b, 'batch marker');
-    countMarker(by, m.datasetId, m);
-  }
+  const found = await findUnmerged(store, base?.batches ?? BatchSet.empty(), markerScanOf(base?.status, new Date()));
+  for (const [, m] of await readMarkers(store, found.pending)) countMarker(by, m.datasetId, m);
   return [...by.values()].sort((a, b) => a.datasetId - b.datasetId);
 }
 
@@ -251,7 +315,8 @@ export interface PendingMerge {
 
 /**
  * What a merge would fold in now, read cheaply (the manifest, the current version's batches.json and status.json,
- * a listing of the markers, and the markers not read before; no dictionary, bitmaps, postings or lake): the merger
+ * a listing of the inbox — of every marker while a merge would make one, {@link markerScanOf} — and the markers not
+ * read before; no dictionary, bitmaps, postings or lake): the merger
  * service uses it to decide whether a merge is due. `rowsOf` (marker key → rows) carries what earlier calls read —
  * a marker is written once, last, so a caller that asks every few minutes keeps it and GETs only new markers;
  * entries of markers no longer pending are dropped from it. @throws IndexFormatError when the current version is
@@ -261,16 +326,13 @@ export async function pendingMerge(store: ObjectStore, rowsOf: Map<string, numbe
   const manifest = await readManifest(store);
   const meta = manifest.versions.find((v) => v.version === manifest.current) ?? null;
   const summary = meta ? await loadVersionSummary(store, meta.version, meta.tocCrc32) : null;
+  const found = await findUnmerged(store, summary?.batches ?? BatchSet.empty(), markerScanOf(summary?.status, new Date()));
+  for (const [key, m] of await readMarkers(store, found.pending.filter(([key]) => !rowsOf.has(key)))) rowsOf.set(key, m.rows ?? 0);
   const pending = new Set<string>();
   let rows = 0;
-  for await (const key of unmergedMarkerKeys(store, summary?.batches ?? BatchSet.empty())) {
-    let n = rowsOf.get(key);
-    if (n === undefined) {
-      const b = await store.get(key);
-      if (b === null) continue;
-      n = parseJson<Marker>(b, 'batch marker').rows ?? 0;
-      rowsOf.set(key, n);
-    }
+  for (const [key] of found.pending) {
+    const n = rowsOf.get(key);
+    if (n === undefined) continue; // gone since it was listed
     pending.add(key);
     rows += n;
   }
@@ -343,14 +405,16 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
   if (!Number.isInteger(maxRuns) || maxRuns < 1) throw new CcpError('CCP_ERR_CONFIG', 'lakeMaxRuns must be an integer ≥ 1', { detail: { lakeMaxRuns: maxRuns } });
   const zstdLevel = opts.compressionLevel ?? DEFAULT_LAKE_ZSTD_LEVEL;
   if (!Number.isInteger(zstdLevel) || zstdLevel < 1 || zstdLevel > 22) throw new CcpError('CCP_ERR_CONFIG', 'compressionLevel must be an integer from 1 to 22', { detail: { compressionLevel: zstdLevel } });
-  const markers = await unmergedMarkers(store, merged);
+  const found = await findUnmerged(store, merged, markerScanOf(prev?.status, now(), opts.rescan));
+  const markers = await readMarkers(store, found.pending);
   // a partition's runs (its lake files, oldest first: file keys carry the version that wrote them)
   const runsOf = new Map<string, LakeFileEntry[]>();
   for (const f of prev?.files ?? []) runsOf.set(partitionKey(f), [...(runsOf.get(partitionKey(f)) ?? []), f]);
   const compactable = compact ? [...runsOf.values()].filter((runs) => runs.length > 1) : [];
   phase('load');
   if (markers.length === 0 && compactable.length === 0) {
-    const gc = await collectQuietly(store, manifest, now(), opts.graceMs);
+    // inbox entries of batches merged before (a redelivered batch writes its entry again) go now
+    const gc = await collectQuietly(store, manifest, now(), opts.graceMs, found.inbox.filter((k) => merged.has(layout.markerOfInboxEntry(k)!)));
     const s = prev?.status;
     return {
       version: manifest.current, published: false, batches: 0, rowsIn: 0, urls: s?.urls ?? 0, domains: s?.domains ?? 0, rewrittenFiles: 0, rowsWritten: 0,
@@ -546,7 +610,7 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
     const status: VersionStatus = {
       version, parent: prev?.toc.version ?? null, createdAt, batchesMerged: markers.length, batchesTotal: merged.size + markers.length, rowsIn,
       urls: built.urls, domains: built.domains, lakeFiles: built.files.length, lakeBytes: built.files.reduce((s, f) => s + f.bytes, 0),
-      rewrittenFiles: newFiles.length, collisions: Object.keys(collisions).length, partitionBits: bits, lakeColumns: columnSet, datasets: built.datasets,
+      rewrittenFiles: newFiles.length, collisions: Object.keys(collisions).length, partitionBits: bits, lakeColumns: columnSet, markerInboxSince: prev?.status.markerInboxSince ?? createdAt, datasets: built.datasets,
       ...(await ingestTotalsOf(store, prev?.status ?? null, merged, markers).then((ingested) => ({ ingested }), () => ({}))), mergeMs: Date.now() - t0,
     };
     if (shardNo !== built.shardSizes.length) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'index shards written differ from the shards built', { written: shardNo, built: built.shardSizes.length });
@@ -568,7 +632,9 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
     // the cache keeps what the next merge reads: this version's lake files and shards (best effort: what cannot be
     // deleted now is retried by the next merge; entries are never served for other bytes)
     await cache?.retain([...built.files.map((f) => ({ key: f.key, bytes: f.bytes, crc32: f.crc32 })), ...shardFiles]).catch(() => 0);
-    const gc = await collectQuietly(store, next, now(), opts.graceMs);
+    const folded = new Set(markers.map(([k]) => k));
+    const held = found.inbox.filter((k) => folded.has(layout.markerOfInboxEntry(k)!) || merged.has(layout.markerOfInboxEntry(k)!));
+    const gc = await collectQuietly(store, next, now(), opts.graceMs, held);
     phase('publish');
     return {
       version, published: true, batches: markers.length, rowsIn, urls: built.urls, domains: built.domains, rewrittenFiles: newFiles.length,

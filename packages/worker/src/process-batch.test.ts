@@ -80,6 +80,30 @@ describe('processBatch on cc-mirror-dev', () => {
     expect(keys.sort()).toEqual([layout.batchMarker(b!.datasetId, b!.id), partKey, layout.batchPostings(b!.datasetId, b!.id)].sort());
   });
 
+  it("writes the marker's copy to the merger's inbox after the marker; a redelivery after a crash between the two writes it again", async () => {
+    const [b] = await batchesOf(1);
+    const store = new MemoryObjectStore();
+    const order: string[] = [];
+    const watched = Object.assign(Object.create(store) as MemoryObjectStore, {
+      put: async (key: string, data: Uint8Array) => {
+        order.push(key);
+        await store.put(key, data);
+      },
+    });
+    const first = await processBatch(b!, deps(watched), { concurrency: 4, includeText: false });
+    const entry = layout.inboxEntry(b!.datasetId, b!.id);
+    expect(order.slice(-2)).toEqual([layout.batchMarker(b!.datasetId, b!.id), entry]);
+    expect(JSON.parse(Buffer.from((await store.get(entry))!).toString())).toEqual(first.marker);
+    expect(layout.markerOfInboxEntry(entry)).toBe(layout.batchMarker(b!.datasetId, b!.id));
+
+    // the crash: the marker stands, its entry was never written; the redelivery skips the batch but writes the entry
+    await store.delete(entry);
+    order.length = 0;
+    expect(await processBatch(b!, deps(watched), { concurrency: 4, includeText: false })).toEqual({ skipped: true, marker: first.marker });
+    expect(order).toEqual([entry]);
+    expect(JSON.parse(Buffer.from((await store.get(entry))!).toString())).toEqual(first.marker);
+  });
+
   it('a copy of the batch that another worker finished meanwhile is not written over', async () => {
     const [b] = await batchesOf(1);
     const store = new MemoryObjectStore();

@@ -42,14 +42,25 @@ export interface BatchMarker {
   finishedAt: string;
 }
 
+/**
+ * Completes a batch: its marker (`bytes`), then the marker's copy in the merger's inbox, which is how a merge finds
+ * the batch without listing every batch of the lake. Both puts are idempotent; a crash between them is mended by the
+ * redelivery, which finds the marker and writes the entry again ({@link processBatch}).
+ */
+export async function writeBatchMarker(store: ObjectStore, datasetId: number, id: string, bytes: Uint8Array): Promise<void> {
+  await store.put(layout.batchMarker(datasetId, id), bytes);
+  await store.put(layout.inboxEntry(datasetId, id), bytes);
+}
+
 /** What handling a batch did. */
 export type BatchOutcome = { skipped: true; marker: BatchMarker } | { skipped: false; marker: BatchMarker };
 
 /**
  * Handles one batch: fetches and extracts every record (at most `concurrency` at once), writes the part (rows sorted
  * by domain, url, time), its postings delta and its failures, each atomically under names derived from the batch id,
- * then the completion marker last. A batch whose marker exists is skipped, so a redelivery is harmless; a crash
- * before the marker leaves files the redelivery overwrites. A bad record is recorded in the failures file and never
+ * then the completion marker last and its inbox entry ({@link writeBatchMarker}). A batch whose marker exists is
+ * skipped (its inbox entry written again: a crash may have come between the two), so a redelivery is harmless; a
+ * crash before the marker leaves files the redelivery overwrites. A bad record is recorded in the failures file and never
  * fails the batch; the call throws when a record could not be fetched for now (retryable `CCP_ERR_BATCH_TRANSIENT`,
  * nothing written), when the store cannot be written, or when `signal` aborts.
  */
@@ -58,7 +69,10 @@ export async function processBatch(batch: Batch, deps: BatchDeps, opts: BatchOpt
   /** The batch's marker when it is done already (by an earlier delivery, or another copy meanwhile). */
   const doneBefore = async (): Promise<BatchOutcome | null> => {
     const b = await deps.store.get(markerKey);
-    return b ? { skipped: true, marker: JSON.parse(Buffer.from(b).toString('utf8')) as BatchMarker } : null;
+    if (b === null) return null;
+    // the inbox entry may be missing (a crash after the marker): the merger would never see this batch without it
+    await deps.store.put(layout.inboxEntry(batch.datasetId, batch.id), b);
+    return { skipped: true, marker: JSON.parse(Buffer.from(b).toString('utf8')) as BatchMarker };
   };
   const existing = await doneBefore();
   if (existing) return existing;
@@ -138,6 +152,6 @@ export async function processBatch(batch: Batch, deps: BatchDeps, opts: BatchOpt
     partBytes,
     finishedAt: new Date().toISOString(),
   };
-  await deps.store.put(markerKey, Buffer.from(JSON.stringify(marker) + '\n', 'utf8'));
+  await writeBatchMarker(deps.store, batch.datasetId, batch.id, Buffer.from(JSON.stringify(marker) + '\n', 'utf8'));
   return { skipped: false, marker };
 }

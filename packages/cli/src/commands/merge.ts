@@ -65,7 +65,8 @@ function lakeColumnsFlag(v: unknown): LakeColumnSet {
  * `--keep-versions` (default 3), `--grace-ms` (default 600000), `--drop-text`, `--memory-limit` (default 256MB),
  * `--lake-columns all|api|lean` (default all; fixed once the lake exists, docs/index-format.md), `--lake-max-runs`
  * (default 4: files per lake partition, docs/index-format.md), `--lake-zstd-level` (default 1; 9 for a lake written
- * once and read long), `--compact` (fold every partition into one file, even with nothing new to merge).
+ * once and read long), `--compact` (fold every partition into one file, even with nothing new to merge), `--rescan`
+ * (list every batch marker besides the inbox).
  * Exit code 0 also when there was nothing to merge (`published: false`).
  *
  * With `--every <seconds>` it is the merger service instead (mergerMain): merge, wait, repeat until SIGTERM, with
@@ -83,6 +84,7 @@ export function registerMergeCommand(program: Command, io: MergeCommandIo = { wr
     .option('--lake-max-runs <n>', 'most files a lake partition may hold (default 4; 1 = rewrite each partition receiving rows whole)')
     .option('--lake-zstd-level <n>', `ZSTD level of the lake files this merge writes, 1..22 (default ${DEFAULT_LAKE_ZSTD_LEVEL}; 9 is 1–9 % smaller for ≈ 1.4× the write CPU)`)
     .option('--compact', 'also fold every lake partition holding several runs into one file in URL order (after a crawl\'s last merge); publishes even with no new batch when some partition has several runs')
+    .option('--rescan', 'also list every batch marker, not only the inbox: finds batches completed by workers of a ccpipe older than the inbox (a one-off merge)')
     .option('--every <seconds>', 'run as the merger service: merge every <seconds> until SIGTERM, serving /metrics')
     .option('--min-new-ratio <r>', 'with --every: merge only once the new rows are r × the URLs already merged (0, the default: every time)')
     .option('--max-wait <seconds>', 'with --every and --min-new-ratio: merge anyway once new batches have waited this long (default 3600)')
@@ -92,6 +94,7 @@ export function registerMergeCommand(program: Command, io: MergeCommandIo = { wr
       const minNewRatio = ratioFlag(opts['minNewRatio']);
       const maxWaitMs = secondsFlag('max-wait', opts['maxWait']) ?? 3_600_000;
       if (everyMs !== null && opts['compact'] === true) throw new CcpError('CCP_ERR_CONFIG', '--compact is a one-off merge: run it without --every');
+      if (everyMs !== null && opts['rescan'] === true) throw new CcpError('CCP_ERR_CONFIG', '--rescan is a one-off merge: run it without --every (stop the merger service first)');
       if (everyMs === null && (opts['minNewRatio'] !== undefined || opts['maxWait'] !== undefined)) {
         throw new CcpError('CCP_ERR_CONFIG', '--min-new-ratio and --max-wait apply to the merger service: add --every <seconds>');
       }
@@ -109,6 +112,7 @@ export function registerMergeCommand(program: Command, io: MergeCommandIo = { wr
         ...(opts['lakeMaxRuns'] !== undefined && { lakeMaxRuns: intFlag('lake-max-runs', opts['lakeMaxRuns'], DEFAULT_MAX_RUNS, 1) }),
         ...(opts['lakeZstdLevel'] !== undefined && { compressionLevel: zstdLevelFlag(opts['lakeZstdLevel']) }),
         ...(opts['compact'] === true && { compact: true }),
+        ...(opts['rescan'] === true && { rescan: true }),
       };
       const stream = io.progress ?? process.stderr;
       if (everyMs !== null) {

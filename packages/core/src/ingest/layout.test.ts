@@ -9,4 +9,14 @@ describe('layout', () => {
       expect(layout.batchDatasetOf(key)).toBeNull();
     }
   });
+
+  it('an inbox entry leads back to its batch marker, and no other key does', () => {
+    for (const [d, id] of [[1, 'CC-MAIN-2030-40/00012345/0002'], [4294967295, 'b-7'], [3, 'urls.list-1']] as const) {
+      expect(layout.inboxEntry(d, id)).toMatch(/^inbox\/dataset_id=\d+\/[^/]+\.json$/);
+      expect(layout.markerOfInboxEntry(layout.inboxEntry(d, id))).toBe(layout.batchMarker(d, id));
+    }
+    for (const key of ['inbox/dataset_id=1/a/b.json', 'inbox/dataset_id=x/b.json', 'inbox/dataset_id=1/b.json.tmp', 'inbox/b.json', layout.batchMarker(1, 'b')]) {
+      expect(layout.markerOfInboxEntry(key)).toBeNull();
+    }
+  });
 });

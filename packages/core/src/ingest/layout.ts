@@ -10,10 +10,13 @@ import { batchKey } from './batch';
  * batches/dataset_id=<id>/<batch key>/postings.json domain → rows of the part (the merger's delta)
  * batches/dataset_id=<id>/<batch key>/failures.jsonl one line per record that could not be indexed, with its reason
  * batches/dataset_id=<id>/<batch key>/_SUCCESS.json completion marker, written last, with counts
+ * inbox/dataset_id=<id>/<batch key>.json            a copy of the marker, written after it: the merger's to-do list
  * index/manifest.json, index/<version>/…            the merger's immutable index versions
  * ```
  * A batch's files are complete exactly when its marker exists; everything else in a batch folder without a marker
- * is a leftover of a crash and is overwritten by the redelivered batch.
+ * is a leftover of a crash and is overwritten by the redelivered batch. The inbox holds an entry per completed batch
+ * the merger has not cleared yet, so a merge lists what is new instead of every batch of the lake (≈ 8M keys for
+ * one crawl); the merger deletes an entry once a published version holds its batch.
  */
 export const layout = {
   datasetRegistry: (): string => 'datasets.json',
@@ -24,6 +27,14 @@ export const layout = {
   batchPostings: (datasetId: number, id: string): string => `${layout.batchDir(datasetId, id)}/postings.json`,
   batchFailures: (datasetId: number, id: string): string => `${layout.batchDir(datasetId, id)}/failures.jsonl`,
   batchMarker: (datasetId: number, id: string): string => `${layout.batchDir(datasetId, id)}/_SUCCESS.json`,
+  inboxPrefix: (): string => 'inbox/',
+  /** The inbox entry of a batch: a copy of its marker (see {@link layout.markerOfInboxEntry} for the way back). */
+  inboxEntry: (datasetId: number, id: string): string => `inbox/dataset_id=${datasetId}/${batchKey(id)}.json`,
+  /** The marker key of an inbox entry, or null when `key` is no inbox entry. */
+  markerOfInboxEntry: (key: string): string | null => {
+    const m = /^inbox\/dataset_id=(\d+)\/([^/]+)\.json$/.exec(key);
+    return m === null ? null : `batches/dataset_id=${m[1]}/${m[2]}/_SUCCESS.json`;
+  },
   /** True when `key` is a batch completion marker. */
   isBatchMarker: (key: string): boolean => key.startsWith('batches/') && key.endsWith('/_SUCCESS.json'),
   /** The dataset id of a key under a batch folder (`batches/dataset_id=<id>/…`), or null for any other key. */
