@@ -53,7 +53,7 @@ describe('ccpipe merge', () => {
     await expect(merge('--every', '5', '--min-new-ratio', '0.5', '--max-wait', '0')).rejects.toThrow(/--max-wait must be a number of seconds > 0/);
   });
 
-  it('--compact folds a partition\'s runs into one file even with no new batch; it is refused with --every', async () => {
+  it('--compact folds a partition\'s runs into one file even with no new batch; it and --rescan are refused with --every', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'ccpipe-cli-merge-'));
     try {
       const store = new FsObjectStore({ root: dir });
@@ -71,10 +71,14 @@ describe('ccpipe merge', () => {
         await merge();
       }
       await expect(merge('--compact', '--every', '60')).rejects.toThrow(/--compact is a one-off/);
+      await expect(merge('--rescan', '--every', '60')).rejects.toThrow(/--rescan is a one-off merge: run it without --every/);
       await merge('--compact');
-      const [, second, compacted] = out.map((l) => JSON.parse(l) as Record<string, unknown>);
+      // a rescan lists every marker: nothing new here
+      await merge('--rescan');
+      const [, second, compacted, rescanned] = out.map((l) => JSON.parse(l) as Record<string, unknown>);
       expect(second).toMatchObject({ version: 'v000002', lakeFiles: 2 });
       expect(compacted).toMatchObject({ version: 'v000003', published: true, batches: 0, urls: 3, rewrittenFiles: 1, rowsWritten: 3, lakeFiles: 1 });
+      expect(rescanned).toMatchObject({ version: 'v000003', published: false, batches: 0 });
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
