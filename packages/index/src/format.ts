@@ -110,11 +110,13 @@ export interface VersionStatus {
   lakeColumns?: 'all' | 'api' | 'lean';
   datasets: { datasetId: number; urlCount: number; domainCount: number }[];
   /**
-   * When the first version written by a merger that reads the inbox (inbox/) was created (ISO time; carried from
-   * version to version). A merge lists every batch marker until this is an hour old, then the inbox only. Absent in
-   * versions written before stop 19.
+   * The merge inbox (inbox/, merge-inbox.ts): since when (ISO time) merges have read it and found no completed batch
+   * without an entry — reset by a full listing that finds one —, and when the last full listing of every marker
+   * started. A merge reads the inbox alone once the second is an hour past the first. Absent in versions written
+   * before stop 19.
    */
   markerInboxSince?: string;
+  fullScanAt?: string;
   /**
    * Every batch folded into this version or an earlier one, per dataset, with the rows and failed records their
    * markers count: what `ccpipe status` reports without reading a marker per batch. Absent in versions written

@@ -14,6 +14,7 @@ import {
 import { collectGarbage, versionSeq } from './gc';
 import { NEW_POSTINGS, dropSuperseded, lakeColumnsOf, runsToFold, stageNewRows, writeLake, type LakeColumnSet, type LakeTarget, type OldLakeFile } from './lake-write';
 import { openLocalInputs } from './local-inputs';
+import { clearInbox, doneEntries, listNewBatches, markerScanOf, nextInboxState, readMarkers, type Marker } from './merge-inbox';
 import { MergeCache, type CachedObject } from './merge-cache';
 import { acquireMergeLease, type MergeLease } from './merge-lease';
 import { openStageRoot } from './stage-root';
@@ -131,6 +132,12 @@ export interface MergeResult {
   /** Lake files of the version now current. */
   lakeFiles: number;
   newCollisions: number;
+  /**
+   * How this merge found its batches ('inbox', or 'full': every marker listed, merge-inbox.ts), and how many it found
+   * with no inbox entry — after a lake's first merges, batches of a worker of an older ccpipe still running.
+   */
+  scan: 'inbox' | 'full';
+  withoutInbox: number;
   collectedVersions: string[];
   /**
    * Why garbage collection failed (an error code), when it did. It runs after the flip, so the merge stands; what it
@@ -152,7 +159,7 @@ async function collectQuietly(
     const collectedVersions = await collectGarbage(store, manifest, now, graceMs);
     return { collectedVersions, ...(inboxError !== undefined && { gcError: inboxError }) };
   } catch (err) {
-    return { collectedVersions: [], gcError: errorCode(err) };
+    return { collectedVersions: [], gcError: inboxError ?? errorCode(err) };
   }
 }
 
@@ -170,13 +177,6 @@ export const DEFAULT_MAX_RUNS = 4;
 
 /** Rows (old + new) per lake pass by default: keeps peak RSS under 1 GiB at 1M rows (docs/index-format.md). */
 const DEFAULT_PASS_ROWS = 250_000;
-
-interface Marker {
-  datasetId: number;
-  part: string | null;
-  rows?: number;
-  failed?: number;
-}
 
 /**
  * The ingest totals of the new version: the previous version's plus the new markers'. A previous version written
@@ -216,76 +216,6 @@ function countMarker(by: Map<number, IngestTotals>, datasetId: number, m: Marker
 }
 
 /**
- * Where a merge looks for completed batches: the inbox only, or a listing of every batch marker besides. Workers
- * write an inbox entry per batch after its marker, so the inbox is enough once the lake's merges have read it for
- * {@link INBOX_SETTLE_MS} (status.json `markerInboxSince`): by then a worker of an older ccpipe, which writes no entry,
- * has drained or been replaced. Before that (a lake of an older ccpipe, or no version yet), and when a rescan is
- * asked for, every marker is listed.
- */
-export type MarkerScan = 'inbox' | 'full';
-
-/** How long merges list every marker after the first one that read the inbox (a rolling upgrade's old workers). */
-export const INBOX_SETTLE_MS = 3_600_000;
-
-/** The scan a merge over a version with `status` makes at `now` ({@link MarkerScan}). */
-export function markerScanOf(status: Pick<VersionStatus, 'markerInboxSince'> | null | undefined, now: Date, rescan = false): MarkerScan {
-  const since = status?.markerInboxSince === undefined ? NaN : Date.parse(status.markerInboxSince);
-  return !rescan && now.getTime() - since >= INBOX_SETTLE_MS ? 'inbox' : 'full';
-}
-
-/** Completed batches not in `merged`, found by a {@link MarkerScan}. */
-interface FoundMarkers {
-  /** [marker key, the key to read it from (its inbox entry, or the marker itself)], in marker key order. */
-  pending: [string, string][];
-  /** Every inbox entry listed, new or already merged: each can go once a current version holds its batch. */
-  inbox: string[];
-}
-
-/** Lists the inbox (and with 'full', every marker) for the completed batches `merged` does not hold yet. */
-async function findUnmerged(store: ObjectStore, merged: Pick<BatchSet, 'has'>, scan: MarkerScan): Promise<FoundMarkers> {
-  const from = new Map<string, string>();
-  const inbox: string[] = [];
-  for await (const o of store.list(layout.inboxPrefix())) {
-    const marker = layout.markerOfInboxEntry(o.key);
-    if (marker === null) continue; // not an entry (a temp file, or something put there by hand): left alone
-    inbox.push(o.key);
-    if (!merged.has(marker)) from.set(marker, o.key);
-  }
-  if (scan === 'full') {
-    for await (const o of store.list(layout.batchesPrefix())) if (layout.isBatchMarker(o.key) && !merged.has(o.key) && !from.has(o.key)) from.set(o.key, o.key);
-  }
-  return { pending: [...from].sort((a, b) => (a[0] < b[0] ? -1 : 1)), inbox };
-}
-
-/** Markers (or their inbox copies) read at once. */
-const MARKER_READS = 16;
-
-/** Reads `pending` ({@link findUnmerged}), {@link MARKER_READS} at a time; one gone meanwhile is left out. */
-async function readMarkers(store: ObjectStore, pending: readonly [string, string][]): Promise<[string, Marker][]> {
-  const got = new Array<Marker | null>(pending.length);
-  await runLanes(pending.length, MARKER_READS, async (i) => {
-    const b = await store.get(pending[i]![1]);
-    got[i] = b === null ? null : parseJson<Marker>(b, 'batch marker');
-  });
-  return pending.flatMap(([key], i) => (got[i] ? [[key, got[i]] as [string, Marker]] : []));
-}
-
-/**
- * Deletes inbox entries whose batches a current version holds, {@link MARKER_READS} at a time. Never fails its
- * merge: an entry left behind is deleted by a later merge (its batch is merged, so it is only cleared then).
- * Returns the error code of the first failure.
- */
-async function clearInbox(store: ObjectStore, keys: readonly string[]): Promise<string | undefined> {
-  let failed: string | undefined;
-  await runLanes(keys.length, MARKER_READS, async (i) => {
-    await store.delete(keys[i]!).catch((err: unknown) => {
-      failed ??= errorCode(err);
-    });
-  });
-  return failed;
-}
-
-/**
  * Completed batches in the store per dataset, with their rows and failed records (as their markers count them): the
  * current version's totals (status.json `ingested`) plus the batches it does not hold yet — so a call reads the
  * inbox and the new markers, not one marker per batch of the whole lake. Over a version written before the totals
@@ -297,8 +227,8 @@ export async function ingestTotals(store: ObjectStore): Promise<IngestTotals[]> 
   const summary = meta ? await loadVersionSummary(store, meta.version, meta.tocCrc32) : null;
   const base = summary?.status.ingested !== undefined ? summary : null;
   const by = new Map<number, IngestTotals>((base?.status.ingested ?? []).map((t) => [t.datasetId, { ...t }]));
-  const found = await findUnmerged(store, base?.batches ?? BatchSet.empty(), markerScanOf(base?.status, new Date()));
-  for (const [, m] of await readMarkers(store, found.pending)) countMarker(by, m.datasetId, m);
+  const found = await listNewBatches(store, base?.batches ?? BatchSet.empty(), markerScanOf(base?.status));
+  for (const m of (await readMarkers(store, found.pending)).values()) if (m !== null) countMarker(by, m.datasetId, m);
   return [...by.values()].sort((a, b) => a.datasetId - b.datasetId);
 }
 
@@ -326,11 +256,11 @@ export async function pendingMerge(store: ObjectStore, rowsOf: Map<string, numbe
   const manifest = await readManifest(store);
   const meta = manifest.versions.find((v) => v.version === manifest.current) ?? null;
   const summary = meta ? await loadVersionSummary(store, meta.version, meta.tocCrc32) : null;
-  const found = await findUnmerged(store, summary?.batches ?? BatchSet.empty(), markerScanOf(summary?.status, new Date()));
-  for (const [key, m] of await readMarkers(store, found.pending.filter(([key]) => !rowsOf.has(key)))) rowsOf.set(key, m.rows ?? 0);
+  const found = await listNewBatches(store, summary?.batches ?? BatchSet.empty(), markerScanOf(summary?.status));
+  for (const [key, m] of await readMarkers(store, found.pending.filter((key) => !rowsOf.has(key)))) if (m !== null) rowsOf.set(key, m.rows ?? 0);
   const pending = new Set<string>();
   let rows = 0;
-  for (const [key] of found.pending) {
+  for (const key of found.pending) {
     const n = rowsOf.get(key);
     if (n === undefined) continue; // gone since it was listed
     pending.add(key);
@@ -405,8 +335,12 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
   if (!Number.isInteger(maxRuns) || maxRuns < 1) throw new CcpError('CCP_ERR_CONFIG', 'lakeMaxRuns must be an integer ≥ 1', { detail: { lakeMaxRuns: maxRuns } });
   const zstdLevel = opts.compressionLevel ?? DEFAULT_LAKE_ZSTD_LEVEL;
   if (!Number.isInteger(zstdLevel) || zstdLevel < 1 || zstdLevel > 22) throw new CcpError('CCP_ERR_CONFIG', 'compressionLevel must be an integer from 1 to 22', { detail: { compressionLevel: zstdLevel } });
-  const found = await findUnmerged(store, merged, markerScanOf(prev?.status, now(), opts.rescan));
-  const markers = await readMarkers(store, found.pending);
+  const scanAt = now();
+  const scan = markerScanOf(prev?.status, opts.rescan);
+  const found = await listNewBatches(store, merged, scan);
+  const read = await readMarkers(store, found.pending);
+  const markers = [...read].flatMap(([key, m]) => (m === null ? [] : [[key, m] as [string, Marker]]));
+  const withoutEntry = markers.filter(([key]) => found.withoutEntry.has(key)).length;
   // a partition's runs (its lake files, oldest first: file keys carry the version that wrote them)
   const runsOf = new Map<string, LakeFileEntry[]>();
   for (const f of prev?.files ?? []) runsOf.set(partitionKey(f), [...(runsOf.get(partitionKey(f)) ?? []), f]);
@@ -414,11 +348,11 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
   phase('load');
   if (markers.length === 0 && compactable.length === 0) {
     // inbox entries of batches merged before (a redelivered batch writes its entry again) go now
-    const gc = await collectQuietly(store, manifest, now(), opts.graceMs, found.inbox.filter((k) => merged.has(layout.markerOfInboxEntry(k)!)));
+    const gc = await collectQuietly(store, manifest, now(), opts.graceMs, doneEntries(found, (k) => merged.has(k), read));
     const s = prev?.status;
     return {
       version: manifest.current, published: false, batches: 0, rowsIn: 0, urls: s?.urls ?? 0, domains: s?.domains ?? 0, rewrittenFiles: 0, rowsWritten: 0,
-      lakeFiles: prev?.files.length ?? 0, newCollisions: 0, ...gc, ms: Date.now() - t0,
+      lakeFiles: prev?.files.length ?? 0, newCollisions: 0, scan, withoutInbox: 0, ...gc, ms: Date.now() - t0,
     };
   }
   const seq = Math.max(0, ...manifest.versions.map((v) => versionSeq(v.version)), ...manifest.retired.map((v) => versionSeq(v.version))) + 1;
@@ -610,7 +544,7 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
     const status: VersionStatus = {
       version, parent: prev?.toc.version ?? null, createdAt, batchesMerged: markers.length, batchesTotal: merged.size + markers.length, rowsIn,
       urls: built.urls, domains: built.domains, lakeFiles: built.files.length, lakeBytes: built.files.reduce((s, f) => s + f.bytes, 0),
-      rewrittenFiles: newFiles.length, collisions: Object.keys(collisions).length, partitionBits: bits, lakeColumns: columnSet, markerInboxSince: prev?.status.markerInboxSince ?? createdAt, datasets: built.datasets,
+      rewrittenFiles: newFiles.length, collisions: Object.keys(collisions).length, partitionBits: bits, lakeColumns: columnSet, ...nextInboxState(prev?.status, scan, withoutEntry, scanAt), datasets: built.datasets,
       ...(await ingestTotalsOf(store, prev?.status ?? null, merged, markers).then((ingested) => ({ ingested }), () => ({}))), mergeMs: Date.now() - t0,
     };
     if (shardNo !== built.shardSizes.length) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'index shards written differ from the shards built', { written: shardNo, built: built.shardSizes.length });
@@ -633,12 +567,11 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
     // deleted now is retried by the next merge; entries are never served for other bytes)
     await cache?.retain([...built.files.map((f) => ({ key: f.key, bytes: f.bytes, crc32: f.crc32 })), ...shardFiles]).catch(() => 0);
     const folded = new Set(markers.map(([k]) => k));
-    const held = found.inbox.filter((k) => folded.has(layout.markerOfInboxEntry(k)!) || merged.has(layout.markerOfInboxEntry(k)!));
-    const gc = await collectQuietly(store, next, now(), opts.graceMs, held);
+    const gc = await collectQuietly(store, next, now(), opts.graceMs, doneEntries(found, (k) => folded.has(k) || merged.has(k), read));
     phase('publish');
     return {
       version, published: true, batches: markers.length, rowsIn, urls: built.urls, domains: built.domains, rewrittenFiles: newFiles.length,
-      rowsWritten: newFiles.reduce((n, f) => n + f.rows, 0), lakeFiles: built.files.length, newCollisions, ...gc, ms: Date.now() - t0,
+      rowsWritten: newFiles.reduce((n, f) => n + f.rows, 0), lakeFiles: built.files.length, newCollisions, scan, withoutInbox: withoutEntry, ...gc, ms: Date.now() - t0,
     };
   } catch (err) {
     // A damaged input (a CRC or format check, or DuckDB refusing a Parquet file) may be a cached copy gone bad on

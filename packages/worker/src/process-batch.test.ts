@@ -125,6 +125,8 @@ describe('processBatch on cc-mirror-dev', () => {
     };
     const r = await processBatch(b!, deps(store, reader), { concurrency: 2, includeText: false });
     expect(r).toEqual({ skipped: true, marker: theirs });
+    // their marker's inbox entry is written (again: the other copy may have stopped between the two)
+    expect(JSON.parse(Buffer.from((await store.get(layout.inboxEntry(b!.datasetId, b!.id)))!).toString())).toEqual(theirs);
     expect(Buffer.from((await store.get(layout.batchPart(b!.datasetId, b!.id)))!).toString()).toBe('their part');
   });
 

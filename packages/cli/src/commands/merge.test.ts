@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { Command } from 'commander';
 import { canonicalizeUrl, layout, urlId } from '@ccpipe/core';
 import { FsObjectStore, closeDuckDbParquetEngine, writeParquetPart, type PartRow } from '@ccpipe/adapters';
+import { runMerge } from '@ccpipe/index';
+import { partRow, putBatch } from '../../../../tests/support/batches';
 import { registerMergeCommand } from './merge';
 
 afterAll(() => closeDuckDbParquetEngine());
@@ -73,12 +75,37 @@ describe('ccpipe merge', () => {
       await expect(merge('--compact', '--every', '60')).rejects.toThrow(/--compact is a one-off/);
       await expect(merge('--rescan', '--every', '60')).rejects.toThrow(/--rescan is a one-off merge: run it without --every/);
       await merge('--compact');
-      // a rescan lists every marker: nothing new here
-      await merge('--rescan');
-      const [, second, compacted, rescanned] = out.map((l) => JSON.parse(l) as Record<string, unknown>);
+      const [, second, compacted] = out.map((l) => JSON.parse(l) as Record<string, unknown>);
       expect(second).toMatchObject({ version: 'v000002', lakeFiles: 2 });
       expect(compacted).toMatchObject({ version: 'v000003', published: true, batches: 0, urls: 3, rewrittenFiles: 1, rowsWritten: 3, lakeFiles: 1 });
-      expect(rescanned).toMatchObject({ version: 'v000003', published: false, batches: 0 });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('--rescan lists every marker: it finds a batch completed without an inbox entry, which a merge reading the inbox alone does not', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'ccpipe-cli-rescan-'));
+    try {
+      const store = new FsObjectStore({ root: dir });
+      // two merges an hour apart whose full listings find every batch through the inbox: merges then read it alone
+      let clock = Date.parse('2030-01-01T00:00:00Z');
+      for (const id of ['b1', 'b2']) {
+        await putBatch(store, 3, id, [partRow(3, `https://${id}.example/`, '20300101000000')]);
+        await runMerge({ store, dataDir: dir, rowGroupSize: 2048, keepVersions: 3, graceMs: 0, now: () => new Date(clock) });
+        clock += 61 * 60_000;
+      }
+      await putBatch(store, 3, 'old-worker', [partRow(3, 'https://old.example/', '20300101000000')], { inbox: false });
+      const out: string[] = [];
+      const merge = async (...flags: string[]) => {
+        const program = new Command('ccpipe').exitOverride();
+        registerMergeCommand(program, { write: (l) => void out.push(l) });
+        await program.parseAsync(['node', 'ccpipe', 'merge', '--data', dir, ...flags]);
+      };
+      await merge();
+      await merge('--rescan');
+      const [inbox, rescan] = out.map((l) => JSON.parse(l) as Record<string, unknown>);
+      expect(inbox).toMatchObject({ published: false, batches: 0, scan: 'inbox' });
+      expect(rescan).toMatchObject({ published: true, batches: 1, urls: 3, scan: 'full', withoutInbox: 1 });
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

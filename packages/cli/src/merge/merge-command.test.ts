@@ -27,7 +27,9 @@ async function storeWithBatch(dir: string, batchId: string, urls: string[]): Pro
   const store = new FsObjectStore({ root: dir });
   const part = layout.batchPart(3, batchId);
   await store.put(part, await writeParquetPart(urls.map(row), { engine: 'duckdb' }));
-  await store.put(layout.batchMarker(3, batchId), Buffer.from(JSON.stringify({ v: 1, batchId, datasetId: 3, rows: urls.length, part })));
+  const marker = Buffer.from(JSON.stringify({ v: 1, batchId, datasetId: 3, rows: urls.length, part }));
+  await store.put(layout.batchMarker(3, batchId), marker);
+  await store.put(layout.inboxEntry(3, batchId), marker);
 }
 
 function fakeStream(isTTY: boolean): Writable & { isTTY: boolean; chunks: string[] } {

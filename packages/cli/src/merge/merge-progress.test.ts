@@ -21,7 +21,7 @@ function fakeStream(isTTY: boolean): Writable & { isTTY: boolean; text(): string
 
 const result: MergeResult = {
   version: 'v000004', published: true, batches: 12, rowsIn: 43210, urls: 40000, domains: 345, rewrittenFiles: 9, rowsWritten: 45000, lakeFiles: 300, newCollisions: 0,
-  collectedVersions: ['v000001'], ms: 3200,
+  scan: 'inbox', withoutInbox: 0, collectedVersions: ['v000001'], ms: 3200,
 };
 
 describe('mergeProgress', () => {
@@ -68,6 +68,20 @@ describe('mergeProgress', () => {
     expect(lines[0]).toMatchObject({ level: 'info', service: 'merge', phase: 'load', ms: 50, elapsedMs: 50 });
     expect(lines[1]).toMatchObject({ version: 'v000004', published: true, batches: 12, rowsIn: 43210, urls: 40000, domains: 345, collectedVersions: 1 });
     expect(lines[2]).toMatchObject({ level: 'error', err: { message: 'boom' } });
+  });
+
+  it('says how many batches had no inbox entry, as a warning in both modes', () => {
+    const tty = fakeStream(true);
+    mergeProgress({ stream: tty, log: createLogger({ service: 'merge', level: 'info', destination: tty }), now: () => 0 }).done({ ...result, scan: 'full', withoutInbox: 3 });
+    expect(tty.text()).toMatch(/^merge: 3 batches had no inbox entry \(a lake written before the merge inbox, or a worker of an older ccpipe/m);
+    const json = fakeStream(false);
+    mergeProgress({ stream: json, log: createLogger({ service: 'merge', level: 'info', destination: json }), now: () => 0 }).done({ ...result, scan: 'full', withoutInbox: 3 });
+    const lines = json.text().trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines[0]).toMatchObject({ msg: 'merge done', scan: 'full' });
+    expect(lines[1]).toMatchObject({ level: 'warn', batches: 3 });
+    const quiet = fakeStream(false);
+    mergeProgress({ stream: quiet, log: createLogger({ service: 'merge', level: 'info', destination: quiet }), now: () => 0 }).done(result);
+    expect(quiet.text().trimEnd().split('\n')).toHaveLength(1);
   });
 
   it('says when garbage collection failed after a merge, as a warning in both modes, and counts it', async () => {

@@ -15,6 +15,9 @@ export interface MergeProgress {
 const num = (n: number): string => n.toLocaleString('en-US');
 const secs = (ms: number): string => `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)}s`;
 
+/** What batches without an inbox entry mean (MergeResult.withoutInbox). */
+const WITHOUT_INBOX = 'a lake written before the merge inbox, or a worker of an older ccpipe still running; merges list every marker until an hour passes without one';
+
 /**
  * Progress of one merge. When `stream` is a TTY (a person is watching): one line per phase as it completes, with
  * its time and the time since the merge started, then a summary line with the rows read in and the URLs and
@@ -35,6 +38,7 @@ export function mergeProgress(opts: { stream: NodeJS.WritableStream & { isTTY?: 
             ? `merge published ${r.version ?? '-'}: ${num(r.batches)} batches, ${num(r.rowsIn)} rows in → ${num(r.urls)} URLs in ${num(r.domains)} domains, ${num(r.rewrittenFiles)} lake files written (${num(r.rowsWritten)} rows), ${num(r.lakeFiles)} in the lake (${secs(r.ms)})`
             : `merge: nothing new; ${r.version ?? 'no version'} stays current with ${num(r.urls)} URLs in ${num(r.domains)} domains (${secs(r.ms)})`,
         );
+        if (r.withoutInbox > 0) out(`merge: ${num(r.withoutInbox)} batches had no inbox entry (${WITHOUT_INBOX})`);
         if (r.gcError !== undefined) out(`merge: garbage collection failed (${r.gcError}); the next merge deletes what is left`);
       },
       failed: (err) => out(`merge failed after ${secs(now() - started)}: ${err instanceof Error ? err.message : String(err)}`),
@@ -46,10 +50,11 @@ export function mergeProgress(opts: { stream: NodeJS.WritableStream & { isTTY?: 
       opts.log.info(
         {
           version: r.version, published: r.published, batches: r.batches, rowsIn: r.rowsIn, urls: r.urls, domains: r.domains,
-          rewrittenFiles: r.rewrittenFiles, rowsWritten: r.rowsWritten, lakeFiles: r.lakeFiles, newCollisions: r.newCollisions, collectedVersions: r.collectedVersions.length, ms: r.ms,
+          rewrittenFiles: r.rewrittenFiles, rowsWritten: r.rowsWritten, lakeFiles: r.lakeFiles, newCollisions: r.newCollisions, scan: r.scan, collectedVersions: r.collectedVersions.length, ms: r.ms,
         },
         'merge done',
       );
+      if (r.withoutInbox > 0) opts.log.warn({ batches: r.withoutInbox }, `batches without an inbox entry: ${WITHOUT_INBOX}`);
       if (r.gcError !== undefined) opts.log.warn({ code: r.gcError }, 'garbage collection failed after the merge; the next merge deletes what is left');
     },
     failed: (err) => opts.log.error({ err, ms: now() - started }, 'merge failed'),
