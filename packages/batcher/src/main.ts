@@ -3,6 +3,7 @@ import { CcpError, compileFilter, loadConfig, registeredDomainOf, type Config, t
 import {
   AmqpBatchPublisher,
   AmqpConnection,
+  connectionEventFields,
   UndiciRangeReader,
   declareTopology,
   openObjectStore,
@@ -75,10 +76,16 @@ export async function batcherMain(flags: Partial<Record<ConfigKey, unknown>>, en
       const connection = new AmqpConnection({
         url: config.rabbitmqUrl,
         name: 'ccpipe-batcher',
-        onEvent: (e) => (e.type === 'connected' ? log.info({ event: e.type }, 'broker') : log.warn({ event: e.type }, 'broker')),
+        onEvent: (e) => (e.type === 'connected' ? log.info(connectionEventFields(e), 'broker') : log.warn(connectionEventFields(e), 'broker')),
       });
-      await connection.start();
       defer(() => connection.close());
+      try {
+        await connection.start(signal);
+      } catch (err) {
+        // stopped while the broker could not be reached: nothing published this run, the checkpoint stands
+        if (signal.aborted) return 130;
+        throw err;
+      }
       const names = topologyNames(config.queuePrefix);
       const ch = await connection.createChannel(signal);
       await declareTopology(ch, names);

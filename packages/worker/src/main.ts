@@ -4,6 +4,7 @@ import {
   AmqpBatchConsumer,
   AmqpConnection,
   ExtractionPool,
+  connectionEventFields,
   UndiciRangeReader,
   closeDuckDbParquetEngine,
   declareTopology,
@@ -47,12 +48,18 @@ export async function workerMain(flags: Partial<Record<ConfigKey, unknown>>, env
         name: 'ccpipe-worker',
         onEvent: (e) => {
           if (e.type === 'gave-up') gaveUp(e.error);
-          if (e.type === 'connected') log.info({ event: e.type }, 'broker');
-          else log.warn({ event: e.type }, 'broker');
+          if (e.type === 'connected') log.info(connectionEventFields(e), 'broker');
+          else log.warn(connectionEventFields(e), 'broker');
         },
       });
-      await connection.start();
       defer(() => connection.close());
+      try {
+        await connection.start(signal);
+      } catch (err) {
+        // stopped while the broker could not be reached (down, or refusing the login): nothing was taken, nothing to drain
+        if (signal.aborted) return 0;
+        throw err;
+      }
       const names = topologyNames(config.queuePrefix);
       const ch = await connection.createChannel();
       await declareTopology(ch, names);

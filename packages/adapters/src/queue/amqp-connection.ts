@@ -42,6 +42,20 @@ export interface AmqpConnectionOptions {
   onEvent?: (event: AmqpConnectionEvent) => void;
 }
 
+/**
+ * What a service logs of a connection event: its type, attempt and delay, and why (the error's message: a refused
+ * login and a broker that is down read differently). Never the URL, which carries the credentials. Pure.
+ */
+export function connectionEventFields(e: AmqpConnectionEvent): Record<string, unknown> {
+  const { type, ...rest } = e;
+  const fields: Record<string, unknown> = { event: type };
+  for (const [k, v] of Object.entries(rest)) {
+    if (v instanceof Error) fields['reason'] = v.message;
+    else if (v !== undefined) fields[k] = v;
+  }
+  return fields;
+}
+
 /** Delay before reconnect attempt `attempt` (1-based). Pure. */
 export function reconnectDelayMs(opts: ReconnectOptions, attempt: number, random: () => number = Math.random): number {
   const base = Math.min(opts.maxDelayMs, opts.initialDelayMs * opts.factor ** Math.max(0, attempt - 1));
@@ -112,10 +126,11 @@ export class AmqpConnection extends EventEmitter {
 
   /**
    * Connects (retrying with backoff up to `maxAttempts`). Idempotent: later calls wait for the same connection.
-   * Rejects with QueueError CCP_ERR_QUEUE_UNAVAILABLE when attempts run out, CCP_ERR_QUEUE_CLOSED after close().
+   * Rejects with QueueError CCP_ERR_QUEUE_UNAVAILABLE when attempts run out, CCP_ERR_QUEUE_CLOSED after close(), and
+   * with the abort reason when `signal` aborts first (the attempts go on until close()).
    */
-  async start(): Promise<void> {
-    await this.ready();
+  async start(signal?: AbortSignal): Promise<void> {
+    await this.ready(signal);
   }
 
   /**
