@@ -38,14 +38,24 @@ async function main() {
     }
     const store = new FsObjectStore({ root: base });
     const opts = (dir, over = {}) => ({ store: new FsObjectStore({ root: dir }), dataDir: dir, rowGroupSize: 8192, keepVersions: 2, graceMs: 0, ...over });
-    // the first merge, two hours ago, folds them in (and lists every marker: there is no version yet)
-    const first = await runMerge(opts(base, { now: () => new Date(Date.now() - 2 * HOUR) }));
+    // the first merge, three hours ago, folds them in (and lists every marker: there is no version yet)
+    const first = await runMerge(opts(base, { now: () => new Date(Date.now() - 3 * HOUR) }));
     console.log(`setup: ${merged} merged batches written and merged in ${((Date.now() - t) / 1000).toFixed(1)} s (version ${first.version}, ${first.batches} batches)`);
     const rows = Array.from({ length: 50 }, (_, i) => ({
       datasetId: 1, urlId: 0n, url: '', rawUrl: '', host: '', domain: '', privateDomain: null, surt: '', timestamp: '20300101000000', status: 200, mime: 'text/html',
       charset: null, languages: null, title: 't', text: null, contentLength: 1, outlinks: [], warcFilename: 'w.warc.gz', warcOffset: i, warcLength: 1, digest: 'A',
     }));
     const { canonicalizeUrl, urlId } = require('@ccpipe/core');
+    // a second merge an hour and more after the first, whose full listing finds every batch through the inbox: the
+    // merges after it read the inbox alone (merge-inbox.ts)
+    const settle = batchId('CC-MAIN-2030-40', 999_999, 0);
+    await store.put(layout.batchPart(1, settle), await writeParquetPart(rows.slice(0, 1).map((r) => {
+      const c = canonicalizeUrl('https://settle.example/');
+      return { ...r, urlId: urlId(c.url), url: c.url, rawUrl: c.url, host: c.host, domain: c.domain ?? c.host, surt: c.surt };
+    }), { engine: 'duckdb' }));
+    file(layout.batchMarker(1, settle), marker(settle, layout.batchPart(1, settle), 1));
+    file(layout.inboxEntry(1, settle), marker(settle, layout.batchPart(1, settle), 1));
+    await runMerge(opts(base, { now: () => new Date(Date.now() - 1.5 * HOUR) }));
     for (let b = 0; b < fresh; b++) {
       const id = batchId('CC-MAIN-2030-40', 1_000_000 + b, 0);
       const part = layout.batchPart(1, id);
@@ -73,7 +83,7 @@ async function main() {
       const phases = {};
       const m = await timed(() => runMerge(opts(dir, { rescan: mode === 'rescan', onPhase: (p, ms) => (phases[p] = ms) })));
       res[mode] = { ...m, load: phases.load };
-      if (m.r.batches !== fresh) throw new Error(`${mode}: merged ${m.r.batches} batches, expected ${fresh}`);
+      if (m.r.batches !== fresh || m.r.scan !== (mode === 'rescan' ? 'full' : 'inbox')) throw new Error(`${mode}: merged ${m.r.batches} batches by a ${m.r.scan} scan, expected ${fresh}`);
     }
     const f = (x) => x.toFixed(0);
     console.log(`${fresh} new batches on a lake of ${merged} merged (${merged * 3} keys under batches/):`);
