@@ -75,11 +75,15 @@ it('reports queue depth, DLQ, completed batches, index version and datasets', as
   expect(after['index']).toEqual({ current: 'v000001', versions: ['v000001'] });
 });
 
-it('reports an unreachable broker instead of failing', async () => {
-  const p = spawnCcpipe(['status', '--data', data, '--rabbitmq', 'amqp://guest:guest@127.0.0.1:1']);
-  expect((await p.exited).code).toBe(0);
-  const status = JSON.parse(p.stdout) as Record<string, any>;
-  expect(status['queue']['error']).toEqual(expect.any(String));
+it('reports an unreachable broker, and one refusing the login, instead of failing, each with its reason', async () => {
+  const down = spawnCcpipe(['status', '--data', data, '--rabbitmq', 'amqp://guest:guest@127.0.0.1:1']);
+  expect((await down.exited).code).toBe(0);
+  expect((JSON.parse(down.stdout) as Record<string, any>)['queue']['error']).toMatch(/^broker unreachable: .*ECONNREFUSED/);
+  const refused = spawnCcpipe(['status', '--data', data, '--rabbitmq', 'amqp://guest:not-the-password@127.0.0.1:5672']);
+  expect((await refused.exited).code).toBe(0);
+  const error = (JSON.parse(refused.stdout) as Record<string, any>)['queue']['error'] as string;
+  expect(error).toMatch(/^broker unreachable: .*ACCESS.REFUSED/);
+  expect(error).not.toContain('not-the-password');
 });
 
 it('reports a queue nobody declared (no batcher or worker ran with that prefix, as after ccpipe run) as such', async () => {

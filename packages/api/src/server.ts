@@ -176,7 +176,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, opts: ApiOption
     return sendError(req, res, new ApiError('CCP_ERR_API_NO_INDEX', 'the index cannot be read', { cause: err }), route.name, err);
   }
   if (pin !== undefined && view === null) {
-    return sendError(req, res, new ApiError('CCP_ERR_API_VERSION_GONE', 'the pinned index version is no longer kept; start again without X-Index-Version'), route.name);
+    return sendError(req, res, new ApiError('CCP_ERR_API_VERSION_GONE', 'the pinned index version is not served here (collected, never published, or too large to pin on this replica); start again without X-Index-Version'), route.name);
   }
   if (view !== null) res.setHeader('x-index-version', view.version);
   try {

@@ -46,7 +46,10 @@ export async function pipelineStatus(opts: { store: ObjectStore; rabbitmqUrl: st
     await conn.start();
     queue = { name: names.queue, ...(await amqpQueueDepth(conn, names)) };
   } catch (err) {
-    const message = err instanceof Error ? err.message.split('\n')[0]! : String(err);
+    // 'broker unreachable' alone reads the same for a broker that is down and one refusing the login: say why
+    const firstLine = (e: unknown): string => (e instanceof Error ? e.message.split('\n')[0]! : String(e));
+    const cause = err instanceof Error && err.cause !== undefined ? `: ${firstLine(err.cause)}` : '';
+    const message = firstLine(err) + cause;
     // the broker answers 404 NOT_FOUND for a queue nobody declared: no batcher or worker ran with this prefix
     // (`ccpipe run` queues in process), which is a state to report, not a broker failure
     queue = /\b404\b|NOT.FOUND/.test(message)
