@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command } from 'commander';
@@ -40,6 +40,18 @@ describe('ccpipe merge', () => {
       expect(second).toMatchObject({ version: 'v000001', published: false, batches: 0, urls: 2 });
     } finally {
       await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a --data directory that does not exist is refused, and not created', async () => {
+    const dir = join(await mkdtemp(join(tmpdir(), 'ccpipe-cli-merge-')), 'mistyped');
+    try {
+      const program = new Command('ccpipe').exitOverride();
+      registerMergeCommand(program, { write: () => undefined });
+      await expect(program.parseAsync(['node', 'ccpipe', 'merge', '--data', dir])).rejects.toMatchObject({ code: 'CCP_ERR_CONFIG', message: `there is no data store at ${dir}: check --data (CCPIPE_DATA)` });
+      await expect(stat(dir)).rejects.toMatchObject({ code: 'ENOENT' });
+    } finally {
+      await rm(join(dir, '..'), { recursive: true, force: true });
     }
   });
 

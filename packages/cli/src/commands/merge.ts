@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { CcpError, loadConfig, type ConfigKey } from '@ccpipe/core';
 import { createLogger, localStoreDir, openObjectStore } from '@ccpipe/adapters';
@@ -99,6 +100,11 @@ export function registerMergeCommand(program: Command, io: MergeCommandIo = { wr
         throw new CcpError('CCP_ERR_CONFIG', '--min-new-ratio and --max-wait apply to the merger service: add --every <seconds>');
       }
       const dataDir = localStoreDir(config.data);
+      // a one-off merge of a directory that is not there has nothing to merge, and would create it (for its lease): a
+      // mistyped --data. The service waits for one (compose starts it beside the workers that fill it).
+      if (dataDir !== undefined && everyMs === null && !existsSync(dataDir)) {
+        throw new CcpError('CCP_ERR_CONFIG', `there is no data store at ${dataDir}: check --data (CCPIPE_DATA)`);
+      }
       const options: Omit<MergeOptions, 'onPhase'> = {
         store: openObjectStore(config.data, config),
         ...(dataDir !== undefined && { dataDir }),

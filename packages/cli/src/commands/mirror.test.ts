@@ -9,16 +9,17 @@ const REPO_ROOT = path.resolve(__dirname, '../../../..');
 const CC_MIRROR_DEV = path.join(REPO_ROOT, '../shared/corpus/cc-mirror-dev');
 const WARC = 'crawl-data/CC-MAIN-2030-40/segments/1700003000.00/warc/CC-MAIN-20301110120000-20301110150000-00001.warc.gz';
 
-function harness(): { program: Command; out: string[]; stop: () => void; io: MirrorCommandIo } {
+function harness(): { program: Command; out: string[]; errors: string[]; stop: () => void; io: MirrorCommandIo } {
   const out: string[] = [];
+  const errors: string[] = [];
   let release: () => void = () => undefined;
   const stopped = new Promise<void>((r) => {
     release = r;
   });
-  const io: MirrorCommandIo = { write: (l) => void out.push(l), waitForStop: () => stopped };
+  const io: MirrorCommandIo = { write: (l) => void out.push(l), error: (l) => void errors.push(l), waitForStop: () => stopped };
   const program = new Command('ccpipe').exitOverride().configureOutput({ writeErr: () => undefined, writeOut: () => undefined });
   registerMirrorCommand(program, io);
-  return { program, out, stop: release, io };
+  return { program, out, errors, stop: release, io };
 }
 
 async function until(cond: () => boolean): Promise<void> {
@@ -52,12 +53,14 @@ describe('ccpipe mirror build', () => {
     await expect(program.parseAsync(['node', 'ccpipe', 'mirror', 'build', '--crawl', 'X', '--out', tmp, '--block-size', '0', 'a.warc'])).rejects.toThrow(/positive integer/);
   });
 
-  it('reports a missing WARC as an error line and exit code 1', async () => {
-    const { program, out } = harness();
+  it('reports a missing WARC as an error line (stderr) and exit code 1, and writes nothing', async () => {
+    const { program, out, errors } = harness();
     const before = process.exitCode;
     await program.parseAsync(['node', 'ccpipe', 'mirror', 'build', '--crawl', 'CC-MAIN-2030-40', '--out', path.join(tmp, 'x'), path.join(tmp, 'missing.warc.gz')]);
-    expect(out.join('')).toMatch(/^error: /);
+    expect(errors.join('')).toMatch(/^error: an input WARC is not a readable file\n$/);
+    expect(out).toEqual([]);
     expect(process.exitCode).toBe(1);
+    await expect(fsp.stat(path.join(tmp, 'x'))).rejects.toMatchObject({ code: 'ENOENT' });
     process.exitCode = before;
   });
 });

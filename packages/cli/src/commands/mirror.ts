@@ -4,6 +4,8 @@ import { buildMirror, serveMirror, type MirrorServer } from '@ccpipe/mirror';
 /** Where `ccpipe mirror` writes and how `serve` learns to stop; tests pass their own. */
 export interface MirrorCommandIo {
   write(line: string): void;
+  /** Where error lines go (default: `write`; the CLI's own io writes them to stderr). */
+  error?(line: string): void;
   /** Resolves when the server should stop. Default: the first SIGINT or SIGTERM. */
   waitForStop(server: MirrorServer): Promise<void>;
 }
@@ -11,6 +13,9 @@ export interface MirrorCommandIo {
 const defaultIo: MirrorCommandIo = {
   write: (l) => {
     process.stdout.write(l);
+  },
+  error: (l) => {
+    process.stderr.write(l);
   },
   waitForStop: () =>
     new Promise<void>((resolve) => {
@@ -88,7 +93,7 @@ export function registerMirrorCommand(program: Command, io: MirrorCommandIo = de
         const skipped = Object.entries(s.skipped).sort().map(([k, v]) => `${k}=${v}`).join(' ');
         io.write(`skipped ${skipped === '' ? 'none' : skipped}\n`);
       } catch (err) {
-        io.write(`error: ${(err as Error).message}\n`);
+        (io.error ?? io.write)(`error: ${(err as Error).message}\n`);
         process.exitCode = 1;
       }
     });
@@ -112,7 +117,7 @@ export function registerMirrorCommand(program: Command, io: MirrorCommandIo = de
           },
         });
       } catch (err) {
-        io.write(`error: ${(err as Error).message}\n`);
+        (io.error ?? io.write)(`error: ${(err as Error).message}\n`);
         process.exitCode = 1;
         return;
       }

@@ -79,6 +79,11 @@ export async function buildMirror(opts: BuildMirrorOptions): Promise<BuildMirror
     throw new MirrorError('CCP_ERR_MIRROR_OPTION', 'blocksPerShard must be a positive integer');
   }
   if (perShard !== undefined && opts.shards !== undefined) throw new MirrorError('CCP_ERR_MIRROR_OPTION', 'give shards or blocksPerShard, not both');
+  // every input is there before anything is written: a mistyped path leaves no empty mirror behind
+  for (const warc of opts.warcs) {
+    const st = await fsp.stat(warc).catch(() => null);
+    if (st === null || !st.isFile()) throw new MirrorError('CCP_ERR_MIRROR_OPTION', 'an input WARC is not a readable file', { detail: { warc } });
+  }
   await fsp.mkdir(out, { recursive: true });
 
   const lines: string[] = [];
