@@ -55,7 +55,7 @@ describe('ccpipe merge', () => {
     }
   });
 
-  it('--min-new-ratio and --max-wait belong to the merger service (--every) and take numbers', async () => {
+  it('--min-new-ratio, --max-wait and --rescan-every belong to the merger service (--every) and take numbers', async () => {
     const merge = async (...args: string[]) => {
       const program = new Command('ccpipe').exitOverride();
       registerMergeCommand(program, { write: () => undefined });
@@ -65,6 +65,8 @@ describe('ccpipe merge', () => {
     await expect(merge('--max-wait', '60')).rejects.toThrow(/add --every/);
     await expect(merge('--every', '5', '--min-new-ratio', '-1')).rejects.toThrow(/--min-new-ratio must be a number ≥ 0/);
     await expect(merge('--every', '5', '--min-new-ratio', '0.5', '--max-wait', '0')).rejects.toThrow(/--max-wait must be a number of seconds > 0/);
+    await expect(merge('--rescan-every', '3600')).rejects.toThrow(/add --every/);
+    await expect(merge('--every', '5', '--rescan-every', 'daily')).rejects.toThrow(/--rescan-every must be a number of seconds > 0/);
   });
 
   it('--compact folds a partition\'s runs into one file even with no new batch; it and --rescan are refused with --every', async () => {

@@ -4,7 +4,7 @@ import { CcpError, loadConfig, type ConfigKey } from '@ccpipe/core';
 import { createLogger, localStoreDir, openObjectStore } from '@ccpipe/adapters';
 import { DEFAULT_LAKE_ZSTD_LEVEL, DEFAULT_MAX_RUNS, runMerge, type LakeColumnSet, type MergeOptions, type MergeResult } from '@ccpipe/index';
 import { mergeProgress } from '../merge/merge-progress';
-import { mergerMain } from '../merge/merger-main';
+import { DEFAULT_RESCAN_EVERY_MS, mergerMain } from '../merge/merger-main';
 import { STORE_KEYS, addConfigFlags, configFlagsOf } from './config-flags';
 
 const MERGE: ConfigKey[] = [...STORE_KEYS, 'lakeRowGroupSize', 'logLevel', 'metricsPort', 'metricsHost', 'mergeCacheDir'];
@@ -89,6 +89,7 @@ export function registerMergeCommand(program: Command, io: MergeCommandIo = { wr
     .option('--every <seconds>', 'run as the merger service: merge every <seconds> until SIGTERM, serving /metrics')
     .option('--min-new-ratio <r>', 'with --every: merge only once the new rows are r × the URLs already merged (0, the default: every time)')
     .option('--max-wait <seconds>', 'with --every and --min-new-ratio: merge anyway once new batches have waited this long (default 3600)')
+    .option('--rescan-every <seconds>', 'with --every: list every batch marker besides the inbox at most this long apart, to merge batches completed without an inbox entry (default 86400; 0 = never)')
     .action(async (opts: Record<string, unknown>) => {
       const config = loadConfig(process.env, configFlagsOf(opts, MERGE));
       const everyMs = secondsFlag('every', opts['every']);
@@ -96,9 +97,10 @@ export function registerMergeCommand(program: Command, io: MergeCommandIo = { wr
       const maxWaitMs = secondsFlag('max-wait', opts['maxWait']) ?? 3_600_000;
       if (everyMs !== null && opts['compact'] === true) throw new CcpError('CCP_ERR_CONFIG', '--compact is a one-off merge: run it without --every');
       if (everyMs !== null && opts['rescan'] === true) throw new CcpError('CCP_ERR_CONFIG', '--rescan is a one-off merge: run it without --every (stop the merger service first)');
-      if (everyMs === null && (opts['minNewRatio'] !== undefined || opts['maxWait'] !== undefined)) {
-        throw new CcpError('CCP_ERR_CONFIG', '--min-new-ratio and --max-wait apply to the merger service: add --every <seconds>');
+      if (everyMs === null && (opts['minNewRatio'] !== undefined || opts['maxWait'] !== undefined || opts['rescanEvery'] !== undefined)) {
+        throw new CcpError('CCP_ERR_CONFIG', '--min-new-ratio, --max-wait and --rescan-every apply to the merger service: add --every <seconds>');
       }
+      const rescanEveryMs = opts['rescanEvery'] === '0' ? 0 : (secondsFlag('rescan-every', opts['rescanEvery']) ?? DEFAULT_RESCAN_EVERY_MS);
       const dataDir = localStoreDir(config.data);
       // a one-off merge of a directory that is not there has nothing to merge, and would create it (for its lease): a
       // mistyped --data. The service waits for one (compose starts it beside the workers that fill it).
@@ -122,7 +124,7 @@ export function registerMergeCommand(program: Command, io: MergeCommandIo = { wr
       };
       const stream = io.progress ?? process.stderr;
       if (everyMs !== null) {
-        process.exitCode = await mergerMain(config, options, everyMs, stream, { minNewRatio, maxWaitMs });
+        process.exitCode = await mergerMain(config, options, everyMs, stream, { minNewRatio, maxWaitMs }, rescanEveryMs);
         return;
       }
       const progress = mergeProgress({ stream, log: createLogger({ service: 'merge', level: config.logLevel, destination: stream }) });

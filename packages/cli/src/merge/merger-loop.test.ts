@@ -150,4 +150,31 @@ describe('runMergerLoop', () => {
     });
     expect(await loop).toEqual({ merges: 1, failed: 0 });
   });
+  it('with rescanEveryMs a merge lists every marker once that long has passed since the start or since a merge last did', async () => {
+    let clock = 0;
+    const asked: boolean[] = [];
+    // the second merge lists every marker on its own (a lake still settling into the inbox): the clock starts again
+    const scans: MergeResult['scan'][] = ['inbox', 'full', 'inbox', 'inbox', 'inbox', 'inbox'];
+    const done = await runMergerLoop(
+      1,
+      {
+        merge: async (_onPhase, { rescan }) => {
+          asked.push(rescan);
+          const scan = rescan ? 'full' : scans[asked.length - 1]!;
+          clock += 600;
+          return result({ scan });
+        },
+        metrics: mergeMetrics(new Registry()),
+        progress,
+        signal: new AbortController().signal,
+        now: () => clock,
+        rescanEveryMs: 1000,
+      },
+      6,
+    );
+    expect(done).toEqual({ merges: 6, failed: 0 });
+    // merges run 0–600, 600–1200 (lists every marker itself: the clock restarts at its end), 1200–1800, 1800–2400,
+    // 2400–3000 (1,200 past 1200: a rescan, ending at 3000), 3000–3600
+    expect(asked).toEqual([false, false, false, false, true, false]);
+  });
 });

@@ -4,8 +4,11 @@ import type { MergeProgress } from './merge-progress';
 
 /** Ports of {@link runMergerLoop}. */
 export interface MergerLoopDeps {
-  /** One merge (runMerge with the command's options); it reports phases through `onPhase`. */
-  merge(onPhase: NonNullable<MergeOptions['onPhase']>): Promise<MergeResult>;
+  /**
+   * One merge (runMerge with the command's options); it reports phases through `onPhase`, and lists every batch
+   * marker besides the inbox with `rescan` (merge-inbox.ts).
+   */
+  merge(onPhase: NonNullable<MergeOptions['onPhase']>, opts: { rescan: boolean }): Promise<MergeResult>;
   metrics: MergeMetrics;
   /** A fresh progress reporter per merge. */
   progress(): MergeProgress;
@@ -19,6 +22,12 @@ export interface MergerLoopDeps {
   policy?: MergePolicy;
   pending?: () => Promise<PendingMerge>;
   deferred?: (p: PendingMerge, waitedMs: number) => void;
+  /**
+   * A merge lists every batch marker (`rescan`) once this long has passed since the loop started or since a merge
+   * last did (default: never). Markers written without an inbox entry — a worker of an older ccpipe left running, a
+   * batch folder copied in by hand — are then merged within that time instead of never.
+   */
+  rescanEveryMs?: number;
 }
 
 /**
@@ -54,6 +63,7 @@ export async function runMergerLoop(everyMs: number, deps: MergerLoopDeps, maxMe
   let merges = 0;
   let failed = 0;
   let waitingSince: number | null = null;
+  let lastFullScan = now();
   while (!deps.signal.aborted && merges < maxMerges) {
     if (deps.policy !== undefined && deps.policy.minNewRatio > 0 && deps.pending !== undefined) {
       // A store that cannot answer is not a reason to defer: the merge then runs and reports its own error.
@@ -71,10 +81,12 @@ export async function runMergerLoop(everyMs: number, deps: MergerLoopDeps, maxMe
     const progress = deps.progress();
     const t0 = now();
     try {
+      const rescan = deps.rescanEveryMs !== undefined && deps.rescanEveryMs > 0 && now() - lastFullScan >= deps.rescanEveryMs;
       const result = await deps.merge((phase, ms) => {
         deps.metrics.phase(phase, ms);
         progress.phase(phase, ms);
-      });
+      }, { rescan });
+      if (result.scan === 'full') lastFullScan = now();
       deps.metrics.finished(result);
       progress.done(result);
     } catch (err) {

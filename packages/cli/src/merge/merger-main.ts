@@ -5,6 +5,9 @@ import { mergeMetrics } from './merge-metrics';
 import { mergeProgress } from './merge-progress';
 import { runMergerLoop, type MergePolicy } from './merger-loop';
 
+/** How often the merger service lists every batch marker besides the inbox by default (`--rescan-every`): daily. */
+export const DEFAULT_RESCAN_EVERY_MS = 86_400_000;
+
 /** The merger's /metrics port when neither `--metrics-port` nor CCPIPE_METRICS_PORT sets one (batcher 9000, worker 9001, merger 9002). */
 export const MERGER_METRICS_PORT = 9002;
 
@@ -22,6 +25,7 @@ export function mergerMain(
   everyMs: number,
   progressStream: NodeJS.WritableStream & { isTTY?: boolean } = process.stderr,
   policy: MergePolicy = { minNewRatio: 0, maxWaitMs: 0 },
+  rescanEveryMs = DEFAULT_RESCAN_EVERY_MS,
 ): Promise<number> {
   return runService(
     {
@@ -33,9 +37,10 @@ export function mergerMain(
     async ({ log, registry, signal }) => {
       const metrics = mergeMetrics(registry);
       const markerRows = new Map<string, number>(); // pending markers' row counts, read once each
-      log.info({ everyMs, ...policy, keepVersions: options.keepVersions, graceMs: options.graceMs }, 'merger started');
+      log.info({ everyMs, ...policy, rescanEveryMs, keepVersions: options.keepVersions, graceMs: options.graceMs }, 'merger started');
       const done = await runMergerLoop(everyMs, {
-        merge: (onPhase) => runMerge({ ...options, onPhase }),
+        merge: (onPhase, { rescan }) => runMerge({ ...options, onPhase, ...(rescan && { rescan }) }),
+        rescanEveryMs,
         metrics,
         progress: () => mergeProgress({ stream: progressStream, log }),
         signal,
