@@ -107,8 +107,8 @@ export interface MergeOptions {
   /** Called after each phase with its wall time (metrics, benchmarks). */
   onPhase?: (phase: 'load' | 'read' | 'domains' | 'collisions' | 'lake' | 'index' | 'publish', ms: number) => void;
   /**
-   * List every batch marker of the store besides the inbox (default false: the inbox alone, once the current version
-   * was written by a merger that reads it). For markers written without an inbox entry: by workers of a ccpipe older
+   * List every batch marker of the store besides the inbox (default false: the inbox alone, once the lake's merges
+   * have settled into it, merge-inbox.ts). For markers written without an inbox entry: by workers of a ccpipe older
    * than the inbox, or put by hand. Costs a listing of every batch (≈ 8M keys per crawl).
    */
   rescan?: boolean;
