@@ -80,6 +80,13 @@ async function markersInBucket(): Promise<number> {
   return n;
 }
 
+/** Entries in the merger's inbox (a worker writes one after each marker; a merge deletes those it folded in). */
+async function inboxEntriesInBucket(): Promise<number> {
+  let n = 0;
+  for await (const o of store!.list(layout.inboxPrefix())) if (layout.markerOfInboxEntry(o.key) !== null) n++;
+  return n;
+}
+
 
 describe('batcher → RabbitMQ → 2 workers → merge → api, as separate processes, lake on S3', () => {
   it('answers every (domain, crawl) of the oracle with its datasets, exact counts and URL set', async () => {
@@ -95,12 +102,14 @@ describe('batcher → RabbitMQ → 2 workers → merge → api, as separate proc
       expect([(await b.exited).code, b.text.join('').slice(-2000)]).toEqual([0, expect.anything()]);
       const crawlBatches = logLine(b, 'batcher done')!['batches'] as number;
       batches += crawlBatches;
-      await waitFor('every batch done', async () => (await markersInBucket()) === batches, 900_000, 1000);
+      await waitFor('every batch done', async () => (await markersInBucket()) === batches && (await inboxEntriesInBucket()) === crawlBatches, 900_000, 1000);
       const merge = start(['merge', '--data', DATA, '--merge-cache-dir', cacheDir]);
       expect([(await merge.exited).code, merge.text.join('').slice(-2000)]).toEqual([0, expect.anything()]);
       // its one stdout line is the MergeResult
       merged = merge.logs.find((l) => 'published' in l) as typeof merged;
-      expect(merged).toMatchObject({ published: true, batches: crawlBatches });
+      expect(merged).toMatchObject({ published: true, batches: crawlBatches, withoutInbox: 0 });
+      // the entries of the batches it folded in are gone from the bucket
+      expect(await inboxEntriesInBucket()).toBe(0);
       // the cache holds exactly the new version's lake files and shard files, each under its size and CRC32
       expect(await cachedKeys(cacheDir)).toEqual(await versionFilesToCache(merged!.version!));
     }
