@@ -43,6 +43,8 @@ export function mergeMetrics(registry: Registry, nowMs: () => number = Date.now)
   const lakeFiles = new Gauge({ name: 'ccpipe_merge_lake_files', help: 'lake files (runs) of the current index version', registers });
   const collisions = new Counter({ name: 'ccpipe_merge_collisions_total', help: 'url_id collisions resolved by merges', registers });
   const collected = new Counter({ name: 'ccpipe_merge_versions_collected_total', help: 'retired index versions deleted after their grace period', registers });
+  const scans = new Counter({ name: 'ccpipe_merge_scans_total', help: 'how merges found new batches: the inbox, or a listing of every batch marker (full)', labelNames: ['scan'], registers });
+  const withoutInbox = new Counter({ name: 'ccpipe_merge_batches_without_inbox_total', help: 'batches a full listing found without an inbox entry (a worker of an older ccpipe, or a lake written before the inbox)', registers });
   const gcFailures = new Counter({ name: 'ccpipe_merge_gc_failures_total', help: 'garbage collections that failed after a merge (what is left is deleted by a later one)', registers });
   const version = new Gauge({ name: 'ccpipe_merge_index_version', help: 'sequence number of the current index version (v000042 → 42; 0 = none)', registers });
   const urls = new Gauge({ name: 'ccpipe_merge_index_urls', help: 'URLs in the current index version', registers });
@@ -55,6 +57,7 @@ export function mergeMetrics(registry: Registry, nowMs: () => number = Date.now)
     duration.zero({ outcome });
   }
   for (const phase of MERGE_PHASES) phaseSeconds.zero({ phase });
+  for (const scan of ['inbox', 'full']) scans.inc({ scan }, 0);
   return {
     phase: (phase, ms) => phaseSeconds.observe({ phase }, ms / 1000),
     finished: (r) => {
@@ -68,6 +71,8 @@ export function mergeMetrics(registry: Registry, nowMs: () => number = Date.now)
       lakeFiles.set(r.lakeFiles);
       collisions.inc(r.newCollisions);
       collected.inc(r.collectedVersions.length);
+      scans.inc({ scan: r.scan });
+      withoutInbox.inc(r.withoutInbox);
       if (r.gcError !== undefined) gcFailures.inc();
       version.set(r.version === null ? 0 : versionSeq(r.version));
       urls.set(r.urls);

@@ -84,6 +84,18 @@ describe('mergeProgress', () => {
     expect(quiet.text().trimEnd().split('\n')).toHaveLength(1);
   });
 
+  it('counts merges by how they found their batches, and the batches found without an inbox entry', async () => {
+    const registry = new Registry();
+    const metrics = mergeMetrics(registry);
+    const values = async (name: string) => (await registry.getSingleMetric(name)!.get()).values.map((v) => [v.labels['scan'] ?? '', v.value]);
+    expect(await values('ccpipe_merge_scans_total')).toEqual([['inbox', 0], ['full', 0]]);
+    metrics.finished(result);
+    metrics.finished({ ...result, scan: 'full', withoutInbox: 4 });
+    metrics.finished({ ...result, scan: 'full', withoutInbox: 0 });
+    expect(await values('ccpipe_merge_scans_total')).toEqual([['inbox', 1], ['full', 2]]);
+    expect(await values('ccpipe_merge_batches_without_inbox_total')).toEqual([['', 4]]);
+  });
+
   it('says when garbage collection failed after a merge, as a warning in both modes, and counts it', async () => {
     const tty = fakeStream(true);
     mergeProgress({ stream: tty, log: createLogger({ service: 'merge', level: 'info', destination: tty }), now: () => 0 }).done({ ...result, gcError: 'CCP_ERR_STORE_IO' });
