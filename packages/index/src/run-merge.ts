@@ -1,14 +1,14 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RoaringBitmap32 } from 'roaring';
-import { CcpError, domain64FromInt64, domain64ToInt64, errorCode, layout, runLanes, type ObjectStore } from '@ccpipe/core';
+import { CcpError, domain64FromInt64, domain64ToInt64, errorCode, layout, type ObjectStore } from '@ccpipe/core';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { BatchSet } from './batch-set';
 import { resolveCollisions } from './collisions';
 import { DomainIds, partitionSql } from './domain-ids';
 import { appendTo, openDuck, queryRows, sqlList, streamColumns, streamSortedStrings } from './duck';
 import {
-  IndexFormatError, IndexWriter, type OnDemandDomainIndex, SHARD_TABLE, indexLayout, jsonBytes, parseJson, shardFileNames,
+  IndexFormatError, IndexWriter, type OnDemandDomainIndex, SHARD_TABLE, indexLayout, jsonBytes, shardFileNames,
   type IndexManifest, type IngestTotals, type LakeFileEntry, type Posting, type ShardBuild, type ShardLimits, type VersionStatus,
 } from './format';
 import { collectGarbage, versionSeq } from './gc';
@@ -188,12 +188,7 @@ async function ingestTotalsOf(store: ObjectStore, prev: VersionStatus | null, me
   if (prev !== null && prev.ingested === undefined) {
     let page: string[] = [];
     const readPage = async (): Promise<void> => {
-      const got = new Array<Marker | null>(page.length);
-      await runLanes(page.length, 16, async (i) => {
-        const b = await store.get(page[i]!);
-        got[i] = b === null ? null : parseJson<Marker>(b, 'batch marker');
-      });
-      page.forEach((key, i) => countMarker(by, got[i]?.datasetId ?? layout.batchDatasetOf(key) ?? 0, got[i] ?? null));
+      for (const [key, m] of await readMarkers(store, page)) countMarker(by, m?.datasetId ?? layout.batchDatasetOf(key) ?? 0, m);
       page = [];
     };
     for (const key of merged.keys()) {
