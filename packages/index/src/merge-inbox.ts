@@ -53,7 +53,11 @@ export interface NewBatches {
   pending: string[];
   /** Those found by the full listing alone: no inbox entry. */
   withoutEntry: Set<string>;
-  /** Every inbox entry listed → the marker it names. */
+  /**
+   * Every inbox entry listed → the marker it names. Each names a batch `merged` holds, or one in `pending`: a merge
+   * that publishes (or finds nothing to publish) folds in every pending marker it can read, and the others are gone,
+   * so all of them can be deleted after it.
+   */
   entries: Map<string, string>;
 }
 
@@ -78,17 +82,17 @@ export async function listNewBatches(store: ObjectStore, merged: Pick<BatchSet, 
   return { pending: [...pending].sort(), withoutEntry, entries };
 }
 
-/** Batch markers read at once. */
-const MARKER_READS = 16;
+/** Store requests (marker reads, entry deletes) at once. */
+const STORE_LANES = 16;
 
 /**
- * Reads the markers `keys`, {@link MARKER_READS} at a time: the marker itself, not its inbox copy, so what a merge
+ * Reads the markers `keys`, {@link STORE_LANES} at a time: the marker itself, not its inbox copy, so what a merge
  * folds in is what the batch's folder holds now. A marker that is gone maps to null (its batch folder was removed:
  * its inbox entry is stale). @throws IndexFormatError on a marker that is not JSON; store errors as they come.
  */
 export async function readMarkers(store: ObjectStore, keys: readonly string[]): Promise<Map<string, Marker | null>> {
   const got = new Array<Marker | null>(keys.length);
-  await runLanes(keys.length, MARKER_READS, async (i) => {
+  await runLanes(keys.length, STORE_LANES, async (i) => {
     const b = await store.get(keys[i]!);
     got[i] = b === null ? null : parseJson<Marker>(b, 'batch marker');
   });
@@ -96,21 +100,13 @@ export async function readMarkers(store: ObjectStore, keys: readonly string[]): 
 }
 
 /**
- * The inbox entries of `found` a merge may delete once a version holding `held` is current: those whose batch it
- * holds, and those whose marker is gone (`read` null). Never an entry of a batch still to merge.
- */
-export function doneEntries(found: NewBatches, held: (marker: string) => boolean, read: ReadonlyMap<string, Marker | null>): string[] {
-  return [...found.entries].filter(([, marker]) => held(marker) || (read.has(marker) && read.get(marker) === null)).map(([entry]) => entry);
-}
-
-/**
- * Deletes inbox entries, {@link MARKER_READS} at a time. Never throws (also not for a store that refuses
+ * Deletes inbox entries, {@link STORE_LANES} at a time. Never throws (also not for a store that refuses
  * synchronously, as the merge lease's fence does): an entry left behind is deleted by a later merge. Returns the
  * error code of the first failure.
  */
 export async function clearInbox(store: ObjectStore, keys: readonly string[]): Promise<string | undefined> {
   let failed: string | undefined;
-  await runLanes(keys.length, MARKER_READS, async (i) => {
+  await runLanes(keys.length, STORE_LANES, async (i) => {
     try {
       await store.delete(keys[i]!);
     } catch (err) {

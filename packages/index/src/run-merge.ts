@@ -14,7 +14,7 @@ import {
 import { collectGarbage, versionSeq } from './gc';
 import { NEW_POSTINGS, dropSuperseded, lakeColumnsOf, runsToFold, stageNewRows, writeLake, type LakeColumnSet, type LakeTarget, type OldLakeFile } from './lake-write';
 import { openLocalInputs } from './local-inputs';
-import { clearInbox, doneEntries, listNewBatches, markerScanOf, nextInboxState, readMarkers, type Marker } from './merge-inbox';
+import { clearInbox, listNewBatches, markerScanOf, nextInboxState, readMarkers, type Marker } from './merge-inbox';
 import { MergeCache, type CachedObject } from './merge-cache';
 import { acquireMergeLease, type MergeLease } from './merge-lease';
 import { openStageRoot } from './stage-root';
@@ -333,8 +333,7 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
   const scanAt = now();
   const scan = markerScanOf(prev?.status, opts.rescan);
   const found = await listNewBatches(store, merged, scan);
-  const read = await readMarkers(store, found.pending);
-  const markers = [...read].flatMap(([key, m]) => (m === null ? [] : [[key, m] as [string, Marker]]));
+  const markers = [...(await readMarkers(store, found.pending))].flatMap(([key, m]) => (m === null ? [] : [[key, m] as [string, Marker]]));
   const withoutEntry = markers.filter(([key]) => found.withoutEntry.has(key)).length;
   // a partition's runs (its lake files, oldest first: file keys carry the version that wrote them)
   const runsOf = new Map<string, LakeFileEntry[]>();
@@ -342,8 +341,8 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
   const compactable = compact ? [...runsOf.values()].filter((runs) => runs.length > 1) : [];
   phase('load');
   if (markers.length === 0 && compactable.length === 0) {
-    // inbox entries of batches merged before (a redelivered batch writes its entry again) go now
-    const gc = await collectQuietly(store, manifest, now(), opts.graceMs, doneEntries(found, (k) => merged.has(k), read));
+    // inbox entries of batches merged before (a redelivered batch writes its entry again) or gone go now
+    const gc = await collectQuietly(store, manifest, now(), opts.graceMs, [...found.entries.keys()]);
     const s = prev?.status;
     return {
       version: manifest.current, published: false, batches: 0, rowsIn: 0, urls: s?.urls ?? 0, domains: s?.domains ?? 0, rewrittenFiles: 0, rowsWritten: 0,
@@ -561,8 +560,8 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
     // the cache keeps what the next merge reads: this version's lake files and shards (best effort: what cannot be
     // deleted now is retried by the next merge; entries are never served for other bytes)
     await cache?.retain([...built.files.map((f) => ({ key: f.key, bytes: f.bytes, crc32: f.crc32 })), ...shardFiles]).catch(() => 0);
-    const folded = new Set(markers.map(([k]) => k));
-    const gc = await collectQuietly(store, next, now(), opts.graceMs, doneEntries(found, (k) => folded.has(k) || merged.has(k), read));
+    // every entry listed names a batch this version holds (merged before or folded now) or one that is gone
+    const gc = await collectQuietly(store, next, now(), opts.graceMs, [...found.entries.keys()]);
     phase('publish');
     return {
       version, published: true, batches: markers.length, rowsIn, urls: built.urls, domains: built.domains, rewrittenFiles: newFiles.length,
