@@ -46,23 +46,22 @@ async function main() {
       charset: null, languages: null, title: 't', text: null, contentLength: 1, outlinks: [], warcFilename: 'w.warc.gz', warcOffset: i, warcLength: 1, digest: 'A',
     }));
     const { canonicalizeUrl, urlId } = require('@ccpipe/core');
+    /** Part rows of `urls`, as a worker writes them. */
+    const rowsOf = (urls) => urls.map((u, i) => {
+      const c = canonicalizeUrl(u);
+      return { ...rows[i % rows.length], urlId: urlId(c.url), url: c.url, rawUrl: c.url, host: c.host, domain: c.domain ?? c.host, surt: c.surt };
+    });
     // a second merge an hour and more after the first, whose full listing finds every batch through the inbox: the
     // merges after it read the inbox alone (merge-inbox.ts)
     const settle = batchId('CC-MAIN-2030-40', 999_999, 0);
-    await store.put(layout.batchPart(1, settle), await writeParquetPart(rows.slice(0, 1).map((r) => {
-      const c = canonicalizeUrl('https://settle.example/');
-      return { ...r, urlId: urlId(c.url), url: c.url, rawUrl: c.url, host: c.host, domain: c.domain ?? c.host, surt: c.surt };
-    }), { engine: 'duckdb' }));
+    await store.put(layout.batchPart(1, settle), await writeParquetPart(rowsOf(['https://settle.example/']), { engine: 'duckdb' }));
     file(layout.batchMarker(1, settle), marker(settle, layout.batchPart(1, settle), 1));
     file(layout.inboxEntry(1, settle), marker(settle, layout.batchPart(1, settle), 1));
     await runMerge(opts(base, { now: () => new Date(Date.now() - 1.5 * HOUR) }));
     for (let b = 0; b < fresh; b++) {
       const id = batchId('CC-MAIN-2030-40', 1_000_000 + b, 0);
       const part = layout.batchPart(1, id);
-      const partRows = rows.map((r, i) => {
-        const c = canonicalizeUrl(`https://site${b % 37}.example/${b}/${i}`);
-        return { ...r, urlId: urlId(c.url), url: c.url, rawUrl: c.url, host: c.host, domain: c.domain ?? c.host, surt: c.surt };
-      });
+      const partRows = rowsOf(rows.map((_, i) => `https://site${b % 37}.example/${b}/${i}`));
       await store.put(part, await writeParquetPart(partRows, { engine: 'duckdb' }));
       file(layout.batchMarker(1, id), marker(id, part, partRows.length));
       file(layout.inboxEntry(1, id), marker(id, part, partRows.length));
