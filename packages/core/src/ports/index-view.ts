@@ -11,7 +11,26 @@ export interface DomainDatasets {
   /** The domain's domain64 prefix in text form `tt:dddddd:00:000000`. */
   domain64: string;
   /** Sorted by datasetId. */
-  datasets: { datasetId: number; urlCount: number }[];
+  datasets: { datasetId: number; urlCount: number; facts?: DomainFacts }[];
+}
+
+/**
+ * What one dataset holds of one registered domain, like Common Crawl's host index: exact, computed at merge over the
+ * rows the version holds for (domain, dataset) — one row per canonical URL, its latest capture in the dataset.
+ */
+export interface DomainFacts {
+  /** Distinct hostnames. */
+  hosts: number;
+  /** Rows by status class; classes without rows are 0. A status outside 200–599 counts in none. */
+  statusClasses: { '2xx': number; '3xx': number; '4xx': number; '5xx': number };
+  /** The most frequent primary languages (first ISO 639-3 code of the row's languages), count descending then code; at most 10. */
+  languages: { code: string; count: number }[];
+  /** Oldest and newest capture time, ISO 8601 UTC whole seconds. */
+  firstTs: string;
+  lastTs: string;
+  /** Nearest-rank median and 90th percentile of content_length (bytes of the HTTP body as stored); null when no row has one. */
+  contentLengthMedian: number | null;
+  contentLengthP90: number | null;
 }
 
 /** One URL of a (domain, dataset), as the URL listing shows it (the latest capture in that dataset). */
