@@ -26,9 +26,17 @@ export type ApiErrorCode = keyof typeof API_ERRORS;
 export class ApiError extends CcpError {
   override readonly code: ApiErrorCode;
   readonly status: number;
-  constructor(code: ApiErrorCode, message: string, options: { cause?: unknown; detail?: Record<string, unknown> } = {}) {
+  /** The query or path parameter at fault, answered as `error.detail.param` (a name the route defines, or the unknown one sent). */
+  readonly param: string | undefined;
+  constructor(code: ApiErrorCode, message: string, options: { cause?: unknown; detail?: Record<string, unknown>; param?: string } = {}) {
     super(code, message, { ...options, retryable: code === 'CCP_ERR_API_NO_INDEX' || code === 'CCP_ERR_API_INTERNAL' });
     this.code = code;
     this.status = API_ERRORS[code];
+    this.param = options.param;
+  }
+
+  /** The error as the API answers it. */
+  body(): { error: { code: string; message: string; detail?: { param: string } } } {
+    return { error: { code: this.code, message: this.message, ...(this.param !== undefined && { detail: { param: this.param.slice(0, 100) } }) } };
   }
 }

@@ -16,13 +16,13 @@ export interface RequestContext {
 
 /** id → name of the datasets of a view, built once per view. */
 const namesByView = new WeakMap<IndexView, Map<number, string>>();
-function datasetNames(view: IndexView): Map<number, string> {
+export function datasetNames(view: IndexView): Map<number, string> {
   let m = namesByView.get(view);
   if (m === undefined) namesByView.set(view, (m = new Map(view.datasets().map((d) => [d.datasetId, d.name]))));
   return m;
 }
 
-function visible(ctx: RequestContext, datasetId: number): boolean {
+export function visible(ctx: RequestContext, datasetId: number): boolean {
   return ctx.principal === null || ctx.principal.canSee(datasetId, datasetNames(ctx.view).get(datasetId));
 }
 
@@ -65,7 +65,7 @@ export function domainOfParam(segment: string): string {
  */
 export function limitParam(raw: string | null): number {
   if (raw === null || raw === '') return DEFAULT_LIMIT;
-  if (!/^\d+$/.test(raw) || !/[1-9]/.test(raw)) throw new ApiError('CCP_ERR_API_BAD_REQUEST', `limit must be a positive integer (at most ${MAX_LIMIT} are served)`);
+  if (!/^\d+$/.test(raw) || !/[1-9]/.test(raw)) throw new ApiError('CCP_ERR_API_BAD_REQUEST', `limit must be a positive integer (at most ${MAX_LIMIT} are served)`, { param: 'limit' });
   const digits = raw.replace(/^0+/, '');
   return digits.length > 4 ? MAX_LIMIT : Math.min(Number(digits), MAX_LIMIT);
 }
@@ -74,15 +74,42 @@ export function limitParam(raw: string | null): number {
 export function intParam(raw: string | null | undefined, name: string, min: number, max: number, dflt?: number): number {
   if (raw === null || raw === undefined || raw === '') {
     if (dflt !== undefined) return dflt;
-    throw new ApiError('CCP_ERR_API_BAD_REQUEST', `${name} is required`);
+    throw new ApiError('CCP_ERR_API_BAD_REQUEST', `${name} is required`, { param: name });
   }
   const n = /^\d{1,16}$/.test(raw) ? Number(raw) : NaN;
-  if (!Number.isSafeInteger(n) || n < min || n > max) throw new ApiError('CCP_ERR_API_BAD_REQUEST', `${name} must be an integer from ${min} to ${max}`);
+  if (!Number.isSafeInteger(n) || n < min || n > max) throw new ApiError('CCP_ERR_API_BAD_REQUEST', `${name} must be an integer from ${min} to ${max}`, { param: name });
   return n;
 }
 
+/**
+ * Refuses a query holding a parameter the route does not define, or one given twice: a misspelt filter would
+ * otherwise be ignored and answer as if it matched. @throws ApiError CCP_ERR_API_BAD_REQUEST naming the parameter
+ */
+export function onlyParams(query: URLSearchParams, allowed: readonly string[]): void {
+  const seen = new Set<string>();
+  for (const name of query.keys()) {
+    if (!allowed.includes(name)) throw new ApiError('CCP_ERR_API_BAD_REQUEST', 'unknown query parameter', { param: name });
+    if (seen.has(name)) throw new ApiError('CCP_ERR_API_BAD_REQUEST', 'query parameter given more than once', { param: name });
+    seen.add(name);
+  }
+}
+
+/** Longest `text` answered, in UTF-8 bytes; a longer one is cut at a character boundary with `text_truncated: true`. */
+export const MAX_TEXT_BYTES = 1024 * 1024;
+
+/** `text` cut to at most {@link MAX_TEXT_BYTES} UTF-8 bytes, never inside a character. */
+export function cutText(text: string): { text: string; truncated: boolean } {
+  if (text.length * 3 <= MAX_TEXT_BYTES) return { text, truncated: false };
+  const b = Buffer.from(text, 'utf8');
+  if (b.length <= MAX_TEXT_BYTES) return { text, truncated: false };
+  let end = MAX_TEXT_BYTES;
+  while (end > 0 && (b[end]! & 0xc0) === 0x80) end--; // back off a continuation byte: the cut lands on a lead byte
+  return { text: b.toString('utf8', 0, end), truncated: true };
+}
+
 /** `GET /v1/domain/{domain}`. */
-export function getDomain(ctx: RequestContext, segment: string): object {
+export function getDomain(ctx: RequestContext, segment: string, query: URLSearchParams): object {
+  onlyParams(query, []);
   const domain = domainOfParam(segment);
   const found = ctx.view.domain(domain);
   const names = datasetNames(ctx.view);
@@ -96,6 +123,7 @@ export function getDomain(ctx: RequestContext, segment: string): object {
 
 /** `GET /v1/domain/{domain}/datasets/{dataset_id}/urls?offset&limit`: limit defaults to 100, capped at 1000. */
 export async function getUrls(ctx: RequestContext, segment: string, datasetSegment: string, query: URLSearchParams): Promise<object> {
+  onlyParams(query, ['offset', 'limit']);
   const domain = domainOfParam(segment);
   const datasetId = intParam(datasetSegment, 'dataset_id', 0, 0xffffffff);
   const offset = intParam(query.get('offset'), 'offset', 0, Number.MAX_SAFE_INTEGER, 0);
@@ -120,9 +148,11 @@ export async function getUrls(ctx: RequestContext, segment: string, datasetSegme
 
 /** `GET /v1/url?url=…`: the captures of one URL (canonicalized first) across the datasets the caller may see. */
 export async function getUrl(ctx: RequestContext, query: URLSearchParams): Promise<object> {
+  onlyParams(query, ['url', 'include']);
+  const include = includeParam(query.get('include'));
   const raw = query.get('url');
-  if (raw === null || raw.length === 0) throw new ApiError('CCP_ERR_API_BAD_REQUEST', 'url is required');
-  if (raw.length > 8192) throw new ApiError('CCP_ERR_API_BAD_URL', 'url is longer than 8192 characters');
+  if (raw === null || raw.length === 0) throw new ApiError('CCP_ERR_API_BAD_REQUEST', 'url is required', { param: 'url' });
+  if (raw.length > 8192) throw new ApiError('CCP_ERR_API_BAD_URL', 'url is longer than 8192 characters', { param: 'url' });
   let url: string;
   let domain: string | null;
   try {
@@ -130,11 +160,11 @@ export async function getUrl(ctx: RequestContext, query: URLSearchParams): Promi
     url = c.url;
     domain = c.domain ?? c.host;
   } catch (err) {
-    if (err instanceof UrlError) throw new ApiError('CCP_ERR_API_BAD_URL', 'not an absolute http(s) URL', { cause: err });
+    if (err instanceof UrlError) throw new ApiError('CCP_ERR_API_BAD_URL', 'not an absolute http(s) URL', { cause: err, param: 'url' });
     throw err;
   }
   const names = datasetNames(ctx.view);
-  const captures = (await ctx.view.captures(url)).filter((c) => visible(ctx, c.datasetId));
+  const captures = (await ctx.view.captures(url, { text: include.has('text') })).filter((c) => visible(ctx, c.datasetId));
   if (captures.length === 0) throw new ApiError('CCP_ERR_API_URL_NOT_FOUND', 'no capture of this URL');
   return {
     url,
@@ -148,13 +178,36 @@ export async function getUrl(ctx: RequestContext, query: URLSearchParams): Promi
       status: c.status,
       title: c.title,
       text_length: c.textLength,
+      language: c.language,
+      content_length: c.contentLength,
+      ...(include.has('text') && textField(c.text ?? null)),
       warc: { filename: c.warc.filename, offset: c.warc.offset, length: c.warc.length },
     })),
   };
 }
 
+/** What `include=` may name (comma-separated). */
+const INCLUDES = ['text'] as const;
+
+function includeParam(raw: string | null): Set<string> {
+  const out = new Set<string>();
+  if (raw === null || raw === '') return out;
+  for (const item of raw.split(',')) {
+    if (!(INCLUDES as readonly string[]).includes(item)) throw new ApiError('CCP_ERR_API_BAD_REQUEST', `include names what to add: ${INCLUDES.join(', ')}`, { param: 'include' });
+    out.add(item);
+  }
+  return out;
+}
+
+function textField(text: string | null): { text: string | null; text_truncated?: true } {
+  if (text === null) return { text: null };
+  const cut = cutText(text);
+  return cut.truncated ? { text: cut.text, text_truncated: true } : { text: cut.text };
+}
+
 /** `GET /v1/datasets`: the datasets the caller may see. */
-export function getDatasets(ctx: RequestContext): object {
+export function getDatasets(ctx: RequestContext, query: URLSearchParams): object {
+  onlyParams(query, []);
   return {
     version: ctx.view.version,
     datasets: ctx.view

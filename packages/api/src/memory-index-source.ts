@@ -1,5 +1,7 @@
-import { Domain64Registry, canonicalizeUrl, domain64ItemOf, formatDomain64, urlIdHex, urlId } from '@ccpipe/core';
-import type { CaptureItem, DatasetSummary, DomainDatasets, IndexSource, IndexView, UrlItem } from '@ccpipe/core';
+import { Domain64Registry, canonicalizeUrl, domain64ItemOf, formatDomain64, selectPage, surtOf, urlIdHex, urlId } from '@ccpipe/core';
+import type {
+  CaptureItem, CaptureOptions, DatasetSummary, DomainDatasets, IndexSource, IndexView, PageItem, PageQuery, PageResult, PageRow, UrlItem,
+} from '@ccpipe/core';
 
 /** One registered domain held by a {@link MemoryIndexView}. */
 export interface MemoryDomain {
@@ -16,8 +18,9 @@ export interface MemoryDataset {
   crawl: string | null;
 }
 
-/** One capture as {@link buildMemoryView} takes it; `url` is canonicalized there. */
-export type MemoryCapture = Omit<CaptureItem, 'urlId'>;
+/** One capture as {@link buildMemoryView} takes it; `url` is canonicalized there. Language and size default to null. */
+export type MemoryCapture = Omit<CaptureItem, 'urlId' | 'language' | 'contentLength' | 'text'> &
+  Partial<Pick<CaptureItem, 'language' | 'contentLength' | 'text'>>;
 
 /**
  * An {@link IndexView} over resident maps: for tests, benchmarks and small embedded indexes. Immutable once
@@ -37,6 +40,7 @@ export class MemoryIndexView implements IndexView {
     datasets: readonly MemoryDataset[],
     private readonly domains: ReadonlyMap<string, MemoryDomain>,
     private readonly byUrl: ReadonlyMap<string, readonly CaptureItem[]>,
+    private readonly rowsByDomain: ReadonlyMap<string, readonly PageRow[]> = new Map(),
   ) {
     const counts = new Map<number, { urls: number; domains: number }>(datasets.map((d) => [d.datasetId, { urls: 0, domains: 0 }]));
     for (const d of domains.values()) {
@@ -67,8 +71,16 @@ export class MemoryIndexView implements IndexView {
     return { total: list.length, items: list.slice(offset, offset + limit) };
   }
 
-  async captures(canonicalUrl: string): Promise<CaptureItem[]> {
-    return [...(this.byUrl.get(canonicalUrl) ?? [])];
+  async captures(canonicalUrl: string, opts: CaptureOptions = {}): Promise<CaptureItem[]> {
+    return (this.byUrl.get(canonicalUrl) ?? []).map((c) => {
+      const { text, ...rest } = c;
+      return opts.text === true ? { ...rest, text: text ?? null } : rest;
+    });
+  }
+
+  async pages(domain: string, q: PageQuery): Promise<PageResult<PageItem>> {
+    const page = selectPage(this.rowsByDomain.get(domain) ?? [], q);
+    return { ...page, items: page.items.map((r) => ({ ...r, urlId: urlIdHex(urlId(r.url)) })) };
   }
 
   datasets(): DatasetSummary[] {
@@ -124,16 +136,28 @@ export function buildMemoryView(
     if (perDataset === undefined) perDomain.set(r.c.datasetId, (perDataset = new Map()));
     const prev = perDataset.get(r.url);
     if (prev === undefined || prev.ts < r.c.ts) perDataset.set(r.url, r.c);
-    const item: CaptureItem = { datasetId: r.c.datasetId, urlId: idOf(r.url), url: r.url, ts: r.c.ts, status: r.c.status, title: r.c.title, textLength: r.c.textLength, warc: { ...r.c.warc } };
+    const item: CaptureItem = {
+      datasetId: r.c.datasetId, urlId: idOf(r.url), url: r.url, ts: r.c.ts, status: r.c.status, title: r.c.title, textLength: r.c.textLength,
+      language: r.c.language ?? null, contentLength: r.c.contentLength ?? null, ...(r.c.text !== undefined && { text: r.c.text }), warc: { ...r.c.warc },
+    };
     const list = byUrl.get(r.url);
     if (list === undefined) byUrl.set(r.url, [item]);
     else list.push(item);
   }
-  for (const list of byUrl.values()) list.sort((a, b) => a.datasetId - b.datasetId || cmp(a.ts, b.ts));
+  for (const list of byUrl.values()) list.sort((a, b) => cmp(a.ts, b.ts) || a.datasetId - b.datasetId);
   const domains = new Map<string, MemoryDomain>();
+  const pageRows = new Map<string, PageRow[]>();
   for (const [domain, perDomain] of latest) {
     const urls = new Map<number, UrlItem[]>();
+    const rowsOfDomain: PageRow[] = [];
+    pageRows.set(domain, rowsOfDomain);
     for (const [datasetId, perDataset] of perDomain) {
+      for (const [url, c] of perDataset) {
+        rowsOfDomain.push({
+          datasetId, url, surt: surtOf(url), ts: Date.parse(c.ts), status: c.status, title: c.title,
+          contentLength: c.contentLength ?? null, language: c.language ?? null,
+        });
+      }
       const items = [...perDataset].map(([url, c]) => ({ key: keys.get(url) as bigint, item: { urlId: idOf(url), url, ts: c.ts, status: c.status, title: c.title } }));
       items.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : cmp(a.item.url, b.item.url)));
       urls.set(datasetId, items.map((x) => x.item));
@@ -141,7 +165,7 @@ export function buildMemoryView(
     const lo = registry.rangesForDomain(domain)[0]?.lo ?? 0n;
     domains.set(domain, { domain64: formatDomain64(lo), urls });
   }
-  return { view: new MemoryIndexView(version, datasets, domains, byUrl), skipped };
+  return { view: new MemoryIndexView(version, datasets, domains, byUrl, pageRows), skipped };
 }
 
 const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);

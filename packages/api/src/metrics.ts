@@ -5,6 +5,7 @@ import type { LakeReaderStats } from '@ccpipe/core';
 export const API_ROUTES = [
   '/v1/domain/:domain',
   '/v1/domain/:domain/datasets/:dataset_id/urls',
+  '/v1/domain/:domain/pages',
   '/v1/url',
   '/v1/datasets',
   '/v1/status',

@@ -196,6 +196,7 @@ describe('failures', () => {
     const destination = new Writable({ write: (chunk, _enc, cb) => void (lines.push(String(chunk)), cb()) });
     const broken: IndexView = {
       version: 'v9', domain: (d) => viewOld.domain(d), datasets: () => viewOld.datasets(), captures: async () => [],
+      pages: async () => ({ items: [], total: 0, next: null }),
       urls: async () => {
         throw new Error('disk on fire');
       },
@@ -207,8 +208,11 @@ describe('failures', () => {
       },
     });
     try {
-      const r = await get(server, '/v1/domain/bulk-3.org/datasets/1/urls?secret-probe=1');
+      const r = await get(server, '/v1/domain/bulk-3.org/datasets/1/urls?limit=7');
       expect([r.status, r.body.error.code, r.headers.get('x-index-version')]).toEqual([500, 'CCP_ERR_API_INTERNAL', 'v9']);
+      // an unknown parameter is the caller's mistake: 400 naming it, not logged
+      const u = await get(server, '/v1/domain/bulk-3.org/datasets/1/urls?secret-probe=1');
+      expect([u.status, u.body.error.code, u.body.error.detail]).toEqual([400, 'CCP_ERR_API_BAD_REQUEST', { param: 'secret-probe' }]);
       const s = await get(server, '/explorer/secret-probe.js');
       expect([s.status, s.body.error.code]).toEqual([500, 'CCP_ERR_API_INTERNAL']);
       await get(server, '/v1/domain/secret-probe.com');
@@ -255,6 +259,7 @@ describe('version pinning', () => {
       domain: (d) => viewOld.domain(d),
       datasets: () => viewOld.datasets(),
       captures: (u) => viewOld.captures(u),
+      pages: (d, q) => viewOld.pages(d, q),
       urls: async (...a) => {
         entered();
         await gate;

@@ -5,7 +5,9 @@ import { CcpError, type IndexSource, type IndexView } from '@ccpipe/core';
 import type { Logger } from '@ccpipe/adapters';
 import type { Acl, AclPrincipal } from './acl';
 import { ApiError } from './api-error';
-import { getDatasets, getDomain, getUrl, getUrls, type RequestContext } from './handlers';
+import { cursorVersion } from './cursor';
+import { getDatasets, getDomain, getUrl, getUrls, onlyParams, type RequestContext } from './handlers';
+import { getDomainPages } from './pages';
 import { serveExplorer } from './explorer/serve-explorer';
 import { apiMetrics, type ApiMetrics, type ApiRoute } from './metrics';
 
@@ -165,9 +167,24 @@ async function handle(req: IncomingMessage, res: ServerResponse, opts: ApiOption
     }
   }
   let view: IndexView | null;
-  const pin = req.headers['x-index-version'];
-  if (pin !== undefined && (typeof pin !== 'string' || !VERSION_PIN.test(pin))) {
+  const headerPin = req.headers['x-index-version'];
+  if (headerPin !== undefined && (typeof headerPin !== 'string' || !VERSION_PIN.test(headerPin))) {
     return sendError(req, res, new ApiError('CCP_ERR_API_BAD_REQUEST', 'X-Index-Version must name one index version, e.g. v000003'), route.name);
+  }
+  const query = new URLSearchParams(q < 0 ? '' : raw.slice(q + 1));
+  // a paging cursor names the version its first page came from: the next page is read there (410 once collected)
+  let pin = headerPin;
+  if (route.name === '/v1/domain/:domain/pages') {
+    let fromCursor: string | undefined;
+    try {
+      fromCursor = cursorVersion(query);
+    } catch (err) {
+      return sendError(req, res, err as ApiError, route.name);
+    }
+    if (fromCursor !== undefined && headerPin !== undefined && fromCursor !== headerPin) {
+      return sendError(req, res, new ApiError('CCP_ERR_API_BAD_REQUEST', 'cursor and X-Index-Version name different versions', { param: 'cursor' }), route.name);
+    }
+    pin = fromCursor ?? headerPin;
   }
   try {
     // the one call: everything below answers from this view — the current version, or the one the client pinned
@@ -176,11 +193,12 @@ async function handle(req: IncomingMessage, res: ServerResponse, opts: ApiOption
     return sendError(req, res, new ApiError('CCP_ERR_API_NO_INDEX', 'the index cannot be read', { cause: err }), route.name, err);
   }
   if (pin !== undefined && view === null) {
-    return sendError(req, res, new ApiError('CCP_ERR_API_VERSION_GONE', 'the pinned index version is not served here (collected, never published, or too large to pin on this replica); start again without X-Index-Version'), route.name);
+    return sendError(req, res, new ApiError('CCP_ERR_API_VERSION_GONE', 'the pinned index version (X-Index-Version, or the version a cursor names) is not served here (collected, never published, or too large to pin on this replica); start again without it'), route.name);
   }
   if (view !== null) res.setHeader('x-index-version', view.version);
   try {
     if (route.name === '/v1/status') {
+      onlyParams(query, []);
       let ingest: object | null = null;
       const canSee = (datasetId: number, name: string): boolean => principal === null || principal.canSee(datasetId, name);
       if (opts.statusProvider) ingest = await opts.statusProvider({ view, canSee }).catch(() => null);
@@ -193,14 +211,15 @@ async function handle(req: IncomingMessage, res: ServerResponse, opts: ApiOption
     }
     if (view === null) throw new ApiError('CCP_ERR_API_NO_INDEX', 'no index version is published yet');
     const ctx: RequestContext = { view, principal };
-    const query = new URLSearchParams(q < 0 ? '' : raw.slice(q + 1));
     switch (route.name) {
       case '/v1/datasets':
-        return sendJson(req, res, route.name, getDatasets(ctx));
+        return sendJson(req, res, route.name, getDatasets(ctx, query));
       case '/v1/url':
         return sendJson(req, res, route.name, await getUrl(ctx, query));
       case '/v1/domain/:domain':
-        return sendJson(req, res, route.name, getDomain(ctx, route.params[0] as string));
+        return sendJson(req, res, route.name, getDomain(ctx, route.params[0] as string, query));
+      case '/v1/domain/:domain/pages':
+        return sendJson(req, res, route.name, await getDomainPages(ctx, route.params[0] as string, query));
       case '/v1/domain/:domain/datasets/:dataset_id/urls':
         return sendJson(req, res, route.name, await getUrls(ctx, route.params[0] as string, route.params[1] as string, query));
     }
@@ -226,6 +245,7 @@ export function routeOf(path: string): { name: ApiRoute; params: string[] } {
     if (s[0] === 'url') return { name: '/v1/url', params: [] };
   } else if (s[0] === 'domain' && s[1] !== '') {
     if (s.length === 2) return { name: '/v1/domain/:domain', params: [s[1] as string] };
+    if (s.length === 3 && s[2] === 'pages') return { name: '/v1/domain/:domain/pages', params: [s[1] as string] };
     if (s.length === 5 && s[2] === 'datasets' && s[4] === 'urls') return { name: '/v1/domain/:domain/datasets/:dataset_id/urls', params: [s[1] as string, s[3] as string] };
   }
   return { name: 'unmatched', params: [] };
@@ -242,6 +262,6 @@ function sendJson(req: IncomingMessage, res: ServerResponse, route: ApiRoute, bo
 }
 
 function sendError(req: IncomingMessage, res: ServerResponse, e: ApiError, route: ApiRoute | undefined, cause?: unknown): Outcome {
-  if (!res.headersSent) send(req, res, e.status, JSON_TYPE, JSON.stringify({ error: { code: e.code, message: e.message } }));
+  if (!res.headersSent) send(req, res, e.status, JSON_TYPE, JSON.stringify(e.body()));
   return { route: route ?? 'unmatched', status: e.status, err: cause };
 }

@@ -9,3 +9,4 @@ export * from './ingest';
 export * from './ports';
 export * from './config';
 export * from './async';
+export * from './pages';

@@ -156,3 +156,56 @@ export function codePoints(b: Uint8Array): number {
   for (let i = 0; i < b.length; i++) if ((b[i]! & 0xc0) !== 0x80) n++;
   return n;
 }
+
+/**
+ * The values of rows [lo, hi) of one flat BYTE_ARRAY column chunk of `rows` rows, as byte strings (null for a null
+ * row): data pages that hold none of those rows are skipped by their headers, never decompressed or decoded. For a
+ * large column read a row at a time — the extracted `text`, megabytes per row group — this turns one row's read
+ * from a whole-chunk decode into one page's. Returns null for a column {@link decodeFlatChunk} would not handle.
+ * @throws Error on a malformed chunk (from hyparquet's readers)
+ */
+export function decodeFlatRows(chunk: Uint8Array, schemaPath: SchemaTree[], codec: CompressionCodec, compressors: Compressors, rows: number, lo: number, hi: number): (Uint8Array | null)[] | null {
+  const leaf = schemaPath[schemaPath.length - 1]!;
+  const el = leaf.element;
+  if (schemaPath.length !== 2 || leaf.children.length > 0 || el.repetition_type === 'REPEATED' || el.type !== 'BYTE_ARRAY' || !plainAnnotation(el)) return null;
+  const maxDef = el.repetition_type === 'REQUIRED' ? 0 : 1;
+  const decoder = { type: el.type, element: el, schemaPath, codec, compressors } as unknown as ColumnDecoder;
+  const out: (Uint8Array | null)[] = new Array(Math.max(0, hi - lo)).fill(null);
+  const reader = { view: new DataView(chunk.buffer, chunk.byteOffset, chunk.byteLength), offset: 0 };
+  let dictionary: DecodedArray | null = null;
+  let row = 0;
+  while (row < Math.min(rows, hi) && reader.offset < chunk.byteLength) {
+    const header = parquetHeader(reader);
+    const body = chunk.subarray(reader.offset, reader.offset + header.compressed_page_size);
+    reader.offset += header.compressed_page_size;
+    if (header.type === 'DICTIONARY_PAGE') {
+      const page = decompressPage(body, header.uncompressed_page_size, codec, compressors);
+      dictionary = readPlain({ view: new DataView(page.buffer, page.byteOffset, page.byteLength), offset: 0 }, el.type, header.dictionary_page_header!.num_values, el.type_length);
+      continue;
+    }
+    if (header.type !== 'DATA_PAGE' && header.type !== 'DATA_PAGE_V2') continue;
+    // a flat column's page holds one value slot per row: V1 counts them in num_values, V2 in num_rows
+    const n = header.type === 'DATA_PAGE' ? header.data_page_header!.num_values : header.data_page_header_v2!.num_rows;
+    if (row + n <= lo) {
+      row += n;
+      continue;
+    }
+    const encoding = header.type === 'DATA_PAGE' ? header.data_page_header!.encoding : header.data_page_header_v2!.encoding;
+    const page = header.type === 'DATA_PAGE'
+      ? readDataPage(decompressPage(body, header.uncompressed_page_size, codec, compressors), header.data_page_header!, decoder)
+      : readDataPageV2(body, header, decoder);
+    const defs = page.definitionLevels ?? [];
+    const data = page.dataPage;
+    const dict = encoding.endsWith('_DICTIONARY') ? dictionary : null;
+    if (encoding.endsWith('_DICTIONARY') && dict === null) throw new Error('parquet dictionary page missing');
+    let k = 0;
+    const take = Math.min(n, rows - row);
+    for (let r = 0; r < take; r++, row++) {
+      if (maxDef > 0 && defs.length > 0 && defs[r] !== maxDef) continue;
+      const v = dict === null ? data[k++] : dict[data[k++] as number];
+      if (v === undefined) throw new Error('parquet page holds fewer values than its levels, or a dictionary index out of range');
+      if (row >= lo && row < hi) out[row - lo] = v as Uint8Array;
+    }
+  }
+  return out;
+}

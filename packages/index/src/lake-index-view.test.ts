@@ -1,8 +1,9 @@
+import { urlId, urlIdHex } from '@ccpipe/core';
 import { indexFiles } from '../../../tests/support/index-files';
 import { BatchSet } from './batch-set';
 import { DomainIndex, type LakeFileEntry, type Posting } from './format';
 import { LakeIndexView } from './lake-index-view';
-import type { LakeCaptureRow, LakeReads, LakeUrlRow } from './lake-reader';
+import type { LakeCaptureRow, LakePageRow, LakeReads, LakeUrlRow } from './lake-reader';
 import type { LoadedVersion } from './version-files';
 
 const URL = 'https://www.wide.example/a';
@@ -41,7 +42,17 @@ class GatedReads implements LakeReads {
 
   async find(file: LakeFileEntry, _from: number, _to: number, url: string): Promise<LakeCaptureRow[]> {
     await this.gate();
-    return [{ urlId: 1n, url, ts: '2030-01-01T00:00:00Z', status: 200, title: file.key, textLength: null, warc: { filename: 'w', offset: 0, length: 1 } }];
+    return [{ urlId: 1n, url, ts: '2030-01-01T00:00:00Z', status: 200, title: file.key, textLength: null, language: null, contentLength: null, warc: { filename: 'w', offset: 0, length: 1 } }];
+  }
+
+  /** Row r of file f<k> is `https://<host>.wide.example/p<r>` with the host cycling through three subdomains. */
+  async scan(file: LakeFileEntry, from: number, to: number): Promise<LakePageRow[]> {
+    await this.gate();
+    const hosts = ['www', 'blog', 'a'];
+    return Array.from({ length: to - from }, (_, k) => ({
+      url: `https://${hosts[(from + k) % 3]}.wide.example/${file.key}/p${from + k}`, surt: null, ts: Date.UTC(2030, 0, 1 + from + k), status: 200,
+      title: null, contentLength: (from + k) * 10, language: 'eng',
+    }));
   }
 
   async close(): Promise<void> {}
@@ -94,5 +105,24 @@ describe('LakeIndexView reads', () => {
     expect(rounds).toEqual([2]);
     expect(value.total).toBe(7);
     expect(value.items.map((i) => i.url)).toEqual(['f0#12', 'f0#13', 'f1#0', 'f1#1']);
+  });
+
+  it('pages(): reads the runs of the datasets asked for at once and orders their rows by row key across runs', async () => {
+    const postings = [{ datasetId: 1, file: 0, first: 10, rows: 4 }, { datasetId: 1, file: 1, first: 0, rows: 3 }, { datasetId: 2, file: 2, first: 0, rows: 5 }];
+    const reads = new GatedReads();
+    const view = new LakeIndexView(version(postings), reads, new Map());
+    const q = { datasetIds: [1], from: null, to: null, status: null, minSize: null, maxSize: null, sort: 'surt' as const, order: 'asc' as const, after: null, limit: 100 };
+    const { value, rounds } = await drive(reads, view.pages('wide.example', q));
+    expect(rounds).toEqual([2]); // dataset 2's run is never read
+    expect(value.total).toBe(7);
+    // SURT drops www: 'example,wide)/' sorts before 'example,wide,a)/' and 'example,wide,blog)/'
+    expect(value.items.map((i) => i.surt)).toEqual([
+      'example,wide)/f0/p12', 'example,wide)/f1/p0', 'example,wide,a)/f0/p11', 'example,wide,a)/f1/p2',
+      'example,wide,blog)/f0/p10', 'example,wide,blog)/f0/p13', 'example,wide,blog)/f1/p1',
+    ]);
+    expect(value.items[0]).toMatchObject({ datasetId: 1, url: 'https://www.wide.example/f0/p12', urlId: urlIdHex(urlId('https://www.wide.example/f0/p12')) });
+    const both = await drive(reads, view.pages('wide.example', { ...q, datasetIds: null, sort: 'size', order: 'desc', limit: 2 }));
+    expect(both.value.total).toBe(12);
+    expect(both.value.items.map((i) => [i.datasetId, i.contentLength])).toEqual([[1, 130], [1, 120]]);
   });
 });

@@ -1,6 +1,7 @@
 import { RoaringBitmap32 } from 'roaring';
 import {
-  canonicalizeUrl, formatDomain64, runLanes, urlId, urlIdHex, type CaptureItem, type DatasetSummary, type DomainDatasets, type IndexView, type UrlItem,
+  canonicalizeUrl, formatDomain64, runLanes, selectPage, surtOf, urlId, urlIdHex, type CaptureItem, type CaptureOptions, type DatasetSummary,
+  type DomainDatasets, type IndexView, type PageItem, type PageQuery, type PageResult, type PageRow, type UrlItem,
 } from '@ccpipe/core';
 import type { DomainEntries, LakeFileEntry, Posting } from './format';
 import type { LakeReads, LakeUrlRow } from './lake-reader';
@@ -65,7 +66,7 @@ export class LakeIndexView implements IndexView {
     return { total, items: parts.flat().map((r) => this.item(r)) };
   }
 
-  async captures(canonicalUrl: string): Promise<CaptureItem[]> {
+  async captures(canonicalUrl: string, opts: CaptureOptions = {}): Promise<CaptureItem[]> {
     let domain: string;
     try {
       const c = canonicalizeUrl(canonicalUrl);
@@ -81,10 +82,28 @@ export class LakeIndexView implements IndexView {
     const found: CaptureItem[][] = new Array(runs.length);
     await runLanes(runs.length, CAPTURE_READS, async (k) => {
       const p = runs[k]!;
-      const rows = await this.reads.find(this.files[p.file]!, p.first, p.first + p.rows, canonicalUrl);
-      found[k] = rows.map((r) => ({ datasetId: p.datasetId, ...this.item(r), textLength: r.textLength, warc: r.warc }));
+      const rows = await this.reads.find(this.files[p.file]!, p.first, p.first + p.rows, canonicalUrl, opts);
+      found[k] = rows.map((r) => ({
+        datasetId: p.datasetId, ...this.item(r), textLength: r.textLength, language: r.language, contentLength: r.contentLength,
+        ...(opts.text === true && { text: r.text ?? null }), warc: r.warc,
+      }));
     });
-    return found.flat();
+    // the page's history: oldest capture first (ISO strings of one shape sort as times), then by dataset
+    return found.flat().sort((a, b) => (a.ts < b.ts ? -1 : a.ts > b.ts ? 1 : a.datasetId - b.datasetId));
+  }
+
+  async pages(domain: string, q: PageQuery): Promise<PageResult<PageItem>> {
+    const i = this.index.indexOf(domain);
+    if (i < 0) return { items: [], total: 0, next: null };
+    const runs = this.index.postings(i).filter((p) => q.datasetIds === null || q.datasetIds.includes(p.datasetId));
+    const parts: PageRow[][] = new Array(runs.length);
+    await runLanes(runs.length, CAPTURE_READS, async (k) => {
+      const p = runs[k]!;
+      const rows = await this.reads.scan(this.files[p.file]!, p.first, p.first + p.rows);
+      parts[k] = rows.map((r) => ({ datasetId: p.datasetId, url: r.url, surt: r.surt ?? rowKeyOf(r.url), ts: r.ts, status: r.status, title: r.title, contentLength: r.contentLength, language: r.language }));
+    });
+    const page = selectPage(parts.flat(), q);
+    return { ...page, items: page.items.map((r) => ({ ...r, urlId: this.idOf(r.url) })) };
   }
 
   /**
@@ -144,8 +163,21 @@ export class LakeIndexView implements IndexView {
   }
 
   private item(r: LakeUrlRow): UrlItem {
-    const sub = r.urlId === null ? this.loaded.collisions[r.url] : undefined;
-    const id = r.urlId ?? (sub !== undefined ? BigInt(sub) : urlId(r.url));
-    return { urlId: urlIdHex(id), url: r.url, ts: r.ts, status: r.status, title: r.title };
+    return { urlId: r.urlId === null ? this.idOf(r.url) : urlIdHex(r.urlId), url: r.url, ts: r.ts, status: r.status, title: r.title };
+  }
+
+  /** `url_id` of a lake URL: `collisions[url] ?? urlId(url)`, what the merger stores. */
+  private idOf(url: string): string {
+    const sub = this.loaded.collisions[url];
+    return urlIdHex(sub !== undefined ? BigInt(sub) : urlId(url));
+  }
+}
+
+/** The row key of a lake URL without a `surt` column: its SURT (every lake URL is canonical, so it parses). */
+function rowKeyOf(url: string): string {
+  try {
+    return surtOf(url);
+  } catch {
+    return url;
   }
 }

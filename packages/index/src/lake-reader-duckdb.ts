@@ -2,7 +2,8 @@ import { join } from 'node:path';
 import type { DuckDBInstance } from '@duckdb/node-api';
 import { openDuck, queryRows, sqlString } from './duck';
 import type { LakeFileEntry } from './format';
-import type { LakeCaptureRow, LakeReads, LakeUrlRow } from './lake-reader';
+import { primaryLanguage } from '@ccpipe/core';
+import type { LakeCaptureRow, LakePageRow, LakeReads, LakeUrlRow } from './lake-reader';
 
 /**
  * The previous lake reader, kept to compare against in bench/api.bench.js: one DuckDB `read_parquet` query per
@@ -27,16 +28,37 @@ export class DuckLakeReader implements LakeReads {
     return rows.map(toRow);
   }
 
-  async find(file: LakeFileEntry, from: number, to: number, url: string): Promise<LakeCaptureRow[]> {
+  async find(file: LakeFileEntry, from: number, to: number, url: string, opts: { text?: boolean } = {}): Promise<LakeCaptureRow[]> {
     const rows = await this.query(
-      `SELECT url_id, url, ts, status, title, length(text) AS text_length, warc_filename, warc_offset, warc_length
+      `SELECT COLUMNS(c -> c IN ('url_id', 'url', 'ts', 'status', 'title', 'content_length', 'languages', 'warc_filename', 'warc_offset', 'warc_length', 'text')),
+              length(text) AS text_length
        FROM read_parquet(${sqlString(join(this.dataDir, file.key))}, file_row_number = true, hive_partitioning = false)
        WHERE url = ${sqlString(url)} AND file_row_number >= ${from} AND file_row_number < ${to}`,
     );
     return rows.map((r) => ({
       ...toRow(r),
       textLength: r['text_length'] === null ? null : Number(r['text_length']),
+      language: primaryLanguage(r['languages'] as string | null | undefined),
+      contentLength: r['content_length'] === null || r['content_length'] === undefined ? null : Number(r['content_length']),
+      ...(opts.text === true && { text: (r['text'] as string | null | undefined) ?? null }),
       warc: { filename: r['warc_filename'] as string, offset: Number(r['warc_offset']), length: Number(r['warc_length']) },
+    }));
+  }
+
+  async scan(file: LakeFileEntry, from: number, to: number): Promise<LakePageRow[]> {
+    const rows = await this.query(
+      `SELECT COLUMNS(c -> c IN ('url', 'surt', 'ts', 'status', 'title', 'content_length', 'languages'))
+       FROM read_parquet(${sqlString(join(this.dataDir, file.key))}, file_row_number = true, hive_partitioning = false)
+       WHERE file_row_number >= ${from} AND file_row_number < ${to} ORDER BY file_row_number`,
+    );
+    return rows.map((r) => ({
+      url: r['url'] as string,
+      surt: (r['surt'] as string | null | undefined) ?? null,
+      ts: (r['ts'] as Date).getTime(),
+      status: Number(r['status']),
+      title: (r['title'] as string | null) ?? null,
+      contentLength: r['content_length'] === null || r['content_length'] === undefined ? null : Number(r['content_length']),
+      language: primaryLanguage(r['languages'] as string | null | undefined),
     }));
   }
 

@@ -1,9 +1,9 @@
 import { zstdDecompress, type ZstdDecoder } from './zstd';
 import { parquetMetadataAsync, parquetRead, parquetSchema, type AsyncBuffer, type FileMetaData, type SchemaTree } from 'hyparquet';
 import type { CompressionCodec } from 'hyparquet/src/types.js';
-import { hasCode, type ObjectStore } from '@ccpipe/core';
+import { hasCode, primaryLanguage, type ObjectStore } from '@ccpipe/core';
 import { IndexFormatError, crcOf, type LakeFileEntry } from './format';
-import { codePoints, decodeFlatChunk, isStrings, packStrings, type Column, type PackedStrings } from './lake-decode';
+import { codePoints, decodeFlatChunk, decodeFlatRows, isStrings, packStrings, type Column, type PackedStrings } from './lake-decode';
 import { decodeLocator, locatorChunk, locatorMetadata, type LakeLocator } from './lake-locator';
 import { RowGroupCache, type RowGroupCacheStats } from './row-group-cache';
 
@@ -21,15 +21,36 @@ export interface LakeUrlRow {
 export interface LakeCaptureRow extends LakeUrlRow {
   /** Characters (code points) of the extracted text, or null when there is none. */
   textLength: number | null;
+  /** Primary language of the row's `languages` (null when none, or the lake has no such column). */
+  language: string | null;
+  /** `content_length` (null when the lake has no such column). */
+  contentLength: number | null;
+  /** The extracted text, read only when asked for (`find(…, {text: true})`): null when there is none. */
+  text?: string | null;
   warc: { filename: string; offset: number; length: number };
+}
+
+/** One lake row as a web-table page reads it (row key, filters, what a page item shows). */
+export interface LakePageRow {
+  url: string;
+  /** The lake's `surt` column when it has one (lake columns 'all'), else null: the view computes it from `url`. */
+  surt: string | null;
+  /** Epoch ms. */
+  ts: number;
+  status: number;
+  title: string | null;
+  contentLength: number | null;
+  language: string | null;
 }
 
 /** How a {@link LakeIndexView} reads lake rows (the Parquet reader below, or the DuckDB one kept for comparison). */
 export interface LakeReads {
   /** Rows [from, to) of a lake file, in file order. */
   rows(file: LakeFileEntry, from: number, to: number): Promise<LakeUrlRow[]>;
-  /** The rows within [from, to) of a lake file whose `url` equals `url`. */
-  find(file: LakeFileEntry, from: number, to: number, url: string): Promise<LakeCaptureRow[]>;
+  /** The rows within [from, to) of a lake file whose `url` equals `url` (with their text when `opts.text`). */
+  find(file: LakeFileEntry, from: number, to: number, url: string, opts?: { text?: boolean }): Promise<LakeCaptureRow[]>;
+  /** Rows [from, to) of a lake file with the columns a web-table page filters, orders and shows, in file order. */
+  scan(file: LakeFileEntry, from: number, to: number): Promise<LakePageRow[]>;
   /** Idempotent. */
   close(): Promise<void>;
 }
@@ -39,6 +60,8 @@ export interface ParquetLakeReaderOptions {
   store: ObjectStore;
   /** Bound of the decoded column-chunk cache, estimated bytes (default 256 MiB; 0 caches nothing). */
   cacheBytes?: number;
+  /** Bound of the cache of texts read by `find(…, {text: true})`, estimated bytes (default 64 MiB; 0 caches nothing). */
+  textCacheBytes?: number;
   /** Bound of the parsed-footer cache, estimated bytes (default 32 MiB). */
   footerCacheBytes?: number;
   /**
@@ -103,7 +126,8 @@ const FOOTER_TAIL = 64 * 1024;
  */
 const identityOf = (file: LakeFileEntry): string => `${file.key}#${file.crc32}#${file.bytes}`;
 const PAGE_COLUMNS = ['url', 'ts', 'status', 'title'] as const;
-const CAPTURE_COLUMNS = ['ts', 'status', 'title', 'warc_filename', 'warc_offset', 'warc_length'] as const;
+const CAPTURE_COLUMNS = ['ts', 'status', 'title', 'content_length', 'languages', 'warc_filename', 'warc_offset', 'warc_length'] as const;
+const SCAN_COLUMNS = ['url', 'surt', 'ts', 'status', 'title', 'content_length', 'languages'] as const;
 /** The `text` column read as its code-point count: the text itself is never turned into a string. */
 const TEXT_LENGTH = 'text#length';
 
@@ -127,6 +151,8 @@ const TS_PARSERS = {
 export class ParquetLakeReader implements LakeReads {
   private readonly store: ObjectStore;
   private readonly chunks: RowGroupCache<Column>;
+  /** Texts of single rows (file, row): a capture's text is read one row at a time, never as a whole column chunk. */
+  private readonly textCache: RowGroupCache<string | null>;
   private readonly footers: RowGroupCache<Footer>;
   private readonly compressors: { ZSTD: (input: Uint8Array, outputLength: number) => Uint8Array };
   private readonly locators: boolean;
@@ -140,6 +166,7 @@ export class ParquetLakeReader implements LakeReads {
     this.compressors = { ZSTD: (input, outputLength) => zstdDecompress(input, outputLength, decoder) };
     this.chunks = new RowGroupCache(opts.cacheBytes ?? 256 * 1024 * 1024);
     this.footers = new RowGroupCache(opts.footerCacheBytes ?? 32 * 1024 * 1024);
+    this.textCache = new RowGroupCache(opts.textCacheBytes ?? 64 * 1024 * 1024);
     this.locators = opts.locators ?? true;
     this.flat = (opts.decoder ?? 'flat') === 'flat';
   }
@@ -159,7 +186,33 @@ export class ParquetLakeReader implements LakeReads {
     return out;
   }
 
-  async find(file: LakeFileEntry, from: number, to: number, url: string): Promise<LakeCaptureRow[]> {
+  async scan(file: LakeFileEntry, from: number, to: number): Promise<LakePageRow[]> {
+    const ft = await this.footer(file);
+    need(ft, file, ['url', 'ts', 'status']);
+    const out: LakePageRow[] = [];
+    const groups = groupsOf(ft, from, to);
+    const loaded = await Promise.all(groups.map((g) => this.columns(file, ft, g, SCAN_COLUMNS)));
+    groups.forEach((g, k) => {
+      const c = loaded[k]!;
+      const lo = Math.max(from, ft.starts[g]!) - ft.starts[g]!;
+      const hi = Math.min(to, ft.starts[g + 1]!) - ft.starts[g]!;
+      const [url, surt, ts, status, title, size, langs] = SCAN_COLUMNS.map((n) => c.get(n));
+      for (let i = lo; i < hi; i++) {
+        out.push({
+          url: str(url, i) ?? '',
+          surt: str(surt, i),
+          ts: num(ts, i) ?? 0,
+          status: num(status, i) ?? 0,
+          title: str(title, i),
+          contentLength: num(size, i),
+          language: primaryLanguage(str(langs, i)),
+        });
+      }
+    });
+    return out;
+  }
+
+  async find(file: LakeFileEntry, from: number, to: number, url: string, opts: { text?: boolean } = {}): Promise<LakeCaptureRow[]> {
     const ft = await this.footer(file);
     need(ft, file, ['url', 'ts', 'status', 'warc_filename', 'warc_offset', 'warc_length']);
     const out: LakeCaptureRow[] = [];
@@ -172,15 +225,51 @@ export class ParquetLakeReader implements LakeReads {
       if (hits.length === 0) continue;
       // only a row group holding the URL decodes the rest (text as lengths only)
       const c = await this.columns(file, ft, g, ['url', ...CAPTURE_COLUMNS, TEXT_LENGTH]);
-      for (const i of hits) {
+      const texts = opts.text === true ? await this.texts(file, ft, g, hits) : null;
+      hits.forEach((i, k) => {
         out.push({
           ...urlRow(c, i),
           textLength: num(c.get(TEXT_LENGTH), i),
+          language: primaryLanguage(str(c.get('languages'), i)),
+          contentLength: num(c.get('content_length'), i),
+          ...(texts !== null && { text: texts[k] ?? null }),
           warc: { filename: str(c.get('warc_filename'), i) ?? '', offset: num(c.get('warc_offset'), i) ?? 0, length: num(c.get('warc_length'), i) ?? 0 },
         });
-      }
+      });
     }
     return out;
+  }
+
+  /**
+   * The `text` of rows `at` (row numbers within row group g): only the data pages holding them are decompressed and
+   * decoded (the column is megabytes per row group, and a capture wants one row of it), each row's text cached on
+   * its own. The chunk's bytes are fetched whole and checked against the locator's CRC32 like any chunk.
+   */
+  private async texts(file: LakeFileEntry, ft: Footer, g: number, at: readonly number[]): Promise<(string | null)[]> {
+    if (!ft.columns.has('text')) return at.map(() => null);
+    return Promise.all(
+      at.map((i) =>
+        this.textCache.getOrLoad(`${identityOf(file)}\u0000${ft.starts[g]! + i}`, async () => {
+          const c = chunkAt(ft, g, 'text');
+          let value: string | null = null;
+          if (c !== null) {
+            const bytes = (await this.fetchChunks(file, g, [c])).get(c.name)!;
+            const rows = ft.starts[g + 1]! - ft.starts[g]!;
+            let vals: (Uint8Array | null)[] | null;
+            try {
+              vals = decodeFlatRows(bytes, getPath(ft.tree, 'text'), c.codec, this.compressors, rows, i, i + 1);
+            } catch (err) {
+              throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'lake column chunk cannot be decoded', { key: file.key, rowGroup: g, column: 'text', reason: String(err).slice(0, 200) });
+            }
+            if (vals === null) {
+              const col = await this.decodeGeneric(file, ft, g, 'text');
+              value = str(col, i);
+            } else value = vals[0] === null || vals[0] === undefined ? null : Buffer.from(vals[0].buffer, vals[0].byteOffset, vals[0].byteLength).toString('utf8');
+          }
+          return { value, bytes: 64 + (value === null ? 0 : value.length * 2) };
+        }),
+      ),
+    );
   }
 
   /**

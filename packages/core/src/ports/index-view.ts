@@ -1,3 +1,5 @@
+import type { PageQuery, PageResult, PageRow } from '../pages';
+
 /**
  * The read side of one immutable index version, as the API uses it. The merger's package implements it over the
  * files of `index/<version>/` (resident or memory-mapped); tests use an in-memory one. Everything a response needs
@@ -53,7 +55,19 @@ export interface CaptureItem {
   status: number;
   title: string | null;
   textLength: number | null;
+  /** Primary language the record carried (ISO 639-3); null when none, or the lake does not hold languages. */
+  language: string | null;
+  /** Bytes of the HTTP response body as the record stores it; null when the lake does not hold it. */
+  contentLength: number | null;
+  /** The extracted main text, only when asked for (`captures(url, {text: true})`); null when there is none. */
+  text?: string | null;
   warc: { filename: string; offset: number; length: number };
+}
+
+/** What {@link IndexView.captures} reads besides the capture's facts. */
+export interface CaptureOptions {
+  /** Read each capture's extracted text (default false: only its length). */
+  text?: boolean;
 }
 
 /** A dataset as the API lists it. */
@@ -63,6 +77,12 @@ export interface DatasetSummary {
   crawl: string | null;
   urlCount: number;
   domainCount: number;
+}
+
+/** A web table row as a page of `/v1/domain/{d}/pages` shows it. */
+export interface PageItem extends PageRow {
+  /** 16 lowercase hex digits of the unsigned xxh3-64. */
+  urlId: string;
 }
 
 /** One pinned index version. */
@@ -75,8 +95,16 @@ export interface IndexView {
    * then url): rows [offset, offset + limit). `total` is the exact count. Reads only the row groups the page needs.
    */
   urls(domain: string, datasetId: number, offset: number, limit: number): Promise<{ total: number; items: UrlItem[] }>;
-  /** Captures of one canonical URL across datasets. */
-  captures(canonicalUrl: string): Promise<CaptureItem[]>;
+  /**
+   * Captures of one canonical URL across datasets (one per dataset: the latest there), oldest first (then by
+   * dataset id): the page's version history.
+   */
+  captures(canonicalUrl: string, opts?: CaptureOptions): Promise<CaptureItem[]>;
+  /**
+   * One page of the web table rows of a registered domain (already normalized by the caller): its rows in the
+   * datasets `q.datasetIds` names (null: all), filtered, ordered and paged as {@link selectPage} does. `total` is exact.
+   */
+  pages(domain: string, q: PageQuery): Promise<PageResult<PageItem>>;
   datasets(): DatasetSummary[];
   /** Completed batches the version holds, per dataset id (for ingest status). Optional: in-memory views omit it. */
   batchesMerged?(): ReadonlyMap<number, number>;
