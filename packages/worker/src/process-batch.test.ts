@@ -216,4 +216,29 @@ describe('processBatch on cc-mirror-dev', () => {
     expect(marker.rows).toBe(b!.records.length);
     expect(marker.failed).toBe(1);
   });
+
+  it('with --status any, an error page (status >= 400) gets its row with status and size and is never extracted', async () => {
+    const batches = await devBatches(crawl, { datasetId: 7, filter: { status: null, languages: null } });
+    const withErrors = batches.find((b) => b.records.some((r) => Number(r.status) >= 400));
+    expect(withErrors).toBeDefined();
+    const store = new MemoryObjectStore();
+    const d = deps(store);
+    const extracted: string[] = [];
+    d.extract = async (html, url) => {
+      extracted.push(url);
+      return extractDocument(html, { url });
+    };
+    const { marker } = await processBatch(withErrors!, d, { concurrency: 4, includeText: true });
+    const rows = await readParquetRows((await store.get(layout.batchPart(withErrors!.datasetId, withErrors!.id)))!);
+    expect(marker.rows).toBe(withErrors!.records.length);
+    const errors = rows.filter((r) => Number(r['status']) >= 400);
+    expect(errors.length).toBe(withErrors!.records.filter((r) => Number(r.status) >= 400).length);
+    for (const r of errors) {
+      expect([r['text'], r['title']]).toEqual([null, null]);
+      expect(Number(r['content_length'])).toBeGreaterThan(0);
+      expect(extracted).not.toContain(r['url']);
+    }
+    // the pages beside them are extracted as before
+    expect(rows.some((r) => Number(r['status']) === 200 && typeof r['text'] === 'string')).toBe(true);
+  });
 });

@@ -42,7 +42,8 @@ function failure(i: number, stage: RecordFailure['stage'], err: unknown, indexed
 const transientFetch = (err: unknown): boolean => !(err instanceof CcpError) || err.retryable;
 
 /**
- * Fetches, parses and extracts one capture. Returns its row, and a failure when something went wrong: no row when
+ * Fetches, parses and extracts one capture (an error page, status ≥ 400, is not extracted: its row carries status and
+ * size). Returns its row, and a failure when something went wrong: no row when
  * the record could not be read at all (fetch, WARC, URL) or holds a value the part cannot (row), a row without
  * title/text when only extraction failed. A fetch that failed for now is marked `transient`. Never throws for bad
  * input; rethrows an abort, and an extractor that cannot run at all (`CCP_ERR_EXTRACT_UNAVAILABLE`, `…_CLOSED`).
@@ -74,6 +75,7 @@ export async function processRecord(
   } catch (err) {
     return { row: null, failure: failure(i, 'warc', err), bytes: bytes.length };
   }
+  const status = rec.status !== undefined && /^\d{3}$/.test(rec.status) ? Number(rec.status) : http.status;
   const contentType = http.headers.get('content-type') ?? undefined;
   const mime = (rec.mime ?? contentType?.split(';')[0] ?? '').trim().toLowerCase();
   let title: string | null = null;
@@ -81,7 +83,8 @@ export async function processRecord(
   let outlinks: readonly string[] = [];
   let charset: string | null = rec.charset ?? null;
   let fail: RecordFailure | null = null;
-  if (HTML_MIMES.has(mime) || mime.startsWith('text/')) {
+  // an error page (status ≥ 400) is indexed for its status and size; its body is the server's error text, not the page's
+  if (status < 400 && (HTML_MIMES.has(mime) || mime.startsWith('text/'))) {
     const decoded = decodeHtml(http.payload, contentType === undefined ? {} : { contentType });
     charset = decoded.charset;
     if (HTML_MIMES.has(mime)) {
@@ -111,7 +114,7 @@ export async function processRecord(
     privateDomain: canon.privateDomain,
     surt: canon.surt,
     timestamp: rec.ts,
-    status: rec.status !== undefined && /^\d{3}$/.test(rec.status) ? Number(rec.status) : http.status,
+    status,
     mime,
     charset,
     languages: rec.languages.length > 0 ? rec.languages.join(',') : null,
