@@ -51,7 +51,9 @@ describe('row-group locator', () => {
     const meta = parquetMetadata(bytes);
     const loc = decodeLocator(buildLocator(bytes), 'k');
     expect(loc.starts).toEqual([0, 2048, 4096, 5000]);
-    expect(loc.columns.map((c) => c.name)).toEqual(LOCATOR_COLUMNS.filter((c) => c !== 'text'));
+    const inFile = new Set(meta.schema.map((e) => e.name));
+    expect(loc.columns.map((c) => c.name)).toEqual(LOCATOR_COLUMNS.filter((c) => inFile.has(c)));
+    expect(loc.columns.length).toBeGreaterThan(5);
     // smaller than the footer it replaces (which also carries statistics of every column)
     expect(buildLocator(bytes).length).toBeLessThan(meta.metadata_length);
     for (let g = 0; g < 3; g++) {

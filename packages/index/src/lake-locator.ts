@@ -31,7 +31,9 @@ export interface LocatorColumn {
 }
 
 /** Columns a locator lists when the file has them: what `urls()` and `captures()` read (url_id never is). */
-export const LOCATOR_COLUMNS: readonly string[] = ['url', 'ts', 'status', 'title', 'text', 'warc_filename', 'warc_offset', 'warc_length'];
+export const LOCATOR_COLUMNS: readonly string[] = [
+  'url', 'surt', 'ts', 'status', 'title', 'text', 'content_length', 'languages', 'warc_filename', 'warc_offset', 'warc_length',
+];
 
 const MAGIC = 0x47524343; // 'CCRG' LE
 /** Fields per column and row group, by locator version. */

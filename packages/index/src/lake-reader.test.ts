@@ -48,6 +48,8 @@ async function lakeFile(name: string, opts: { urlId: boolean; version: 'V1' | 'V
              to_timestamp(1900000000 + i * 61) AS ts, (CASE WHEN i % 11 = 0 THEN 404 ELSE 200 END)::SMALLINT AS status,
              CASE WHEN i % 5 = 0 THEN NULL ELSE 'Title ' || i END AS title,
              CASE WHEN i % 3 = 0 THEN NULL ELSE repeat('héllo wörld 𝄞 ', (i % 4)::INTEGER) END AS text,
+             (i * 37 % 100000)::INTEGER AS content_length,
+             CASE WHEN i % 4 = 0 THEN NULL WHEN i % 4 = 1 THEN 'eng' ELSE 'deu,eng' END AS languages,
              'crawl-data/w-' || (i % 13) || '.warc.gz' AS warc_filename, (i * 1000)::BIGINT AS warc_offset, (500 + i % 100)::INTEGER AS warc_length
       FROM (${gen.join(' UNION ALL ')}) ORDER BY domain64, url
     ) TO ${sqlString(path)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 2048, PARQUET_VERSION ${opts.version})`);
@@ -217,9 +219,13 @@ describe.each([
       {
         datasetId: 1, ...expectedItem(want!, urlId(url)),
         textLength: want!['text_length'] === null ? null : Number(want!['text_length']),
+        language: want!['languages'] === null ? null : String(want!['languages']).split(',')[0],
+        contentLength: Number(want!['content_length']),
         warc: { filename: want!['warc_filename'], offset: Number(want!['warc_offset']), length: want!['warc_length'] },
       },
     ]);
+    // with its text: only the page of the text column holding the row is decoded
+    expect((await view.captures(url, { text: true }))[0]!.text).toBe(want!['text'] ?? null);
     const t = touched(meta, store.ranges, bytes.length);
     // the url column of mid.example's row groups; everything else only of the matching one (3); never text as text
     expect(t.filter((c) => c.endsWith(':url'))).toEqual(['2:url', '3:url']);
@@ -230,6 +236,7 @@ describe.each([
     const [withText] = await oracle(name, 5000 + 3 + 1, 5000 + 3 + 2);
     expect(withText!['text_length']).not.toBeNull();
     expect((await view.captures(withText!['url'] as string))[0]!.textLength).toBe(Number(withText!['text_length']));
+    expect((await view.captures(withText!['url'] as string, { text: true }))[0]!.text).toBe(withText!['text']);
     expect(await view.captures('https://www.mid.example/absent')).toEqual([]);
   });
 

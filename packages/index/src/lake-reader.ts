@@ -245,8 +245,9 @@ export class ParquetLakeReader implements LakeReads {
    * decoded (the column is megabytes per row group, and a capture wants one row of it), each row's text cached on
    * its own. The chunk's bytes are fetched whole and checked against the locator's CRC32 like any chunk.
    */
-  private async texts(file: LakeFileEntry, ft: Footer, g: number, at: readonly number[]): Promise<(string | null)[]> {
-    if (!ft.columns.has('text')) return at.map(() => null);
+  private async texts(file: LakeFileEntry, located: Footer, g: number, at: readonly number[]): Promise<(string | null)[]> {
+    if (!located.columns.has('text')) return at.map(() => null);
+    const ft = await this.layoutFor(file, located, ['text']);
     return Promise.all(
       at.map((i) =>
         this.textCache.getOrLoad(`${identityOf(file)}\u0000${ft.starts[g]! + i}`, async () => {
@@ -302,18 +303,35 @@ export class ParquetLakeReader implements LakeReads {
           this.fallbacks++;
         }
       }
-      let meta: FileMetaData;
-      try {
-        meta = await parquetMetadataAsync(this.asyncBuffer(file), { initialFetchSize: Math.min(FOOTER_TAIL, file.bytes) });
-      } catch (err) {
-        if (isStoreError(err)) throw err;
-        throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'lake file footer cannot be parsed', { key: file.key, reason: String(err).slice(0, 200) });
-      }
-      const starts = [0];
-      for (const rg of meta.row_groups) starts.push(starts[starts.length - 1]! + Number(rg.num_rows));
-      const columns = new Set(meta.schema.slice(1).map((e) => e.name));
-      return { value: { meta, locator: null, starts, columns, tree: parquetSchema(meta) }, bytes: 1024 + Number(meta.metadata_length) * 4 };
+      return this.parseFooter(file);
     });
+  }
+
+  /** The file's layout from its Parquet footer (a 64 KiB tail `getRange`, more only for a longer footer). */
+  private async parseFooter(file: LakeFileEntry): Promise<{ value: Footer; bytes: number }> {
+    let meta: FileMetaData;
+    try {
+      meta = await parquetMetadataAsync(this.asyncBuffer(file), { initialFetchSize: Math.min(FOOTER_TAIL, file.bytes) });
+    } catch (err) {
+      if (isStoreError(err)) throw err;
+      throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'lake file footer cannot be parsed', { key: file.key, reason: String(err).slice(0, 200) });
+    }
+    const starts = [0];
+    for (const rg of meta.row_groups) starts.push(starts[starts.length - 1]! + Number(rg.num_rows));
+    const columns = new Set(meta.schema.slice(1).map((e) => e.name));
+    return { value: { meta, locator: null, starts, columns, tree: parquetSchema(meta) }, bytes: 1024 + Number(meta.metadata_length) * 4 };
+  }
+
+  /**
+   * The layout to read `names` of a file with: its locator's when the locator describes them all, else (a locator
+   * written before those columns were located — `surt`, `content_length`, `languages` came later) its footer's,
+   * cached on its own, so an older lake still answers every column its files hold.
+   */
+  private async layoutFor(file: LakeFileEntry, ft: Footer, names: readonly string[]): Promise<Footer> {
+    if (ft.locator === null) return ft;
+    const located = new Set(ft.locator.columns.map((c) => c.name));
+    if (names.every((n) => located.has(n === TEXT_LENGTH ? 'text' : n) || !ft.columns.has(n === TEXT_LENGTH ? 'text' : n))) return ft;
+    return this.footers.getOrLoad(`${identityOf(file)}#footer`, () => this.parseFooter(file));
   }
 
   /**
@@ -346,7 +364,8 @@ export class ParquetLakeReader implements LakeReads {
    * chunks are fetched here, adjacent ones as one range, and decoded flat (lake-decode.ts); a column that decoder
    * does not handle goes through hyparquet's `parquetRead`.
    */
-  private async decode(file: LakeFileEntry, ft: Footer, g: number, names: readonly string[]): Promise<Map<string, Column>> {
+  private async decode(file: LakeFileEntry, located: Footer, g: number, names: readonly string[]): Promise<Map<string, Column>> {
+    const ft = await this.layoutFor(file, located, names);
     if (!this.flat) return new Map(await Promise.all(names.map(async (n) => [n, await this.decodeGeneric(file, ft, g, n)] as const)));
     const rows = ft.starts[g + 1]! - ft.starts[g]!;
     const mode = names.includes(TEXT_LENGTH) ? 'codePoints' : 'bytes';

@@ -29,9 +29,9 @@ const base: PageQuery = { datasetIds: null, from: null, to: null, status: null, 
 function walk(rows: PageRow[], q: PageQuery): { seen: PageRow[]; totals: number[] } {
   const seen: PageRow[] = [];
   const totals: number[] = [];
-  let after = null;
+  let after: PageQuery['after'] = null;
   for (let guard = 0; guard < 10_000; guard++) {
-    const p = selectPage(rows, { ...q, after });
+    const p: ReturnType<typeof selectPage<PageRow>> = selectPage(rows, { ...q, after });
     seen.push(...p.items);
     totals.push(p.total);
     if (p.next === null) return { seen, totals };
