@@ -1,5 +1,5 @@
-import { UrlError, canonicalizeUrl, registeredDomainOf } from '@ccpipe/core';
-import type { IndexView } from '@ccpipe/core';
+import { TOP_DOMAINS_KEPT, UrlError, canonicalizeUrl, registeredDomainOf } from '@ccpipe/core';
+import type { DomainFacts, IndexView } from '@ccpipe/core';
 import type { AclPrincipal } from './acl';
 import { ApiError } from './api-error';
 
@@ -115,10 +115,18 @@ export function getDomain(ctx: RequestContext, segment: string, query: URLSearch
   const names = datasetNames(ctx.view);
   const datasets = (found?.datasets ?? [])
     .filter((d) => visible(ctx, d.datasetId))
-    .map((d) => ({ dataset_id: d.datasetId, name: names.get(d.datasetId) ?? null, url_count: d.urlCount }));
+    .map((d) => ({ dataset_id: d.datasetId, name: names.get(d.datasetId) ?? null, url_count: d.urlCount, ...(d.facts !== undefined && factsJson(d.facts)) }));
   // a domain whose every dataset is hidden does not exist for this caller
   if (found === null || datasets.length === 0) throw new ApiError('CCP_ERR_API_DOMAIN_NOT_FOUND', 'no dataset holds this domain');
   return { domain: found.domain, domain64: found.domain64, version: ctx.view.version, datasets };
+}
+
+/** A dataset's facts of a domain as `/v1/domain` answers them (beside `url_count`). */
+export function factsJson(f: DomainFacts): object {
+  return {
+    hosts: f.hosts, status_classes: f.statusClasses, languages: f.languages, first_ts: f.firstTs, last_ts: f.lastTs,
+    content_length_median: f.contentLengthMedian, content_length_p90: f.contentLengthP90,
+  };
 }
 
 /** `GET /v1/domain/{domain}/datasets/{dataset_id}/urls?offset&limit`: limit defaults to 100, capped at 1000. */
@@ -215,4 +223,20 @@ export function getDatasets(ctx: RequestContext, query: URLSearchParams): object
       .filter((d) => visible(ctx, d.datasetId))
       .map((d) => ({ dataset_id: d.datasetId, name: d.name, crawl: d.crawl, url_count: d.urlCount, domain_count: d.domainCount })),
   };
+}
+
+/**
+ * `GET /v1/datasets/{dataset_id}/domains?limit=`: the dataset's registered domains with the most URLs (at most
+ * {@link TOP_DOMAINS_KEPT}), most first. 404 for a dataset that does not exist or is hidden (alike), and for a version
+ * that keeps no such list.
+ */
+export function getTopDomains(ctx: RequestContext, datasetSegment: string, query: URLSearchParams): object {
+  onlyParams(query, ['limit']);
+  const datasetId = intParam(datasetSegment, 'dataset_id', 0, 0xffffffff);
+  const raw = query.get('limit');
+  const limit = raw === null || raw === '' ? 100 : intParam(raw, 'limit', 1, TOP_DOMAINS_KEPT);
+  const exists = ctx.view.datasets().some((d) => d.datasetId === datasetId);
+  const items = exists && visible(ctx, datasetId) ? (ctx.view.topDomains?.(datasetId, limit) ?? null) : null;
+  if (items === null) throw new ApiError('CCP_ERR_API_DATASET_NOT_FOUND', 'no such dataset, or no list of its domains in this version');
+  return { dataset_id: datasetId, version: ctx.view.version, limit, items: items.map((d) => ({ domain: d.domain, url_count: d.urlCount })) };
 }

@@ -1,4 +1,4 @@
-import { Domain64Registry, canonicalizeUrl, domain64ItemOf, formatDomain64, selectPage, surtOf, urlIdHex, urlId } from '@ccpipe/core';
+import { Domain64Registry, TOP_DOMAINS_KEPT, canonicalizeUrl, domain64ItemOf, domainFactsOf, formatDomain64, selectPage, surtOf, urlIdHex, urlId } from '@ccpipe/core';
 import type {
   CaptureItem, CaptureOptions, DatasetSummary, DomainDatasets, IndexSource, IndexView, PageItem, PageQuery, PageResult, PageRow, UrlItem,
 } from '@ccpipe/core';
@@ -60,7 +60,11 @@ export class MemoryIndexView implements IndexView {
     const d = this.domains.get(domain);
     if (d === undefined) return null;
     const datasets: DomainDatasets['datasets'] = [];
-    for (const [datasetId, list] of d.urls) datasets.push({ datasetId, urlCount: list.length });
+    const rows = this.rowsByDomain.get(domain) ?? [];
+    for (const [datasetId, list] of d.urls) {
+      const facts = domainFactsOf(rows.filter((r) => r.datasetId === datasetId).map((r) => ({ ...r, host: new URL(r.url).hostname })));
+      datasets.push({ datasetId, urlCount: list.length, ...(facts !== null && this.rowsByDomain.size > 0 && { facts }) });
+    }
     datasets.sort((a, b) => a.datasetId - b.datasetId);
     return { domain, domain64: d.domain64, datasets };
   }
@@ -85,6 +89,16 @@ export class MemoryIndexView implements IndexView {
 
   datasets(): DatasetSummary[] {
     return this.summaries.map((d) => ({ ...d }));
+  }
+
+  topDomains(datasetId: number, limit: number): { domain: string; urlCount: number }[] {
+    const out: { domain: string; urlCount: number }[] = [];
+    for (const [domain, d] of this.domains) {
+      const n = d.urls.get(datasetId)?.length ?? 0;
+      if (n > 0) out.push({ domain, urlCount: n });
+    }
+    out.sort((a, b) => b.urlCount - a.urlCount || (a.domain < b.domain ? -1 : 1));
+    return out.slice(0, Math.min(limit, TOP_DOMAINS_KEPT));
   }
 
   /** Number of registered domains (benchmarks, tests). */

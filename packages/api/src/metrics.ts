@@ -8,6 +8,7 @@ export const API_ROUTES = [
   '/v1/domain/:domain/pages',
   '/v1/url',
   '/v1/datasets',
+  '/v1/datasets/:dataset_id/domains',
   '/v1/status',
   '/healthz',
   '/metrics',

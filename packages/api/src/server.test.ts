@@ -17,6 +17,16 @@ describe('API over cc-mirror-dev (two crawls, default filter)', () => {
   });
   afterAll(() => server.close());
 
+  it('GET /v1/datasets/{id}/domains lists the largest domains of a dataset, most URLs first', async () => {
+    const counts = Object.entries(oracle.crawls[CRAWLS[0]]!.domains).map(([domain, d]) => ({ domain, url_count: canonicalSet(d.urls).size }));
+    counts.sort((a, b) => b.url_count - a.url_count || (a.domain < b.domain ? -1 : 1));
+    const r = await get(server, '/v1/datasets/1/domains?limit=5');
+    expect([r.status, r.body.limit, r.body.items]).toEqual([200, 5, counts.slice(0, 5)]);
+    expect((await get(server, '/v1/datasets/1/domains')).body.items).toHaveLength(Math.min(100, counts.length));
+    expect((await get(server, '/v1/datasets/1/domains?limit=0')).body.error).toEqual({ code: 'CCP_ERR_API_BAD_REQUEST', message: expect.any(String), detail: { param: 'limit' } });
+    expect((await get(server, '/v1/datasets/9/domains')).status).toBe(404);
+  });
+
   it('GET /v1/domain gives every oracle domain with its datasets and exact URL counts', async () => {
     const domains = new Set(CRAWLS.flatMap((c) => Object.keys(oracle.crawls[c]!.domains)));
     expect(domains.size).toBeGreaterThan(100);
@@ -28,7 +38,8 @@ describe('API over cc-mirror-dev (two crawls, default filter)', () => {
       expect(r.body.domain).toBe(d);
       expect(r.body.version).toBe('v2');
       expect(r.body.domain64).toMatch(/^[0-9a-f]{2}:[0-9a-f]{6}:00:000000$/);
-      expect(r.body.datasets).toEqual(expected.map((x) => ({ dataset_id: x.id, name: x.name, url_count: canonicalSet(x.urls as string[]).size })));
+      expect(r.body.datasets).toMatchObject(expected.map((x) => ({ dataset_id: x.id, name: x.name, url_count: canonicalSet(x.urls as string[]).size })));
+      for (const d of r.body.datasets) expect(d.status_classes['2xx'] + d.status_classes['3xx'] + d.status_classes['4xx'] + d.status_classes['5xx']).toBe(d.url_count);
     }
   });
 

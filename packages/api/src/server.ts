@@ -6,7 +6,7 @@ import type { Logger } from '@ccpipe/adapters';
 import type { Acl, AclPrincipal } from './acl';
 import { ApiError } from './api-error';
 import { cursorVersion } from './cursor';
-import { getDatasets, getDomain, getUrl, getUrls, onlyParams, type RequestContext } from './handlers';
+import { getDatasets, getDomain, getTopDomains, getUrl, getUrls, onlyParams, type RequestContext } from './handlers';
 import { getDomainPages } from './pages';
 import { serveExplorer } from './explorer/serve-explorer';
 import { apiMetrics, type ApiMetrics, type ApiRoute } from './metrics';
@@ -214,6 +214,8 @@ async function handle(req: IncomingMessage, res: ServerResponse, opts: ApiOption
     switch (route.name) {
       case '/v1/datasets':
         return sendJson(req, res, route.name, getDatasets(ctx, query));
+      case '/v1/datasets/:dataset_id/domains':
+        return sendJson(req, res, route.name, getTopDomains(ctx, route.params[0] as string, query));
       case '/v1/url':
         return sendJson(req, res, route.name, await getUrl(ctx, query));
       case '/v1/domain/:domain':
@@ -243,6 +245,8 @@ export function routeOf(path: string): { name: ApiRoute; params: string[] } {
     if (s[0] === 'status') return { name: '/v1/status', params: [] };
     if (s[0] === 'datasets') return { name: '/v1/datasets', params: [] };
     if (s[0] === 'url') return { name: '/v1/url', params: [] };
+  } else if (s[0] === 'datasets' && s.length === 3 && s[1] !== '' && s[2] === 'domains') {
+    return { name: '/v1/datasets/:dataset_id/domains', params: [s[1] as string] };
   } else if (s[0] === 'domain' && s[1] !== '') {
     if (s.length === 2) return { name: '/v1/domain/:domain', params: [s[1] as string] };
     if (s.length === 3 && s[2] === 'pages') return { name: '/v1/domain/:domain/pages', params: [s[1] as string] };

@@ -85,6 +85,9 @@ export interface PageItem extends PageRow {
   urlId: string;
 }
 
+/** How many of a dataset's largest domains a version keeps for {@link IndexView.topDomains}. */
+export const TOP_DOMAINS_KEPT = 1000;
+
 /** One pinned index version. */
 export interface IndexView {
   readonly version: string;
@@ -106,6 +109,11 @@ export interface IndexView {
    */
   pages(domain: string, q: PageQuery): Promise<PageResult<PageItem>>;
   datasets(): DatasetSummary[];
+  /**
+   * The registered domains of a dataset with the most URLs, most first (ties by domain), at most `limit` (which is at
+   * most {@link TOP_DOMAINS_KEPT}). Exact for the version. Optional: a version written before it was kept has none.
+   */
+  topDomains?(datasetId: number, limit: number): { domain: string; urlCount: number }[] | null;
   /** Completed batches the version holds, per dataset id (for ingest status). Optional: in-memory views omit it. */
   batchesMerged?(): ReadonlyMap<number, number>;
 }
