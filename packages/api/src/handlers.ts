@@ -1,3 +1,4 @@
+import { domainToUnicode } from 'node:url';
 import { TOP_DOMAINS_KEPT, UrlError, canonicalizeUrl, registeredDomainOf } from '@ccpipe/core';
 import type { DomainFacts, IndexView } from '@ccpipe/core';
 import type { AclPrincipal } from './acl';
@@ -118,7 +119,8 @@ export function getDomain(ctx: RequestContext, segment: string, query: URLSearch
     .map((d) => ({ dataset_id: d.datasetId, name: names.get(d.datasetId) ?? null, url_count: d.urlCount, ...(d.facts !== undefined && factsJson(d.facts)) }));
   // a domain whose every dataset is hidden does not exist for this caller
   if (found === null || datasets.length === 0) throw new ApiError('CCP_ERR_API_DOMAIN_NOT_FOUND', 'no dataset holds this domain');
-  return { domain: found.domain, domain64: found.domain64, version: ctx.view.version, datasets };
+  const unicode = domainToUnicode(found.domain);
+  return { domain: found.domain, ...(unicode !== found.domain && unicode !== '' && { domain_unicode: unicode }), domain64: found.domain64, version: ctx.view.version, datasets };
 }
 
 /** A dataset's facts of a domain as `/v1/domain` answers them (beside `url_count`). */

@@ -17,6 +17,20 @@ describe('API over cc-mirror-dev (two crawls, default filter)', () => {
   });
   afterAll(() => server.close());
 
+  it('GET /v1/domain names an IDN domain in Unicode beside its punycode, and only an IDN one', async () => {
+    const plain = await get(server, '/v1/domain/bulk-3.co.uk');
+    expect(plain.body).not.toHaveProperty('domain_unicode');
+    const [c] = cap40;
+    const idn = buildMemoryView('v1', DATASETS, [{ ...c!, url: 'https://www.bücher.de/a' }]).view;
+    const s2 = await startApi({ source: new MemoryIndexSource(idn), port: 0 });
+    try {
+      const r = await get(s2, `/v1/domain/${encodeURIComponent('BÜCHER.de')}`);
+      expect([r.body.domain, r.body.domain_unicode]).toEqual(['xn--bcher-kva.de', 'bücher.de']);
+    } finally {
+      await s2.close();
+    }
+  });
+
   it('GET /v1/datasets/{id}/domains lists the largest domains of a dataset, most URLs first', async () => {
     const counts = Object.entries(oracle.crawls[CRAWLS[0]]!.domains).map(([domain, d]) => ({ domain, url_count: canonicalSet(d.urls).size }));
     counts.sort((a, b) => b.url_count - a.url_count || (a.domain < b.domain ? -1 : 1));
