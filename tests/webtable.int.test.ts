@@ -200,6 +200,56 @@ describe('the web table over HTTP on cc-mirror-dev (every record kept)', () => {
     }
   });
 
+  it.each([
+    ['a time window, oldest first', 'from=2030-11-10T06:00:00Z&to=2030-11-10T18:00:00Z', true],
+    ['the largest pages', 'min_size=100000&order=desc', true],
+    ['error pages, newest first', 'status=4xx,5xx&order=desc', true],
+    ['404s in one dataset', 'status=404&dataset_id=DS1', false],
+    ['a time window with a size bound, by size', 'from=2030-11-10&to=2030-11-11&min_size=20000&sort=size', false],
+  ])('/v1/pages across domains, %s: every matching row exactly once, in order, equal to the CDX', async (_name, params, exactTotal) => {
+    const [d40, d44] = [ids[DEV_CRAWLS[0]]!, ids[DEV_CRAWLS[1]]!];
+    const p = new URLSearchParams(params.replace('DS1', String(d40)));
+    const datasets = p.get('dataset_id') ? [Number(p.get('dataset_id'))] : [d40, d44];
+    const from = p.get('from') ? Date.parse(p.get('from')!) : -Infinity;
+    const to = p.get('to') ? Date.parse(p.get('to')!) : Infinity;
+    const statuses = p.get('status')?.split(',') ?? null;
+    const [min, max] = [Number(p.get('min_size') ?? -Infinity), Number(p.get('max_size') ?? Infinity)];
+    const want = new Set<string>();
+    for (const d of datasets) {
+      for (const [url, c] of expected.get(d)!) {
+        const k = `${d} ${url}`;
+        if (c.ts < from || c.ts >= to || sizes.get(k)! < min || sizes.get(k)! > max) continue;
+        if (statuses !== null && !statuses.some((s) => (s.endsWith('xx') ? Math.floor(c.status / 100) === Number(s[0]) : c.status === Number(s)))) continue;
+        want.add(k);
+      }
+    }
+    expect(want.size).toBeGreaterThan(0);
+    const { items, totals, versions } = await walk(`/v1/pages?limit=13&${p}`);
+    expect(versions).toEqual(new Set([v2]));
+    if (exactTotal) expect(totals).toEqual(new Set([want.size]));
+    else expect(totals).toEqual(new Set([undefined]));
+    const keys = items.map((i) => `${i.dataset_id} ${i.url}`);
+    expect(keys).toHaveLength(want.size);
+    expect(new Set(keys)).toEqual(want);
+    for (const i of items) {
+      const c = expected.get(i.dataset_id)!.get(i.url)!;
+      expect([i.ts, i.status, i.content_length, i.domain]).toEqual([iso(c.ts), c.status, sizes.get(`${i.dataset_id} ${i.url}`), registeredDomainOf(i.url)]);
+    }
+    const sort = p.get('sort') ?? (p.get('min_size') && !p.get('from') && !p.get('status') ? 'size' : 'ts');
+    const dir = p.get('order') === 'desc' ? -1 : 1;
+    const value = (i: any): number => (sort === 'ts' ? Date.parse(i.ts) : i.content_length);
+    for (let k = 1; k < items.length; k++) expect(dir * (value(items[k]) - value(items[k - 1]))).toBeGreaterThanOrEqual(0);
+  });
+
+  it('/v1/pages refuses row-key order and a cursor of another query; hides what the caller may not see', async () => {
+    const r = await get('/v1/pages?sort=surt');
+    expect([r.status, r.body.error.detail]).toEqual([400, { param: 'sort' }]);
+    const first = await get('/v1/pages?status=4xx&limit=2');
+    expect((await get(`/v1/pages?status=5xx&limit=2&cursor=${first.body.next_cursor}`)).body.error.detail).toEqual({ param: 'cursor' });
+    expect((await get(`/v1/domain/${BULK}/pages?cursor=${first.body.next_cursor}`)).status).toBe(400);
+    expect((await get('/v1/pages?dataset_id=99')).body.error.code).toBe('CCP_ERR_API_DATASET_NOT_FOUND');
+  });
+
   it('row-key order: the registered domain first, then its subdomains, www. folded into the domain', async () => {
     const { items } = await walk(`/v1/domain/${BULK}/pages?limit=1000&dataset_id=${ids[DEV_CRAWLS[0]]}`);
     const surts: string[] = items.map((i) => i.surt);

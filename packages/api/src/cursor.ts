@@ -1,18 +1,18 @@
 import { createHash } from 'node:crypto';
-import type { PageKey } from '@ccpipe/core';
 import { ApiError } from './api-error';
 
 /**
  * The opaque paging cursor of the web-table routes: the index version the page came from, a digest of the query it
  * belongs to, and the key of the page's last row (as a web table pages by its last row key). The next page is read
  * from that version while it is kept, starting after that key, so a manifest flip never skips or repeats a row; a
- * cursor presented with another query is refused instead of answering a wrong page.
+ * cursor presented with another query is refused instead of answering a wrong page. Each route gives its key's shape.
  */
 export interface PageCursor {
   version: string;
   /** {@link queryDigest} of the query the cursor continues. */
   query: string;
-  key: PageKey;
+  /** The last row's key: strings, finite numbers and nulls, as the route wrote it. */
+  key: (string | number | null)[];
 }
 
 const V = 1;
@@ -24,26 +24,26 @@ export function queryDigest(terms: readonly unknown[]): string {
 
 /** The cursor as the `next_cursor` string (base64url JSON). */
 export function encodeCursor(c: PageCursor): string {
-  return Buffer.from(JSON.stringify([V, c.version, c.query, c.key.value, c.key.surt, c.key.url, c.key.datasetId]), 'utf8').toString('base64url');
+  return Buffer.from(JSON.stringify([V, c.version, c.query, ...c.key]), 'utf8').toString('base64url');
 }
 
-const bad = (): ApiError => new ApiError('CCP_ERR_API_BAD_REQUEST', 'cursor is not one this API gave out', { param: 'cursor' });
+/** The 400 of a cursor this API did not give out (or gave out for another route). */
+export const badCursor = (): ApiError => new ApiError('CCP_ERR_API_BAD_REQUEST', 'cursor is not one this API gave out', { param: 'cursor' });
 
 /** @throws ApiError CCP_ERR_API_BAD_REQUEST (param `cursor`) for anything {@link encodeCursor} did not make. */
 export function decodeCursor(raw: string): PageCursor {
-  if (raw.length === 0 || raw.length > 16_384 || !/^[A-Za-z0-9_-]+$/.test(raw)) throw bad();
+  if (raw.length === 0 || raw.length > 16_384 || !/^[A-Za-z0-9_-]+$/.test(raw)) throw badCursor();
   let a: unknown;
   try {
     a = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8'));
   } catch {
-    throw bad();
+    throw badCursor();
   }
-  if (!Array.isArray(a) || a.length !== 7 || a[0] !== V) throw bad();
-  const [, version, query, value, surt, url, datasetId] = a as unknown[];
-  if (typeof version !== 'string' || !/^[A-Za-z0-9._-]{1,64}$/.test(version) || typeof query !== 'string') throw bad();
-  if (!(value === null || (typeof value === 'number' && Number.isFinite(value)))) throw bad();
-  if (typeof surt !== 'string' || typeof url !== 'string' || typeof datasetId !== 'number' || !Number.isSafeInteger(datasetId)) throw bad();
-  return { version, query, key: { value, surt, url, datasetId } };
+  if (!Array.isArray(a) || a.length < 4 || a.length > 16 || a[0] !== V) throw badCursor();
+  const [, version, query, ...key] = a as unknown[];
+  if (typeof version !== 'string' || !/^[A-Za-z0-9._-]{1,64}$/.test(version) || typeof query !== 'string') throw badCursor();
+  if (!key.every((k) => k === null || typeof k === 'string' || (typeof k === 'number' && Number.isFinite(k)))) throw badCursor();
+  return { version, query, key: key as (string | number | null)[] };
 }
 
 /** The version a request's `cursor` parameter pins, or undefined without one. @throws ApiError for a malformed cursor */

@@ -7,6 +7,7 @@ export const API_ROUTES = [
   '/v1/domain/:domain/datasets/:dataset_id/urls',
   '/v1/domain/:domain/pages',
   '/v1/url',
+  '/v1/pages',
   '/v1/datasets',
   '/v1/datasets/:dataset_id/domains',
   '/v1/status',

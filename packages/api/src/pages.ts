@@ -1,6 +1,6 @@
-import { PAGE_SORTS, parseStatusMatch, type PageFilter, type PageItem, type PageOrder, type PageQuery, type PageSort } from '@ccpipe/core';
+import { PAGE_SORTS, parseStatusMatch, type AcrossKey, type AcrossQuery, type PageFilter, type PageItem, type PageKey, type PageOrder, type PageQuery, type PageSort } from '@ccpipe/core';
 import { ApiError } from './api-error';
-import { decodeCursor, encodeCursor, queryDigest } from './cursor';
+import { badCursor, decodeCursor, encodeCursor, queryDigest, type PageCursor } from './cursor';
 import { datasetNames, domainOfParam, intParam, limitParam, onlyParams, visible, type RequestContext } from './handlers';
 
 /** The query parameters of the web-table page routes. */
@@ -100,13 +100,64 @@ export async function getDomainPages(ctx: RequestContext, segment: string, query
   if (cursor !== null && (cursor.query !== digest || cursor.version !== ctx.view.version)) {
     throw new ApiError('CCP_ERR_API_BAD_REQUEST', 'cursor belongs to another query', { param: 'cursor' });
   }
-  if (cursor !== null && (cursor.key.value === null) !== (terms.sort === 'surt')) throw new ApiError('CCP_ERR_API_BAD_REQUEST', 'cursor is not one this API gave out', { param: 'cursor' });
-  const q: PageQuery = { ...terms, datasetIds: datasetId === null ? shown : [datasetId], after: cursor?.key ?? null };
+  const q: PageQuery = { ...terms, datasetIds: datasetId === null ? shown : [datasetId], after: cursor === null ? null : domainKeyOf(cursor.key, terms.sort) };
   const page = await ctx.view.pages(domain, q);
   const names = datasetNames(ctx.view);
   return {
     domain, version: ctx.view.version, sort: terms.sort, order: terms.order, limit: terms.limit, total: page.total,
     items: page.items.map((r) => pageItemJson(r, names)),
-    next_cursor: page.next === null ? null : encodeCursor({ version: ctx.view.version, query: digest, key: page.next }),
+    next_cursor: page.next === null ? null : encodeCursor({ version: ctx.view.version, query: digest, key: [page.next.value, page.next.surt, page.next.url, page.next.datasetId] }),
+  };
+}
+
+/** A /domain/{d}/pages cursor's key: [sort value (null for row-key order), surt, url, dataset id]. */
+function domainKeyOf(k: PageCursor['key'], sort: PageSort): PageKey {
+  const [value, surt, url, datasetId] = k;
+  if (k.length !== 4 || typeof surt !== 'string' || typeof url !== 'string' || typeof datasetId !== 'number' || !Number.isSafeInteger(datasetId)) throw badCursor();
+  if (value === undefined || typeof value === 'string' || (value === null) !== (sort === 'surt')) throw badCursor();
+  return { value, surt, url, datasetId };
+}
+
+/** An across-domains cursor's key: [sort value, dataset id, position]. */
+function acrossKeyOf(k: PageCursor['key']): AcrossKey {
+  const [value, datasetId, position] = k;
+  if (k.length !== 3 || typeof value !== 'number' || typeof datasetId !== 'number' || typeof position !== 'number') throw badCursor();
+  if (!Number.isSafeInteger(datasetId) || !Number.isSafeInteger(position)) throw badCursor();
+  return { value, datasetId, position };
+}
+
+/**
+ * `GET /v1/pages`: web-table rows across every domain of the visible datasets (or `dataset_id`), answered from the
+ * version's secondary orderings — pages captured in a time range (`from`/`to`, `sort=ts`, the default), the largest
+ * pages (`min_size`/`max_size`, `sort=size`, the default when only sizes bound the query; `order=desc` for largest
+ * first), pages that answered errors (`status=4xx`, sorted by time). Row-key order is per domain
+ * (`/v1/domain/{d}/pages`): `sort=surt` is refused here. 404 for a hidden or unknown `dataset_id`, and when the
+ * version keeps no orderings.
+ */
+export async function getPagesAcross(ctx: RequestContext, query: URLSearchParams): Promise<object> {
+  onlyParams(query, PAGE_PARAMS);
+  const terms = pageTermsOf(query);
+  const sortRaw = query.get('sort');
+  if (sortRaw === 'surt') throw new ApiError('CCP_ERR_API_BAD_REQUEST', 'row-key order is per domain: /v1/domain/{domain}/pages', { param: 'sort' });
+  const onlySizes = terms.from === null && terms.to === null && terms.status === null && (terms.minSize !== null || terms.maxSize !== null);
+  const sort: 'ts' | 'size' = sortRaw === null || sortRaw === '' ? (onlySizes ? 'size' : 'ts') : (terms.sort as 'ts' | 'size');
+  const datasetRaw = query.get('dataset_id');
+  const datasetId = datasetRaw === null || datasetRaw === '' ? null : intParam(datasetRaw, 'dataset_id', 0, 0xffffffff);
+  const shown = ctx.view.datasets().map((d) => d.datasetId).filter((id) => visible(ctx, id));
+  if (datasetId !== null && !shown.includes(datasetId)) throw new ApiError('CCP_ERR_API_DATASET_NOT_FOUND', 'no such dataset');
+  const digest = queryDigest(['pages', datasetId, terms.from, terms.to, terms.statusRaw, terms.minSize, terms.maxSize, sort, terms.order]);
+  const rawCursor = query.get('cursor');
+  const cursor = rawCursor === null || rawCursor === '' ? null : decodeCursor(rawCursor);
+  if (cursor !== null && (cursor.query !== digest || cursor.version !== ctx.view.version)) {
+    throw new ApiError('CCP_ERR_API_BAD_REQUEST', 'cursor belongs to another query', { param: 'cursor' });
+  }
+  const q: AcrossQuery = { ...terms, sort, datasetIds: datasetId === null ? shown : [datasetId], after: cursor === null ? null : acrossKeyOf(cursor.key) };
+  const page = (await ctx.view.pagesAcross?.(q)) ?? null;
+  if (page === null) throw new ApiError('CCP_ERR_API_NOT_FOUND', 'this index version keeps no page orderings (merged before they existed, or with them off)');
+  const names = datasetNames(ctx.view);
+  return {
+    version: ctx.view.version, sort, order: terms.order, limit: terms.limit, ...(page.total !== null && { total: page.total }),
+    items: page.items.map((r) => ({ domain: r.domain, ...pageItemJson(r, names) })),
+    next_cursor: page.next === null ? null : encodeCursor({ version: ctx.view.version, query: digest, key: [page.next.value, page.next.datasetId, page.next.position] }),
   };
 }

@@ -7,7 +7,7 @@ import type { Acl, AclPrincipal } from './acl';
 import { ApiError } from './api-error';
 import { cursorVersion } from './cursor';
 import { getDatasets, getDomain, getTopDomains, getUrl, getUrls, onlyParams, type RequestContext } from './handlers';
-import { getDomainPages } from './pages';
+import { getDomainPages, getPagesAcross } from './pages';
 import { serveExplorer } from './explorer/serve-explorer';
 import { apiMetrics, type ApiMetrics, type ApiRoute } from './metrics';
 
@@ -174,7 +174,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, opts: ApiOption
   const query = new URLSearchParams(q < 0 ? '' : raw.slice(q + 1));
   // a paging cursor names the version its first page came from: the next page is read there (410 once collected)
   let pin = headerPin;
-  if (route.name === '/v1/domain/:domain/pages') {
+  if (route.name === '/v1/domain/:domain/pages' || route.name === '/v1/pages') {
     let fromCursor: string | undefined;
     try {
       fromCursor = cursorVersion(query);
@@ -216,6 +216,8 @@ async function handle(req: IncomingMessage, res: ServerResponse, opts: ApiOption
         return sendJson(req, res, route.name, getDatasets(ctx, query));
       case '/v1/datasets/:dataset_id/domains':
         return sendJson(req, res, route.name, getTopDomains(ctx, route.params[0] as string, query));
+      case '/v1/pages':
+        return sendJson(req, res, route.name, await getPagesAcross(ctx, query));
       case '/v1/url':
         return sendJson(req, res, route.name, await getUrl(ctx, query));
       case '/v1/domain/:domain':
@@ -245,6 +247,7 @@ export function routeOf(path: string): { name: ApiRoute; params: string[] } {
     if (s[0] === 'status') return { name: '/v1/status', params: [] };
     if (s[0] === 'datasets') return { name: '/v1/datasets', params: [] };
     if (s[0] === 'url') return { name: '/v1/url', params: [] };
+    if (s[0] === 'pages') return { name: '/v1/pages', params: [] };
   } else if (s[0] === 'datasets' && s.length === 3 && s[1] !== '' && s[2] === 'domains') {
     return { name: '/v1/datasets/:dataset_id/domains', params: [s[1] as string] };
   } else if (s[0] === 'domain' && s[1] !== '') {

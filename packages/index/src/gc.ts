@@ -1,5 +1,6 @@
 import type { ObjectStore } from '@ccpipe/core';
 import { indexLayout, jsonBytes, parseJson, type IndexManifest, type LakeFileEntry } from './format';
+import { ORDERINGS_FILE, ORDERING_PREFIX, type OrderingFile } from './orderings';
 
 /** The sequence number of a version name `v000042` (0 for anything else). */
 export function versionSeq(v: string): number {
@@ -8,10 +9,11 @@ export function versionSeq(v: string): number {
 }
 
 const LAKE_TAG = /\/part-(v\d+)\.(?:parquet|rgx)$/;
+const ORDERING_TAG = /\/(?:ts|size|status)-(v\d+)\.parquet$/;
 
 /**
  * Deletes retired versions whose grace period is over (`retiredAt + graceMs <= now`): their `index/<v>/` files,
- * then every lake file under `urls/` (and row-group locator under `lakeidx/`) that no version still listed in the manifest (kept or retired) references
+ * then every lake file under `urls/` (and row-group locator under `lakeidx/`, and ordering under `order/`) that no version still listed in the manifest (kept or retired) references
  * and whose version tag is not newer than the current version — which also sweeps lake files a crashed merge left
  * behind — and the same for `index/<v>/` directories (a version whose deletion was cut short, or a merge that
  * crashed before its flip). Rewrites the manifest when it dropped a version. Returns the versions deleted.
@@ -43,11 +45,14 @@ export async function collectGarbage(store: ObjectStore, manifest: IndexManifest
       referenced.add(f.key);
       if (f.locator !== undefined) referenced.add(f.locator.key);
     }
+    // orderings (orderings.ts): a version without the file has none; one that cannot be parsed stops the sweep too
+    const o = await store.get(indexLayout.versionFile(v, ORDERINGS_FILE));
+    if (o !== null) for (const e of parseJson<OrderingFile[]>(o, ORDERINGS_FILE)) referenced.add(e.key);
   }
   const orphans: string[] = [];
-  for (const prefix of [indexLayout.lakePrefix(), indexLayout.locatorPrefix()]) {
+  for (const prefix of [indexLayout.lakePrefix(), indexLayout.locatorPrefix(), ORDERING_PREFIX]) {
     for await (const o of store.list(prefix)) {
-      const tag = LAKE_TAG.exec(o.key)?.[1];
+      const tag = (LAKE_TAG.exec(o.key) ?? ORDERING_TAG.exec(o.key))?.[1];
       if (tag !== undefined && versionSeq(tag) <= current && !referenced.has(o.key)) orphans.push(o.key);
     }
   }

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { CcpError, parseDatasetRegistry, layout, type IndexLoadFailure, type IndexSource, type ObjectStore } from '@ccpipe/core';
 import { LakeIndexView } from './lake-index-view';
 import { ParquetLakeReader, type LakeReads } from './lake-reader';
+import { readOrderings } from './orderings';
 import { initZstd, type ZstdDecoder } from './zstd';
 import { DuckLakeReader } from './lake-reader-duckdb';
 import { inPlaceInputs, openLocalInputs, type LocalInputs } from './local-inputs';
@@ -232,7 +233,9 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
   const viewOf = async (loaded: LoadedVersion, tocCrc32: number, warm: boolean): Promise<LakeIndexView> => {
     const regBytes = await opts.store.get(layout.datasetRegistry());
     const names = new Map((regBytes ? parseDatasetRegistry(regBytes).datasets : []).map((d) => [d.id, { name: d.name, crawl: d.crawl }]));
-    const v = new LakeIndexView(loaded, reads, names);
+    // the secondary orderings (orderings.json), read through the Parquet reader; none with the DuckDB one
+    const orderings = parquet === undefined ? null : { files: await readOrderings(opts.store, loaded.toc.version, loaded.toc), reads: parquet };
+    const v = new LakeIndexView(loaded, reads, names, orderings);
     tocOf.set(v, tocCrc32);
     if (warm && opts.warmUp === true && !warmed) {
       warmed = true;

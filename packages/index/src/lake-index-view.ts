@@ -1,9 +1,12 @@
 import { RoaringBitmap32 } from 'roaring';
 import {
-  canonicalizeUrl, formatDomain64, runLanes, selectPage, surtOf, urlId, urlIdHex, type CaptureItem, type CaptureOptions, type DatasetSummary,
-  type DomainDatasets, type IndexView, type PageItem, type PageQuery, type PageResult, type PageRow, type UrlItem,
+  canonicalizeUrl, formatDomain64, registeredDomainOf, runLanes, selectPage, surtOf, urlId, urlIdHex, type AcrossItem, type AcrossQuery,
+  type AcrossResult, type CaptureItem, type CaptureOptions, type DatasetSummary, type DomainDatasets, type IndexView, type PageItem, type PageQuery,
+  type PageResult, type PageRow, type UrlItem,
 } from '@ccpipe/core';
-import type { DomainEntries, LakeFileEntry, Posting } from './format';
+import { IndexFormatError, type DomainEntries, type LakeFileEntry, type Posting } from './format';
+import { positionsOf, type OrderingFile } from './orderings';
+import { pagesAcross, type OrderingEntry, type OrderingReads } from './pages-across';
 import type { LakeReads, LakeUrlRow } from './lake-reader';
 import type { LoadedVersion } from './version-files';
 
@@ -28,6 +31,8 @@ export class LakeIndexView implements IndexView {
     private readonly loaded: LoadedVersion,
     private readonly reads: LakeReads,
     private readonly names: ReadonlyMap<number, { name: string; crawl: string | null }>,
+    /** The version's secondary orderings and how to read them; null when the view answers no /v1/pages. */
+    private readonly orderings: { files: readonly OrderingFile[]; reads: OrderingReads } | null = null,
   ) {
     this.version = loaded.toc.version;
     this.index = loaded.index;
@@ -104,6 +109,40 @@ export class LakeIndexView implements IndexView {
     });
     const page = selectPage(parts.flat(), q);
     return { ...page, items: page.items.map((r) => ({ ...r, urlId: this.idOf(r.url) })) };
+  }
+
+  async pagesAcross(q: AcrossQuery): Promise<AcrossResult | null> {
+    if (this.orderings === null || this.orderings.files.length === 0) return null;
+    const positions = new Map<number, { file: LakeFileEntry; base: number }[]>();
+    const at = (datasetId: number, position: number): { file: LakeFileEntry; row: number } => {
+      let list = positions.get(datasetId);
+      if (list === undefined) positions.set(datasetId, (list = positionsOf(this.files, datasetId)));
+      let lo = 0;
+      let hi = list.length - 1;
+      while (lo < hi) {
+        const mid = (lo + hi + 1) >>> 1;
+        if (list[mid]!.base <= position) lo = mid;
+        else hi = mid - 1;
+      }
+      const f = list[lo];
+      if (f === undefined || position - f.base >= f.file.rows) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'an ordering names a row its dataset does not have', { datasetId, position });
+      return { file: f.file, row: position - f.base };
+    };
+    const fetch = async (entries: readonly OrderingEntry[]) => {
+      const rows = new Array<AcrossItem>(entries.length);
+      await runLanes(entries.length, CAPTURE_READS, async (k) => {
+        const e = entries[k]!;
+        const { file, row } = at(e.datasetId, e.position);
+        const [r] = await this.reads.scan(file, row, row + 1);
+        const url = r!.url;
+        rows[k] = {
+          datasetId: e.datasetId, url, surt: r!.surt ?? rowKeyOf(url), ts: r!.ts, status: r!.status, title: r!.title, contentLength: r!.contentLength,
+          language: r!.language, urlId: this.idOf(url), domain: registeredDomainOf(url) ?? new URL(url).hostname,
+        };
+      });
+      return rows;
+    };
+    return pagesAcross(q, this.orderings.files, this.orderings.reads, fetch);
   }
 
   /**

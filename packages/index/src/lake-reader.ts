@@ -241,6 +241,49 @@ export class ParquetLakeReader implements LakeReads {
   }
 
   /**
+   * Rows [from, to) of numeric columns of any flat Parquet file the store holds without a locator (an ordering file,
+   * orderings.ts), in file order: one Float64Array per name (NaN for null), row groups decoded and cached like the
+   * lake's. @throws IndexFormatError when the file lacks a column
+   */
+  async numbers(file: LakeFileEntry, from: number, to: number, names: readonly string[]): Promise<Float64Array[]> {
+    const ft = await this.footer(file);
+    need(ft, file, names);
+    const out = names.map(() => new Float64Array(Math.max(0, to - from)));
+    const groups = groupsOf(ft, from, to);
+    const loaded = await Promise.all(groups.map((g) => this.columns(file, ft, g, names)));
+    groups.forEach((g, k) => {
+      const lo = Math.max(from, ft.starts[g]!);
+      const hi = Math.min(to, ft.starts[g + 1]!);
+      names.forEach((n, j) => {
+        const c = loaded[k]!.get(n)!;
+        if (isStrings(c)) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'column is not numeric', { key: file.key, column: n });
+        out[j]!.set(c.subarray(lo - ft.starts[g]!, hi - ft.starts[g]!), lo - from);
+      });
+    });
+    return out;
+  }
+
+  /**
+   * A file's row-group starts (plus its row count at the end) and, per row group, the min and max of a numeric column
+   * from the footer's statistics (NaN where the writer kept none).
+   */
+  async statsOf(file: LakeFileEntry, column: string): Promise<{ starts: readonly number[]; min: Float64Array; max: Float64Array }> {
+    const ft = await this.footer(file);
+    const meta = ft.meta ?? (await this.layoutFor(file, ft, [column]).then((f) => f.meta));
+    const groups = ft.starts.length - 1;
+    const min = new Float64Array(groups).fill(NaN);
+    const max = new Float64Array(groups).fill(NaN);
+    meta?.row_groups.forEach((rg, g) => {
+      const st = rg.columns.find((c) => c.meta_data?.path_in_schema[0] === column)?.meta_data?.statistics;
+      const lo = st?.min_value ?? st?.min;
+      const hi = st?.max_value ?? st?.max;
+      if (lo !== undefined && lo !== null) min[g] = Number(lo);
+      if (hi !== undefined && hi !== null) max[g] = Number(hi);
+    });
+    return { starts: ft.starts, min, max };
+  }
+
+  /**
    * The `text` of rows `at` (row numbers within row group g): only the data pages holding them are decompressed and
    * decoded (the column is megabytes per row group, and a capture wants one row of it), each row's text cached on
    * its own. The chunk's bytes are fetched whole and checked against the locator's CRC32 like any chunk.

@@ -18,6 +18,7 @@ import { clearInbox, listNewBatches, markerScanOf, nextInboxState, readMarkers, 
 import { MergeCache, type CachedObject } from './merge-cache';
 import { acquireMergeLease, type MergeLease } from './merge-lease';
 import { openStageRoot } from './stage-root';
+import { ORDERINGS_FILE, readOrderings, writeOrderings } from './orderings';
 import { VersionWriter, loadVersionHead, loadVersionSummary, openIndexOnDemand, readManifest, type VersionBase } from './version-files';
 
 /** Options of {@link runMerge}. */
@@ -105,7 +106,12 @@ export interface MergeOptions {
   /** Told of each temp dir a killed merge left under `tmpDir` that this one removed (stale for 5 min). */
   onStaleTemp?: (dir: string) => void;
   /** Called after each phase with its wall time (metrics, benchmarks). */
-  onPhase?: (phase: 'load' | 'read' | 'domains' | 'collisions' | 'lake' | 'index' | 'publish', ms: number) => void;
+  onPhase?: (phase: 'load' | 'read' | 'domains' | 'collisions' | 'lake' | 'index' | 'orderings' | 'publish', ms: number) => void;
+  /**
+   * Write the secondary orderings (time, size, status) of the datasets this merge writes to (default true; orderings.ts).
+   * Off, a version has none and `/v1/pages` answers 404 for it; kept switchable so a benchmark measures their cost.
+   */
+  orderings?: boolean;
   /**
    * List every batch marker of the store besides the inbox (default false: the inbox alone, once the lake's merges
    * have settled into it, merge-inbox.ts). For markers written without an inbox entry: by workers of a ccpipe older
@@ -541,6 +547,23 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
       rewrittenFiles: newFiles.length, collisions: Object.keys(collisions).length, partitionBits: bits, lakeColumns: columnSet, ...nextInboxState(prev?.status, scan, withoutEntry, scanAt), datasets: built.datasets,
       ...(await ingestTotalsOf(store, prev?.status ?? null, merged, markers).then((ingested) => ({ ingested }), () => ({}))), mergeMs: Date.now() - t0,
     };
+    if (opts.orderings !== false) {
+      const to = Date.now();
+      // the time, size and status orderings of each dataset whose lake files changed; the others' carried over
+      const changed = new Set([...newFiles.map((f) => f.datasetId), ...(prev?.files ?? []).filter((f) => replaced.has(f.key)).map((f) => f.datasetId)]);
+      // the files just written sit in the merge cache (writeLake adopted them): read there, not downloaded again
+      for (const f of newFiles) listed.set(f.key, { key: f.key, bytes: f.bytes, crc32: f.crc32 });
+      const orderings = await writeOrderings(conn, store, {
+        version, files: built.files, rebuild: changed, previous: prev === null ? [] : await readOrderings(store, prev.toc.version, prev.toc),
+        pathsOf: (keys) => inputs.fetch(keys), releasePaths: (keys) => inputs.release(keys),
+        withSize: lakeColumnsOf(columnSet).includes('content_length'), tmpDir: tmp,
+      });
+      await out.put(ORDERINGS_FILE, jsonBytes(orderings));
+      // a phase of its own, taken out of the index phase it sits in
+      const ms = Date.now() - to;
+      opts.onPhase?.('orderings', ms);
+      tp += ms;
+    }
     if (shardNo !== built.shardSizes.length) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'index shards written differ from the shards built', { written: shardNo, built: built.shardSizes.length });
     await out.put(SHARD_TABLE, jsonBytes({ v: 1, shards: built.shardSizes.map((domains) => ({ domains })) }));
     await out.put('files.json', jsonBytes(built.files));

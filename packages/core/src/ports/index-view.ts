@@ -1,4 +1,4 @@
-import type { PageQuery, PageResult, PageRow } from '../pages';
+import type { PageFilter, PageOrder, PageQuery, PageResult, PageRow } from '../pages';
 
 /**
  * The read side of one immutable index version, as the API uses it. The merger's package implements it over the
@@ -85,6 +85,38 @@ export interface PageItem extends PageRow {
   urlId: string;
 }
 
+/** Where a page of `/v1/pages` ends: the sort value of its last row, that row's dataset and its position there. */
+export interface AcrossKey {
+  value: number;
+  datasetId: number;
+  /** The row's position in its dataset (its row number over the dataset's lake files in the version's order). */
+  position: number;
+}
+
+/** A page query across domains, answered from the secondary orderings (time, size, status) of a version. */
+export interface AcrossQuery extends PageFilter {
+  sort: 'ts' | 'size';
+  order: PageOrder;
+  after: AcrossKey | null;
+  limit: number;
+}
+
+/** A web table row found across domains: a page item with its registered domain. */
+export interface AcrossItem extends PageItem {
+  domain: string;
+}
+
+/**
+ * One page across domains. `total` is exact when one ordering answers every filter (a time range alone, a size range
+ * alone, status classes with or without a time range), else null. A page may hold fewer than `limit` rows while
+ * `next` is not null: a filter no ordering answers is checked row by row, and a page stops after a bounded scan.
+ */
+export interface AcrossResult {
+  items: AcrossItem[];
+  total: number | null;
+  next: AcrossKey | null;
+}
+
 /** How many of a dataset's largest domains a version keeps for {@link IndexView.topDomains}. */
 export const TOP_DOMAINS_KEPT = 1000;
 
@@ -114,6 +146,11 @@ export interface IndexView {
    * most {@link TOP_DOMAINS_KEPT}). Exact for the version. Optional: a version written before it was kept has none.
    */
   topDomains?(datasetId: number, limit: number): { domain: string; urlCount: number }[] | null;
+  /**
+   * Rows across every domain of the datasets `q.datasetIds` names, through the version's secondary orderings. Null
+   * when the version keeps none (written before them, or merged with orderings off). Optional: in-memory views omit it.
+   */
+  pagesAcross?(q: AcrossQuery): Promise<AcrossResult | null>;
   /** Completed batches the version holds, per dataset id (for ingest status). Optional: in-memory views omit it. */
   batchesMerged?(): ReadonlyMap<number, number>;
 }
