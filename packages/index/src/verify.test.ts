@@ -31,11 +31,12 @@ describe('verifyVersion (ccpipe verify)', () => {
     const { store, files } = await lake();
     const read: string[] = [];
     const r = await verifyVersion(store, { onFile: (key) => read.push(key) });
-    expect(r).toMatchObject({ version: 'v000002', lakeFiles: files.length, locators: files.length, problems: [] });
+    expect(r).toMatchObject({ version: 'v000002', lakeFiles: files.length, locators: files.length, orderings: 3, problems: [] });
     expect(r.indexFiles).toBeGreaterThanOrEqual(8); // the JSON files and one shard's three
     const sizes = files.reduce((n, f) => n + f.bytes + f.locator!.bytes, 0);
     expect(r.bytes).toBeGreaterThan(sizes);
-    expect(new Set(read)).toEqual(new Set([...files.flatMap((f) => [f.key, f.locator!.key]), ...read.filter((k) => k.startsWith('index/v000002/'))]));
+    const orderings = ['ts', 'size', 'status'].map((k) => `order/dataset_id=1/${k}-v000002.parquet`);
+    expect(new Set(read)).toEqual(new Set([...files.flatMap((f) => [f.key, f.locator!.key]), ...orderings, ...read.filter((k) => k.startsWith('index/v000002/'))]));
     // an older version kept by the manifest, by name; one it does not keep is an error, not a pass
     expect((await verifyVersion(store, { version: 'v000001' })).problems).toEqual([]);
     // nothing to check is not a pass: a version the manifest does not keep, no version at all (a wrong --data, a copy

@@ -2,6 +2,7 @@ import { crc32 } from 'node:zlib';
 import { CcpError, runLanes, type ObjectStore } from '@ccpipe/core';
 import { IndexFormatError, indexLayout, parseJson, type LakeFileEntry } from './format';
 import { readManifest, readVersionToc } from './version-files';
+import { ORDERINGS_FILE, type OrderingFile } from './orderings';
 
 /** One file of a version that is not as the version recorded it. */
 export interface VerifyProblem {
@@ -23,6 +24,8 @@ export interface VerifyResult {
   indexFiles: number;
   lakeFiles: number;
   locators: number;
+  /** Secondary ordering files orderings.json lists (orderings.ts). */
+  orderings: number;
   /** Bytes read. */
   bytes: number;
   /** Empty when every file is as recorded. */
@@ -35,7 +38,7 @@ const CHUNK = 8 << 20;
 /**
  * Reads every file of one index version whole and checks it against what the version recorded: version.json against
  * the manifest's CRC32, each index file against version.json, each lake file and row-group locator against files.json
- * (size and CRC32). The API checks index files when it loads a version but reads lake files only by the row groups a
+ * (size and CRC32), each secondary ordering against orderings.json. The API checks index files when it loads a version but reads lake files only by the row groups a
  * page needs, so this is how a whole lake is checked — after copying it, or on a schedule. Memory is one chunk per
  * lane. `version` defaults to the current one. Never throws for what it finds: an unreadable or empty manifest, a
  * version the manifest does not keep, and a store failure on one file are problems too (the other files are still
@@ -44,7 +47,7 @@ const CHUNK = 8 << 20;
 export async function verifyVersion(
   store: ObjectStore, opts: { version?: string; concurrency?: number; onFile?: (key: string, bytes: number) => void } = {},
 ): Promise<VerifyResult> {
-  const result: VerifyResult = { version: opts.version ?? null, indexFiles: 0, lakeFiles: 0, locators: 0, bytes: 0, problems: [] };
+  const result: VerifyResult = { version: opts.version ?? null, indexFiles: 0, lakeFiles: 0, locators: 0, orderings: 0, bytes: 0, problems: [] };
   const manifestKey = indexLayout.manifest();
   let manifest;
   try {
@@ -93,6 +96,17 @@ export async function verifyVersion(
     result.lakeFiles = lake.length;
     result.locators = locators.length;
     await checkAll([...lake.map((f) => ({ key: f.key, size: f.bytes, crc32: f.crc32 })), ...locators]);
+  }
+  const orderingsKey = indexLayout.versionFile(version, ORDERINGS_FILE);
+  if (toc.files[ORDERINGS_FILE] !== undefined && !result.problems.some((p) => p.key === orderingsKey)) {
+    try {
+      const list = parseJson<OrderingFile[]>((await store.get(orderingsKey)) ?? new Uint8Array(), ORDERINGS_FILE);
+      result.orderings = list.length;
+      await checkAll(list.map((o) => ({ key: o.key, size: o.bytes, crc32: o.crc32 })));
+    } catch (err) {
+      if (!(err instanceof IndexFormatError)) throw err;
+      result.problems.push({ key: orderingsKey, code: 'CCP_ERR_INDEX_FORMAT', message: err.message });
+    }
   }
   result.problems.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   return result;
