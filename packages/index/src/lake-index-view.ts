@@ -1,6 +1,6 @@
 import { RoaringBitmap32 } from 'roaring';
 import {
-  canonicalizeUrl, formatDomain64, registeredDomainOf, runLanes, selectPage, surtOf, urlId, urlIdHex, type AcrossItem, type AcrossQuery,
+  canonicalizeUrl, formatDomain64, registeredDomainOf, pageAfter, runLanes, sortMatches, surtOf, urlId, urlIdHex, type AcrossItem, type AcrossQuery,
   type AcrossResult, type CaptureItem, type CaptureOptions, type DatasetSummary, type DomainDatasets, type IndexView, type PageItem, type PageQuery,
   type PageResult, type PageRow, type UrlItem,
 } from '@ccpipe/core';
@@ -8,7 +8,11 @@ import { IndexFormatError, type DomainEntries, type LakeFileEntry, type Posting 
 import { positionsOf, type OrderingFile } from './orderings';
 import { pagesAcross, type OrderingEntry, type OrderingReads } from './pages-across';
 import type { LakeReads, LakeUrlRow } from './lake-reader';
+import { RowGroupCache } from './row-group-cache';
 import type { LoadedVersion } from './version-files';
+
+/** Estimated heap bytes of one web-table row held by the page caches (object, URL, SURT, title). */
+const ROW_BYTES = 400;
 
 /** Runs a `captures()` call scans at once. */
 const CAPTURE_READS = 8;
@@ -24,6 +28,10 @@ const CAPTURE_READS = 8;
  */
 export class LakeIndexView implements IndexView {
   readonly version: string;
+  /** The web-table rows of domains recently paged (bounded, estimated bytes). */
+  private readonly domainRows = new RowGroupCache<PageRow[]>(96 * 1024 * 1024);
+  /** Filtered, ordered rows of recent page queries: a walk's later pages are binary searches. */
+  private readonly scans = new RowGroupCache<PageRow[]>(32 * 1024 * 1024);
   private readonly index: DomainEntries;
   private readonly files: LakeFileEntry[];
 
@@ -101,13 +109,26 @@ export class LakeIndexView implements IndexView {
     const i = this.index.indexOf(domain);
     if (i < 0) return { items: [], total: 0, next: null };
     const runs = this.index.postings(i).filter((p) => q.datasetIds === null || q.datasetIds.includes(p.datasetId));
-    const parts: PageRow[][] = new Array(runs.length);
-    await runLanes(runs.length, CAPTURE_READS, async (k) => {
-      const p = runs[k]!;
-      const rows = await this.reads.scan(this.files[p.file]!, p.first, p.first + p.rows);
-      parts[k] = rows.map((r) => ({ datasetId: p.datasetId, url: r.url, surt: r.surt ?? rowKeyOf(r.url), ts: r.ts, status: r.status, title: r.title, contentLength: r.contentLength, language: r.language }));
+    const rowsKey = `${domain}\u0000${runs.map((p) => `${p.datasetId}:${p.file}:${p.first}`).join(',')}`;
+    const { from, to, status, minSize, maxSize, sort, order } = q;
+    const scanKey = `${rowsKey}\u0000${JSON.stringify([from, to, status && [[...status.codes].sort(), [...status.classes].sort()], minSize, maxSize, sort, order])}`;
+    // a walk's next page is a binary search in the filtered, ordered rows its first page made (kept per view: the
+    // version is immutable); the domain's rows themselves are kept too, for the same domain under other filters
+    const sorted = await this.scans.getOrLoad(scanKey, async () => {
+      const rows = await this.domainRows.getOrLoad(rowsKey, async () => {
+        const parts: PageRow[][] = new Array(runs.length);
+        await runLanes(runs.length, CAPTURE_READS, async (k) => {
+          const p = runs[k]!;
+          const got = await this.reads.scan(this.files[p.file]!, p.first, p.first + p.rows);
+          parts[k] = got.map((r) => ({ datasetId: p.datasetId, url: r.url, surt: r.surt ?? rowKeyOf(r.url), ts: r.ts, status: r.status, title: r.title, contentLength: r.contentLength, language: r.language }));
+        });
+        const value = parts.flat();
+        return { value, bytes: 64 + value.length * ROW_BYTES };
+      });
+      const value = sortMatches(rows, q);
+      return { value, bytes: 64 + value.length * 8 };
     });
-    const page = selectPage(parts.flat(), q);
+    const page = pageAfter(sorted, q);
     return { ...page, items: page.items.map((r) => ({ ...r, urlId: this.idOf(r.url) })) };
   }
 

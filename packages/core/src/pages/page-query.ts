@@ -102,31 +102,46 @@ export function comparePageKeys(a: PageKey, b: PageKey): number {
 }
 
 /**
- * The page of `rows` that a query asks for: the matching rows in the query's order (`desc` reverses the whole key,
- * ties included), those after `q.after`, at most `q.limit`. `total` counts every matching row; `next` is the key of
- * the page's last row when more rows follow, else null. Paging with `next` visits every matching row exactly once.
- * O(n log n) in the rows given; `rows` is not modified.
+ * The rows matching a query's filters in its order (`desc` reverses the whole key, ties included); `after` and
+ * `limit` are not applied. `rows` is not modified. O(n log n).
  */
-export function selectPage<R extends PageRow>(rows: readonly R[], q: PageQuery): PageResult<R> {
+export function sortMatches<R extends PageRow>(rows: readonly R[], q: Omit<PageQuery, 'after' | 'limit'>): R[] {
   const dir = q.order === 'desc' ? -1 : 1;
   const keyed: { row: R; key: PageKey }[] = [];
   for (const row of rows) if (matchesPage(row, q)) keyed.push({ row, key: pageKeyOf(row, q.sort) });
   keyed.sort((a, b) => dir * comparePageKeys(a.key, b.key));
+  return keyed.map((x) => x.row);
+}
+
+/**
+ * The page of rows already filtered and ordered by {@link sortMatches} for query `q`: those after `q.after` (a
+ * binary search), at most `q.limit`. `total` is their number; `next` the key of the page's last row when more follow.
+ */
+export function pageAfter<R extends PageRow>(sorted: readonly R[], q: PageQuery): PageResult<R> {
+  const dir = q.order === 'desc' ? -1 : 1;
   let start = 0;
   if (q.after !== null) {
     // first row strictly after the cursor in this order
     let lo = 0;
-    let hi = keyed.length;
+    let hi = sorted.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (dir * comparePageKeys(keyed[mid]!.key, q.after) <= 0) lo = mid + 1;
+      if (dir * comparePageKeys(pageKeyOf(sorted[mid]!, q.sort), q.after) <= 0) lo = mid + 1;
       else hi = mid;
     }
     start = lo;
   }
-  const page = keyed.slice(start, start + Math.max(0, q.limit));
-  const more = start + page.length < keyed.length;
-  return { items: page.map((x) => x.row), total: keyed.length, next: more && page.length > 0 ? page[page.length - 1]!.key : null };
+  const page = sorted.slice(start, start + Math.max(0, q.limit));
+  const more = start + page.length < sorted.length;
+  return { items: page, total: sorted.length, next: more && page.length > 0 ? pageKeyOf(page[page.length - 1]!, q.sort) : null };
+}
+
+/**
+ * The page of `rows` that a query asks for: the matching rows in the query's order, those after `q.after`, at most
+ * `q.limit` ({@link sortMatches} then {@link pageAfter}). Paging with `next` visits every matching row exactly once.
+ */
+export function selectPage<R extends PageRow>(rows: readonly R[], q: PageQuery): PageResult<R> {
+  return pageAfter(sortMatches(rows, q), q);
 }
 
 /**
