@@ -719,6 +719,23 @@ function everyCapture(crawl: string, datasetId: number): MemoryCapture[] {
     expect(await page.locator('#notice').isHidden()).toBe(true);
   });
 
+  it('a replica that cannot serve the pinned version ends in the API\'s 410, not in a loop of restarts', async () => {
+    // a source that serves its current version but can pin none (as a replica whose pinnedBytes nothing fits)
+    const unpinnable: IndexSource = { current: () => memory.current(), at: async () => null, close: async () => undefined };
+    const server = await startApi({ source: unpinnable, port: 0 });
+    try {
+      const before = tab!.sent.length;
+      await page.goto(`${server.url}/#view=domain&domain=bulk-3.org`);
+      await rendered(page, domainHash('bulk-3.org'), 'error');
+      expect(await page.locator('#error').getAttribute('data-code')).toBe('CCP_ERR_API_VERSION_GONE');
+      // one restart, then the error: the first page asked twice (pinned, then pinned again on the fresh answer)
+      await new Promise((r) => setTimeout(r, 500));
+      expect(tab!.sent.slice(before).filter((r) => /\/pages\?/.test(r.url)).length).toBe(2);
+    } finally {
+      await server.close();
+    }
+  });
+
   it('at 400 px wide no view scrolls sideways', async () => {
     const narrow = await openTab({ width: 400, height: 860 });
     try {

@@ -8,7 +8,7 @@
 export const EXPLORER_DOMAIN_SCRIPT = String.raw`
 // ---- domain view ----
 let current = null; // the last /v1/domain answer: {key, body}
-let lastPage = null; // the last /pages answer shown: {hash, next_cursor, version}
+let lastPage = null; // the last /pages answer shown: {hash, next (its next_cursor), version}
 const STATUS_CLASSES = ['2xx', '3xx', '4xx', '5xx'];
 
 function forgetDomain() { current = null; }
@@ -20,7 +20,7 @@ async function renderDomainView(s, c, force) {
     try {
       d = await api('/v1/domain/' + encodeURIComponent(s.domain), c.signal, s.v);
     } catch (err) {
-      if (gone(err) && s.v) return restartWalk(s, s.v);
+      if (gone(err) && s.v && !c.retried) return restartWalk(s, s.v);
       throw err;
     }
     c.check();
@@ -43,7 +43,7 @@ async function renderDomainView(s, c, force) {
     // a cursor pins its own version; the first page is pinned to the version the counts above came from
     page = await api(pagesPath(d.domain, s), c.signal, s.at.length > 0 ? null : d.version);
   } catch (err) {
-    if (gone(err)) return restartWalk(s, s.at.length > 0 && s.v ? s.v : d.version);
+    if (gone(err) && !c.retried) return restartWalk(s, s.at.length > 0 && s.v ? s.v : d.version);
     throw err;
   }
   c.check();

@@ -259,17 +259,21 @@ function showView(view) {
   for (const k of Object.keys(sections)) if (!keep.includes(k)) sections[k].hidden = true;
 }
 
-/** The render's context: its abort signal, and check() that stops a render a newer one replaced. */
-function contextOf(mine, ctl) {
+/**
+ * The render's context: its abort signal, check() that stops a render a newer one replaced, and whether it is the
+ * one retry a view may ask for (AGAIN), so a version gone twice in a row is an error, not a loop.
+ */
+function contextOf(mine, ctl, retried) {
   return {
     signal: ctl.signal,
+    retried: retried === true,
     check() { if (mine !== seq) throw new DOMException('replaced by a newer render', 'AbortError'); },
   };
 }
 
 const AGAIN = 'again';
 
-async function render(force) {
+async function render(force, retried) {
   const s = readState();
   const mine = ++seq;
   if (inflight) inflight.abort();
@@ -281,14 +285,14 @@ async function render(force) {
   setState('loading');
   q.value = s.view === 'page' ? s.url : s.domain; // Back/Forward and links change the search too
   showView(s.view);
-  const c = contextOf(mine, ctl);
+  const c = contextOf(mine, ctl, retried);
   try {
     let out;
     if (s.view === 'page') out = await renderPageView(s, c, force);
     else if (s.view === 'domain') out = await renderDomainView(s, c, force);
     else out = await renderHome(s, c);
     if (mine !== seq) return;
-    if (out === AGAIN) { render(true); return; }
+    if (out === AGAIN) { render(true, true); return; }
     setState('ready');
   } catch (err) {
     if (mine !== seq || (err && err.name === 'AbortError')) return;

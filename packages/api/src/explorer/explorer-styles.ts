@@ -56,6 +56,7 @@ h3 { font-size: 0.95rem; margin: 0.8rem 0 0.3rem; }
 .grid th { font-size: 0.85em; color: var(--muted); font-weight: 600; }
 .grid .num { text-align: right; font-variant-numeric: tabular-nums; }
 .grid td.ts { white-space: nowrap; font-variant-numeric: tabular-nums; }
+.grid td.crawl, .grid td.size { white-space: nowrap; }
 .grid tr.open-row { background: var(--accent-bg); }
 .grid a[aria-current="true"] { font-weight: 700; }
 #datasets tr { cursor: pointer; }
