@@ -60,9 +60,9 @@ const isLoopback = (u: string): boolean => {
   return h === '127.0.0.1' || h === 'localhost' || h === '[::1]';
 };
 
-async function openTab(viewport: { width: number; height: number }): Promise<Tab> {
+async function openTab(viewport: { width: number; height: number }, colorScheme: 'light' | 'dark' = 'light'): Promise<Tab> {
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
-  const context = await browser.newContext({ viewport });
+  const context = await browser.newContext({ viewport, colorScheme });
   const tab: Tab = { browser, context, page: null as unknown as Page, blocked: [], requested: [], pageErrors: [], cspMessages: [], sent: [] };
   await context.route('**/*', async (route) => {
     const u = route.request().url();
@@ -666,6 +666,9 @@ function everyCapture(crawl: string, datasetId: number): MemoryCapture[] {
     })));
     // a real mix: the mirror's redirects and errors are kept in this index
     expect(groups.some((g) => Object.keys(g.mix).length > 1)).toBe(true);
+    // the numbers reach a screen reader in the chart's label (role=img hides its parts)
+    const label = await page.locator('#chart-plot svg').getAttribute('aria-label');
+    for (const x of d.datasets) expect(label).toContain(`${x.name} ${x.url_count} URLs (2xx ${x.status_classes['2xx']}`);
     expect(await page.locator('#chart-legend').isVisible()).toBe(true);
     expect(await page.locator('#facts-note').isHidden()).toBe(true);
     expect(await page.locator('#datasets td.hosts').allTextContents()).toEqual(d.datasets.map((x: any) => x.hosts.toLocaleString('en-US')));
@@ -736,8 +739,8 @@ function everyCapture(crawl: string, datasetId: number): MemoryCapture[] {
     }
   });
 
-  it('at 400 px wide no view scrolls sideways', async () => {
-    const narrow = await openTab({ width: 400, height: 860 });
+  it('at 400 px wide no view scrolls sideways (in the dark colour scheme, so the screenshots show it too)', async () => {
+    const narrow = await openTab({ width: 400, height: 860 }, 'dark');
     try {
       const p = narrow.page;
       const url = canon(oracle.crawls[DEV_CRAWLS[0]]!.domains['bulk-3.org']!.urls[0]!);

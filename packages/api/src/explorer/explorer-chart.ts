@@ -24,8 +24,10 @@ function drawChart(d, s) {
   const plotH = CHART_H - PAD.top - PAD.bottom;
   // label every k-th column only when they would overlap (about 60 px per label)
   const every = Math.max(1, Math.ceil(60 / slot));
+  // role=img hides the columns' titles from screen readers: the label carries the same numbers in one sentence
+  const summary = $('chart-caption').textContent + ': ' + d.datasets.map((ds) => nameOf(ds) + ' ' + plural(ds.url_count, 'URL', 'URLs') + mixTitle(ds)).join('; ');
   const root = svg('svg', {
-    width, height: CHART_H, viewBox: '0 0 ' + width + ' ' + CHART_H, role: 'img', 'aria-labelledby': 'chart-caption', class: 'bars',
+    width, height: CHART_H, viewBox: '0 0 ' + width + ' ' + CHART_H, role: 'img', 'aria-label': summary, class: 'bars',
   });
   root.append(svg('line', { x1: PAD.left, x2: width - PAD.right, y1: CHART_H - PAD.bottom + 0.5, y2: CHART_H - PAD.bottom + 0.5, class: 'axis' }));
   d.datasets.forEach((ds, i) => {

@@ -1,10 +1,10 @@
 /** The explorer's stylesheet: system fonts only (nothing fetched), light and dark, visible focus. */
 export const EXPLORER_STYLES = `
 :root { color-scheme: light dark; --fg: #1b1f24; --bg: #ffffff; --muted: #5a6472; --line: #d5dae1; --accent: #1f4e79;
-  --accent-bg: #e8f0f8; --err: #a4161a; --err-bg: #fdecec; --ok: #1a7f37; --warn: #9a6700; --focus: #d97706; }
+  --accent-bg: #e8f0f8; --err: #a4161a; --err-bg: #fdecec; --ok: #1a7f37; --warn: #9a6700; --focus: #d97706; --err5: #6e0f12; }
 @media (prefers-color-scheme: dark) {
   :root { --fg: #e6e9ee; --bg: #14171c; --muted: #9aa5b4; --line: #2f3742; --accent: #8cc4ff; --accent-bg: #1d2a3a;
-    --err: #ff8a8a; --err-bg: #3a1d1f; --ok: #5fd37a; --warn: #e3b341; }
+    --err: #ff8a8a; --err-bg: #3a1d1f; --ok: #5fd37a; --warn: #e3b341; --err5: #d0434c; }
 }
 * { box-sizing: border-box; }
 html { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; }
@@ -77,7 +77,7 @@ h3 { font-size: 0.95rem; margin: 0.8rem 0 0.3rem; }
 .bars text { fill: var(--fg); font-size: 12px; }
 .bars .label { fill: var(--muted); }
 .s2xx { fill: var(--ok); background: var(--ok); } .s3xx { fill: var(--warn); background: var(--warn); }
-.s4xx { fill: var(--err); background: var(--err); } .s5xx { fill: #6e0f12; background: #6e0f12; }
+.s4xx { fill: var(--err); background: var(--err); } .s5xx { fill: var(--err5); background: var(--err5); }
 .legend { display: flex; flex-wrap: wrap; gap: 0.3rem 0.9rem; font-size: 0.85em; margin: 0.2rem 0 0; }
 .legend .swatch { display: inline-block; width: 0.8em; height: 0.8em; border-radius: 2px; margin-right: 0.3em; vertical-align: -0.05em; }
 
