@@ -1,21 +1,29 @@
 /**
- * The explorer page end to end in real headless Chromium (Debian's /usr/bin/chromium driven by playwright-core):
- * cc-mirror-dev (both crawls) → batcher → worker (real extraction, so real titles) → merger → openIndexSource →
- * the API on a real port → the page. Search by keyboard, open a dataset, page forward and back, reload, errors,
- * an ACL token; every non-loopback request is blocked and must never be attempted. A screenshot is saved under
- * tests/output/.
+ * The explorer page end to end in real headless Chromium (Debian's /usr/bin/chromium driven by playwright-core).
+ *
+ * Over the lake: cc-mirror-dev (both crawls) → batcher → worker (real extraction, so real titles and text) → merger →
+ * openIndexSource → the API on a real port → the page: the start view, search, the domain view and its chart, crawl
+ * rows that open, cursor paging forward and back, reload, the filters against /pages, the page view against
+ * /v1/url?include=text, errors, an ACL token. Over a MemoryIndexSource of the same mirror with every record kept
+ * (the views the lake does not answer yet: per-crawl facts and the largest domains): the chart's status mix, the
+ * largest-domains list, an IDN domain, a cursor whose version is collected, the status corner mid-ingest, and every
+ * view at 400 px. Every non-loopback request is blocked and must never be attempted. Screenshots of each view are
+ * saved under tests/output/ (gitignored).
  */
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { canonicalizeUrl, emptyDatasetRegistry, ensureDatasetIn, extractDocument, layout, serializeDatasetRegistry, type IndexSource } from '@ccpipe/core';
+import {
+  canonicalizeUrl, compileFilter, emptyDatasetRegistry, ensureDatasetIn, extractDocument, layout, parseCdxBlock, parseClusterIdx, serializeDatasetRegistry,
+  type IndexSource,
+} from '@ccpipe/core';
 import { FsObjectStore, closeDuckDbParquetEngine, writeParquetPart } from '@ccpipe/adapters';
 import { processBatch } from '@ccpipe/worker';
 import { openIndexSource, runMerge } from '@ccpipe/index';
-import { Acl, startApi, type ApiServer } from '@ccpipe/api';
-import { DEV_CRAWLS, REPO_ROOT, loadOracle } from './support/corpus';
+import { Acl, MemoryIndexSource, buildMemoryView, startApi, type ApiServer, type MemoryCapture, type MemoryDataset } from '@ccpipe/api';
+import { CC_MIRROR_DEV, DEV_CRAWLS, REPO_ROOT, loadOracle } from './support/corpus';
 import { inCi } from './support/ci';
 import { devBatches, devReader } from './support/dev-batches';
 
@@ -23,6 +31,7 @@ const CHROMIUM = '/usr/bin/chromium';
 const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'];
 const OUTPUT = join(REPO_ROOT, 'tests', 'output');
 const TOKEN = 'explorer-test-token-0123456789';
+const PAGE_SIZE = 50;
 
 const runs = existsSync(CHROMIUM) || inCi();
 if (!runs) {
@@ -32,40 +41,18 @@ if (!runs) {
 const oracle = loadOracle();
 const canon = (u: string): string => canonicalizeUrl(u).url;
 
-interface Row {
-  urlId: string;
-  url: string;
-  href: string | null;
-  rel: string | null;
-  title: string;
-  ts: string | null;
-  tsText: string;
-  status: string;
+/** A browser tab whose every request is watched: only loopback may be asked, anything else is blocked and recorded. */
+interface Tab {
+  browser: Browser;
+  context: BrowserContext;
+  page: Page;
+  blocked: string[];
+  requested: string[];
+  pageErrors: string[];
+  cspMessages: string[];
+  /** Request headers of every API request, with its URL. */
+  sent: { url: string; headers: Record<string, string> }[];
 }
-interface ApiItem {
-  url_id: string;
-  url: string;
-  ts: string;
-  status: number | null;
-  title: string | null;
-}
-
-let dir = '';
-let source: IndexSource | null = null;
-let api: ApiServer | null = null;
-let guarded: ApiServer | null = null;
-let browser: Browser | null = null;
-let context: BrowserContext | null = null;
-let page: Page;
-let ids: Record<string, number> = {};
-const blocked: string[] = [];
-const requested: string[] = [];
-/** The X-Index-Version request header of every URL-page request (the explorer pins pages to the counts' version). */
-const urlPagePins: (string | undefined)[] = [];
-let servedVersion = '';
-const pageErrors: string[] = [];
-const cspMessages: string[] = [];
-const authHeaders: (string | undefined)[] = [];
 
 const isLoopback = (u: string): boolean => {
   if (!/^https?:/.test(u)) return true; // data:, about:, blob: never leave the browser
@@ -73,47 +60,107 @@ const isLoopback = (u: string): boolean => {
   return h === '127.0.0.1' || h === 'localhost' || h === '[::1]';
 };
 
+async function openTab(viewport: { width: number; height: number }, colorScheme: 'light' | 'dark' = 'light'): Promise<Tab> {
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
+  const context = await browser.newContext({ viewport, colorScheme });
+  const tab: Tab = { browser, context, page: null as unknown as Page, blocked: [], requested: [], pageErrors: [], cspMessages: [], sent: [] };
+  await context.route('**/*', async (route) => {
+    const u = route.request().url();
+    if (!isLoopback(u)) {
+      tab.blocked.push(u);
+      await route.abort('blockedbyclient');
+      return;
+    }
+    if (new URL(u).pathname.startsWith('/v1/')) tab.sent.push({ url: u, headers: route.request().headers() });
+    await route.continue();
+  });
+  context.on('request', (r) => void tab.requested.push(r.url()));
+  tab.page = await context.newPage();
+  tab.page.on('pageerror', (e) => void tab.pageErrors.push(String(e)));
+  tab.page.on('console', (m) => {
+    if (/Content.Security.Policy|Trusted ?Type/i.test(m.text())) tab.cspMessages.push(m.text());
+  });
+  return tab;
+}
+
+async function closeTab(tab: Tab | null): Promise<void> {
+  await tab?.context.close().catch(() => undefined);
+  await tab?.browser.close().catch(() => undefined);
+}
+
 async function apiJson(server: ApiServer, path: string, headers: Record<string, string> = {}): Promise<{ status: number; body: any }> {
   const res = await fetch(server.url + path, { headers });
   return { status: res.status, body: await res.json() };
 }
 
-/** Waits until the page has finished rendering `hash` (its own marker: main[data-rendered], data-state). */
-async function rendered(hash: string, state: 'ready' | 'error' = 'ready'): Promise<void> {
+/** The hash's parameters as the page must hold them (order aside); {} is the start view. */
+type HashWant = Record<string, string>;
+const domainHash = (domain: string, extra: HashWant = {}): HashWant => ({ view: 'domain', domain, ...extra });
+const pageHash = (url: string, capture?: number): HashWant => ({ view: 'page', url, ...(capture === undefined ? {} : { capture: String(capture) }) });
+
+/** Waits until the page has finished rendering a hash holding exactly `want` (its marker: main[data-rendered], data-state). */
+async function rendered(page: Page, want: HashWant, state: 'ready' | 'error' = 'ready'): Promise<void> {
+  const wanted = JSON.stringify(Object.entries(want).sort());
   await page.waitForFunction(
-    ([h, s]) => {
-      const m = (globalThis as any).document.getElementById('main');
-      return m.dataset.rendered === h && m.dataset.state === s && (globalThis as any).location.hash === h;
+    ([w, s]) => {
+      const g = globalThis as any;
+      const m = g.document.getElementById('main');
+      const got = JSON.stringify([...new URLSearchParams(g.location.hash.slice(1))].sort());
+      return m.dataset.rendered === g.location.hash && m.dataset.state === s && got === w;
     },
-    [hash, state] as const,
+    [wanted, state] as const,
     { timeout: 20_000 },
   );
 }
 
-const hashOf = (domain: string, dataset?: number, offset?: number): string =>
-  '#' + new URLSearchParams(dataset === undefined ? { domain } : { domain, dataset: String(dataset), offset: String(offset) }).toString();
+interface Row {
+  urlId: string;
+  datasetId: string;
+  url: string;
+  href: string | null;
+  rel: string | null;
+  title: string;
+  ts: string | null;
+  tsText: string;
+  status: string;
+  bytes: string | null;
+  lang: string;
+}
+interface ApiPageItem {
+  url_id: string;
+  url: string;
+  dataset_id: number;
+  dataset: string | null;
+  ts: string;
+  status: number | null;
+  title: string | null;
+  content_length: number | null;
+  language: string | null;
+}
 
-function rows(): Promise<Row[]> {
+function rows(page: Page): Promise<Row[]> {
   return page.evaluate(() =>
     Array.from((globalThis as any).document.querySelectorAll('#rows tr')).map((tr: any) => {
-      const a = tr.querySelector('a');
+      const a = tr.querySelector('a.link');
       const time = tr.querySelector('time');
       return {
-        urlId: tr.dataset.urlId, url: (a ?? tr.querySelector('.link')).textContent, href: a ? a.getAttribute('href') : null, rel: a ? a.getAttribute('rel') : null,
-        title: tr.querySelector('.title').textContent, ts: time ? time.getAttribute('datetime') : null, tsText: time ? time.textContent : '',
-        status: tr.querySelector('.status').textContent,
+        urlId: tr.dataset.urlId, datasetId: tr.dataset.datasetId, url: (a ?? tr.querySelector('.link')).textContent, href: a ? a.getAttribute('href') : null,
+        rel: a ? a.getAttribute('rel') : null, title: tr.querySelector('.open').textContent, ts: time ? time.getAttribute('datetime') : null,
+        tsText: time ? time.textContent : '', status: tr.querySelector('.status').textContent, bytes: tr.querySelector('.size').getAttribute('data-bytes'),
+        lang: tr.querySelector('.lang').textContent,
       };
     }),
   );
 }
 
 /** The page's rows must be exactly the API's rows of the same page. */
-function expectRowsAre(shown: Row[], items: ApiItem[]): void {
-  expect(shown.map((r) => r.urlId)).toEqual(items.map((i) => i.url_id));
+function expectRowsAre(shown: Row[], items: ApiPageItem[]): void {
+  expect(shown.map((r) => [r.urlId, r.datasetId])).toEqual(items.map((i) => [i.url_id, String(i.dataset_id)]));
   shown.forEach((r, k) => {
     const it = items[k]!;
-    expect({ url: r.url, href: r.href, rel: r.rel, ts: r.ts, status: r.status, title: r.title }).toEqual({
-      url: it.url, href: new URL(it.url).href, rel: 'noopener noreferrer', ts: it.ts, status: it.status === null ? '—' : String(it.status), title: it.title ?? '(no title)',
+    expect({ url: r.url, href: r.href, rel: r.rel, ts: r.ts, status: r.status, title: r.title, bytes: r.bytes, lang: r.lang }).toEqual({
+      url: it.url, href: new URL(it.url).href, rel: 'noopener noreferrer', ts: it.ts, status: it.status === null ? '—' : String(it.status),
+      title: it.title ?? '(no title)', bytes: it.content_length === null ? null : String(it.content_length), lang: it.language ?? '—',
     });
     // human-readable UTC: "10 Nov 2030, 01:23:04 UTC" for 2030-11-10T01:23:04Z
     const [, y, , d, hms] = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}:\d{2}:\d{2})/.exec(it.ts)!;
@@ -121,24 +168,81 @@ function expectRowsAre(shown: Row[], items: ApiItem[]): void {
   });
 }
 
-/** Presses Tab (at most 15 times) until the focused element matches `selector`; false when it never does. */
-async function tabTo(selector: string): Promise<boolean> {
-  for (let i = 0; i < 15; i++) {
+/** Every page of /pages for `params`, following next_cursor: the rows and the cursor that led to each page. */
+async function apiPages(server: ApiServer, domain: string, params: HashWant): Promise<{ items: ApiPageItem[]; at: string[]; total: number | undefined }[]> {
+  const out: { items: ApiPageItem[]; at: string[]; total: number | undefined }[] = [];
+  let at: string[] = [];
+  for (;;) {
+    const q = new URLSearchParams({ ...params, limit: String(PAGE_SIZE), ...(at.length > 0 && { cursor: at[at.length - 1]! }) });
+    const { status, body } = await apiJson(server, `/v1/domain/${domain}/pages?${q}`);
+    expect(status).toBe(200);
+    out.push({ items: body.items, at, total: body.total });
+    if (body.next_cursor === null) return out;
+    at = [...at, body.next_cursor];
+  }
+}
+
+/** Presses Tab (at most 25 times) until the focused element matches `selector`; false when it never does. */
+async function tabTo(page: Page, selector: string): Promise<boolean> {
+  for (let i = 0; i < 25; i++) {
     await page.keyboard.press('Tab');
     if (await page.evaluate((sel) => Boolean((globalThis as any).document.activeElement?.matches(sel)), selector)) return true;
   }
   return false;
 }
 
-const activeId = (): Promise<string> => page.evaluate(() => String((globalThis as any).document.activeElement?.id ?? ''));
+const activeId = (page: Page): Promise<string> => page.evaluate(() => String((globalThis as any).document.activeElement?.id ?? ''));
 
-async function search(text: string): Promise<void> {
+async function search(page: Page, text: string): Promise<void> {
   await page.locator('#q').fill(text);
   await page.locator('#q').focus();
   await page.keyboard.press('Enter');
 }
 
-(runs ? describe : describe.skip)('explorer page in headless Chromium', () => {
+/** Saves a PNG of the page (all of it, or with `fullPage: false` what the viewport shows) under tests/output/. */
+async function screenshot(page: Page, name: string, fullPage = true): Promise<void> {
+  await mkdir(OUTPUT, { recursive: true });
+  const shot = join(OUTPUT, name);
+  await page.screenshot({ path: shot, fullPage });
+  expect(statSync(shot).size).toBeGreaterThan(10_000);
+}
+
+/** The page scrolls sideways when its content is wider than the viewport (tables must scroll inside their box). */
+const pageWidth = (page: Page): Promise<number> => page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth as number);
+
+/** The captures the page view lists: time, crawl, status, language of each, and which is chosen. */
+function timeline(page: Page): Promise<{ ts: string; crawl: string; status: string; chosen: boolean }[]> {
+  return page.evaluate(() =>
+    Array.from((globalThis as any).document.querySelectorAll('#captures a')).map((a: any) => ({
+      ts: a.querySelector('time').getAttribute('datetime'), crawl: a.querySelector('.crawl').textContent, status: a.querySelector('.status').textContent,
+      chosen: a.getAttribute('aria-current') === 'true',
+    })),
+  );
+}
+
+/** The capture facts (dt → dd text) the page view shows. */
+function captureFacts(page: Page): Promise<Record<string, string>> {
+  return page.evaluate(() => {
+    const dl = (globalThis as any).document.getElementById('capture-facts');
+    const out: Record<string, string> = {};
+    for (const dt of Array.from(dl.querySelectorAll('dt')) as any[]) out[dt.textContent] = dt.nextElementSibling.textContent;
+    return out;
+  });
+}
+
+(runs ? describe : describe.skip)('explorer over the merged lake, in headless Chromium', () => {
+  let dir = '';
+  let source: IndexSource | null = null;
+  let api: ApiServer | null = null;
+  let guarded: ApiServer | null = null;
+  let tab: Tab | null = null;
+  let page: Page;
+  let ids: Record<string, number> = {};
+  let servedVersion = '';
+  // the domain both crawls hold with the most URLs: several pages in each dataset
+  const [c40, c44] = DEV_CRAWLS.map((c) => oracle.crawls[c]!.domains);
+  const domain = Object.keys(c40!).filter((d) => c44![d]).sort((a, b) => Math.min(c40![b]!.count, c44![b]!.count) - Math.min(c40![a]!.count, c44![a]!.count))[0]!;
+
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'ccpipe-explorer-'));
     const store = new FsObjectStore({ root: dir });
@@ -153,7 +257,7 @@ async function search(text: string): Promise<void> {
         const { marker } = await processBatch(
           b,
           { reader: devReader(), store, extract: async (html, url) => extractDocument(html, { url }), writePart: (r) => writeParquetPart(r) },
-          { concurrency: 4, includeText: false },
+          { concurrency: 4, includeText: true },
         );
         batches++;
         rowsWritten += marker.rows;
@@ -169,31 +273,12 @@ async function search(text: string): Promise<void> {
       source, port: 0,
       acl: Acl.parse(JSON.stringify({ v: 1, tokens: [{ name: 'partner', token: TOKEN, datasets: [DEV_CRAWLS[0]] }] })),
     });
-
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
-    context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
-    await context.route('**/*', async (route) => {
-      const u = route.request().url();
-      if (!isLoopback(u)) {
-        blocked.push(u);
-        await route.abort('blockedbyclient');
-        return;
-      }
-      if (u.startsWith(guarded!.url)) authHeaders.push(route.request().headers()['authorization']);
-      if (/\/datasets\/\d+\/urls\?/.test(u)) urlPagePins.push(route.request().headers()['x-index-version']);
-      await route.continue();
-    });
-    context.on('request', (r) => void requested.push(r.url()));
-    page = await context.newPage();
-    page.on('pageerror', (e) => void pageErrors.push(String(e)));
-    page.on('console', (m) => {
-      if (/Content.Security.Policy|Trusted ?Type/i.test(m.text())) cspMessages.push(m.text());
-    });
+    tab = await openTab({ width: 1200, height: 900 });
+    page = tab.page;
   }, 600_000);
 
   afterAll(async () => {
-    await context?.close().catch(() => undefined);
-    await browser?.close().catch(() => undefined);
+    await closeTab(tab);
     await api?.close();
     await guarded?.close();
     await source?.close();
@@ -201,162 +286,272 @@ async function search(text: string): Promise<void> {
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  it('searches, opens a dataset, pages forward and back, survives a reload, and shows API errors', async () => {
+  it('the start view lists the crawls of /v1/datasets and says the index status in words', async () => {
     const server = api!;
-    const [c40, c44] = DEV_CRAWLS.map((c) => oracle.crawls[c]!.domains);
-    // the domain both crawls hold with the most URLs: several pages in each dataset
-    const domain = Object.keys(c40!).filter((d) => c44![d]).sort((a, b) => Math.min(c40![b]!.count, c44![b]!.count) - Math.min(c40![a]!.count, c44![a]!.count))[0]!;
-
     await page.goto(`${server.url}/`);
-    await rendered('');
-    // landing: the dataset list of /v1/datasets, and the pipeline status corner
+    await rendered(page, {});
     const all = (await apiJson(server, '/v1/datasets')).body;
     expect(await page.locator('#overview-rows tr td:first-child').allTextContents()).toEqual([...DEV_CRAWLS]);
     expect(await page.locator('#overview-rows tr td:nth-child(3)').allTextContents()).toEqual(all.datasets.map((d: { url_count: number }) => d.url_count.toLocaleString('en-US')));
     await page.locator('#status-version').waitFor();
     const status = (await apiJson(server, '/v1/status')).body;
     expect(await page.locator('#status-version').textContent()).toBe(status.version);
-    expect(await page.locator('#status').textContent()).toContain('ingest done');
+    // words a user reads, not the provider's field names
+    expect(await page.locator('#status').textContent()).toBe(`Index version ${status.version}2 crawls · ingest done`);
+    expect(await page.locator('#status-summary').textContent()).toBe('2 crawls · ingest done');
+    await screenshot(page, 'explorer-home.png');
+  });
 
+  it('searches a host, shows the crawls and the chart of /v1/domain, and pages a crawl by cursor forward, back and after a reload', async () => {
+    const server = api!;
+    await page.goto(`${server.url}/`);
+    await rendered(page, {});
     // search by keyboard with a host spelling: the API's registered domain replaces it in the hash
-    await search(`WWW.${domain.toUpperCase()}`);
-    await rendered(hashOf(domain));
-    expect(await page.locator('#domain-title').textContent()).toBe(domain);
+    await search(page, `WWW.${domain.toUpperCase()}`);
+    await rendered(page, domainHash(domain));
+    expect(await page.locator('#domain-name').textContent()).toBe(domain);
+    expect(await page.locator('#domain-ascii').isHidden()).toBe(true);
     const want = DEV_CRAWLS.map((c) => ({ name: c, id: ids[c]!, urls: new Set(oracle.crawls[c]!.domains[domain]!.urls.map(canon)) }));
-    const fromApi = (await apiJson(server, `/v1/domain/${domain}`)).body.datasets as { dataset_id: number; name: string; url_count: number }[];
-    expect(fromApi).toEqual(want.map((w) => ({ dataset_id: w.id, name: w.name, url_count: w.urls.size })));
+    const d = (await apiJson(server, `/v1/domain/${domain}`)).body;
+    expect(d.datasets.map((x: any) => [x.dataset_id, x.name, x.url_count])).toEqual(want.map((w) => [w.id, w.name, w.urls.size]));
     expect(await page.locator('#datasets a .name').allTextContents()).toEqual(want.map((w) => w.name));
-    expect(await page.locator('#datasets a .count').allTextContents()).toEqual(want.map((w) => `${w.urls.size} URLs`));
+    expect(await page.locator('#datasets td.count').allTextContents()).toEqual(want.map((w) => String(w.urls.size)));
 
-    // Tab from the search box reaches the first dataset link; Enter opens it
+    // the chart: one bar group per crawl carrying its URL count; the status mix only when the version has facts
+    const groups = await page.locator('#chart-plot g.bar-group').evaluateAll((gs: any[]) => gs.map((g) => [g.dataset.datasetId, g.dataset.urlCount]));
+    expect(groups).toEqual(d.datasets.map((x: any) => [String(x.dataset_id), String(x.url_count)]));
+    const withFacts = d.datasets.some((x: any) => x.status_classes);
+    expect(await page.locator('#chart-plot rect.seg').count() > 0).toBe(withFacts);
+    expect(await page.locator('#facts-note').isVisible()).toBe(!withFacts);
+    expect(await page.locator('#chart-legend').isVisible()).toBe(withFacts);
+
+    // with no crawl chosen the rows are every crawl's, as /pages answers them
+    const everyCrawl = await apiPages(server, domain, {});
+    expectRowsAre(await rows(page), everyCrawl[0]!.items);
+    expect(await page.locator('#pages-title').textContent()).toBe('Pages in every crawl');
+
+    // Tab from the search box reaches the first crawl's link; Enter opens its pages
     await page.locator('#q').focus();
-    expect(await tabTo('#datasets a')).toBe(true);
+    expect(await tabTo(page, '#datasets a')).toBe(true);
     expect(await page.evaluate(() => (globalThis as any).document.activeElement.getAttribute('data-dataset-id') as string)).toBe(String(want[0]!.id));
     await page.keyboard.press('Enter');
     const w = want[0]!;
-    await rendered(hashOf(domain, w.id, 0));
+    await rendered(page, domainHash(domain, { dataset: String(w.id) }));
     expect(await page.locator('#datasets a[aria-current="true"] .name').textContent()).toBe(w.name);
+    expect(await page.locator('#f-dataset').inputValue()).toBe(String(w.id));
+    expect(await page.locator('#pages-title').textContent()).toBe(`Pages in ${w.name}`);
 
-    // page 1 is the API's page 1; walk forward with the Next button and the n key until Next is disabled
-    const first = await rows();
-    const size = first.length;
-    expect(size).toBeGreaterThan(0);
-    expect(size).toBeLessThan(w.urls.size); // more than one page, so paging is exercised
-    const pages: Row[][] = [first];
-    expectRowsAre(first, (await apiJson(server, `/v1/domain/${domain}/datasets/${w.id}/urls?offset=0&limit=${size}`)).body.items);
-    expect(await page.locator('#range').textContent()).toBe(`URLs 1–${size} of ${w.urls.size}`);
-    expect(await page.locator('#range-bottom').textContent()).toBe(`URLs 1–${size} of ${w.urls.size}`);
+    // each page is the API's page for the same query, its cursor stacked in the hash; walk with Next, Enter and n
+    const expected = await apiPages(server, domain, { dataset_id: String(w.id) });
+    expect(expected.length).toBeGreaterThanOrEqual(3);
+    const at = (k: number): HashWant => (k === 0 ? {} : { at: expected[k]!.at.join('.'), v: servedVersion });
+    expectRowsAre(await rows(page), expected[0]!.items);
+    expect(await page.locator('#range').textContent()).toBe(`Rows 1–${PAGE_SIZE} of ${w.urls.size}`);
+    expect(await page.locator('#range-bottom').textContent()).toBe(`Rows 1–${PAGE_SIZE} of ${w.urls.size}`);
     expect(await page.locator('#prev').isDisabled()).toBe(true);
-    // Tab from the open dataset link reaches Next (Prev is disabled on page 1); Enter and the n key page forward,
-    // the focus staying on Next
-    expect(await tabTo('#next')).toBe(true);
-    let offset = 0;
-    while (!(await page.locator('#next').isDisabled())) {
-      offset += size;
-      expect(await activeId()).toBe('next');
-      await page.keyboard.press(pages.length % 2 === 1 ? 'Enter' : 'n');
-      await rendered(hashOf(domain, w.id, offset));
-      const shown = await rows();
-      const answer = (await apiJson(server, `/v1/domain/${domain}/datasets/${w.id}/urls?offset=${offset}&limit=${size}`)).body;
-      expectRowsAre(shown, answer.items);
-      expect(await page.locator('#range').textContent()).toBe(`URLs ${offset + 1}–${offset + shown.length} of ${w.urls.size}`);
-      expect(new Set(shown.map((r) => r.urlId)).size).toBe(shown.length);
-      pages.push(shown);
+    expect(await tabTo(page, '#next')).toBe(true);
+    const seen = (await rows(page)).map((r) => r.url);
+    for (let k = 1; k < expected.length; k++) {
+      expect(await activeId(page)).toBe('next');
+      await page.keyboard.press(k % 2 === 1 ? 'Enter' : 'n');
+      await rendered(page, domainHash(domain, { dataset: String(w.id), ...at(k) }));
+      const shown = await rows(page);
+      expectRowsAre(shown, expected[k]!.items);
+      expect(await page.locator('#range').textContent()).toBe(`Rows ${k * PAGE_SIZE + 1}–${k * PAGE_SIZE + shown.length} of ${w.urls.size}`);
+      seen.push(...shown.map((r) => r.url));
     }
-    // Next went disabled under the keyboard: the focus moved to Prev instead of falling to <body>
-    expect(await activeId()).toBe('prev');
-    // every URL of (domain, dataset) exactly once across the pages, as the oracle says
-    const seen = pages.flat().map((r) => r.url);
+    expect(await page.locator('#next').isDisabled()).toBe(true);
+    // Next went disabled under the keyboard: the focus moved to Previous instead of falling to <body>
+    expect(await activeId(page)).toBe('prev');
+    // every URL of (domain, crawl) exactly once across the pages, as the oracle says
     expect(seen.length).toBe(w.urls.size);
     expect(new Set(seen)).toEqual(w.urls);
 
-    // Back returns to the previous page's rows; Prev goes one further; reload keeps the place
+    // Back returns to the previous page's rows; Previous pops one more cursor; reload keeps the place
+    const last = expected.length - 1;
     await page.goBack();
-    await rendered(hashOf(domain, w.id, offset - size));
-    expect((await rows()).map((r) => r.urlId)).toEqual(pages[pages.length - 2]!.map((r) => r.urlId));
-    expect(pages.length).toBeGreaterThanOrEqual(3);
+    await rendered(page, domainHash(domain, { dataset: String(w.id), ...at(last - 1) }));
+    expectRowsAre(await rows(page), expected[last - 1]!.items);
     await page.locator('#prev-bottom').click(); // the pager under the table does the same
-    await rendered(hashOf(domain, w.id, offset - 2 * size));
-    expect((await rows()).map((r) => r.urlId)).toEqual(pages[pages.length - 3]!.map((r) => r.urlId));
-    const before = await rows();
-    const hash = await page.evaluate(() => (globalThis as any).location.hash as string);
+    await rendered(page, domainHash(domain, { dataset: String(w.id), ...at(last - 2) }));
+    expectRowsAre(await rows(page), expected[last - 2]!.items);
+    const before = await rows(page);
     await page.reload();
-    await rendered(hash);
-    expect(await rows()).toEqual(before);
+    await rendered(page, domainHash(domain, { dataset: String(w.id), ...at(last - 2) }));
+    expect(await rows(page)).toEqual(before);
+    await screenshot(page, 'explorer-domain-lake.png');
 
-    await mkdir(OUTPUT, { recursive: true });
-    const shot = join(OUTPUT, 'explorer.png');
-    await page.screenshot({ path: shot, fullPage: true });
-    expect(statSync(shot).size).toBeGreaterThan(10_000);
-
-    // the other dataset from the list: its own count and rows
+    // a click on the other crawl's row (not its link: the whole row opens) lists its pages from the first
     const other = want[1]!;
-    await page.locator(`#datasets a[data-dataset-id="${other.id}"]`).click();
-    await rendered(hashOf(domain, other.id, 0));
-    expect(await page.locator('#range').textContent()).toBe(`URLs 1–${Math.min(size, other.urls.size)} of ${other.urls.size}`);
-    expectRowsAre(await rows(), (await apiJson(server, `/v1/domain/${domain}/datasets/${other.id}/urls?offset=0&limit=${size}`)).body.items);
+    await page.locator(`#datasets tr[data-dataset-id="${other.id}"] td.count`).click();
+    await rendered(page, domainHash(domain, { dataset: String(other.id) }));
+    expect(await page.locator('#range').textContent()).toBe(`Rows 1–${Math.min(PAGE_SIZE, other.urls.size)} of ${other.urls.size}`);
+    expectRowsAre(await rows(page), (await apiPages(server, domain, { dataset_id: String(other.id) }))[0]!.items);
+  }, 180_000);
 
-    // errors come from the API's codes: 404 unknown domain, 400 not a domain (shown as text, never as markup)
-    await search('no-such-domain-in-the-corpus.com');
-    await rendered(hashOf('no-such-domain-in-the-corpus.com'), 'error');
+  it('filters and sorts the rows as /pages does for the same terms, and names a filter the API refuses', async () => {
+    const server = api!;
+    const w = ids[DEV_CRAWLS[1]]!;
+    await page.goto(`${server.url}/#view=domain&domain=${domain}`);
+    await rendered(page, domainHash(domain));
+    // a time range that cuts the crawl: from its second capture day on (an independent check below)
+    const all = (await apiPages(server, domain, { dataset_id: String(w) })).flatMap((p) => p.items);
+    const days = [...new Set(all.map((i) => i.ts.slice(0, 10)))].sort();
+    const from = days[Math.min(1, days.length - 1)]!;
+    await page.locator('#f-dataset').selectOption(String(w));
+    await page.locator('#f-from').fill(from);
+    await page.locator('#f-status').fill('2xx');
+    await page.locator('#f-sort').selectOption('ts');
+    await page.locator('#f-order').selectOption('desc');
+    await page.locator('#f-apply').click();
+    const terms = { dataset_id: String(w), from, status: '2xx', sort: 'ts', order: 'desc' };
+    await rendered(page, domainHash(domain, { dataset: String(w), from, status: '2xx', sort: 'ts', order: 'desc' }));
+    const expected = await apiPages(server, domain, terms);
+    const shown = await rows(page);
+    expectRowsAre(shown, expected[0]!.items);
+    expect(shown.length).toBeGreaterThan(0);
+    expect(shown.every((r) => r.ts! >= from && r.status.startsWith('2'))).toBe(true);
+    expect(shown.map((r) => r.ts)).toEqual([...shown.map((r) => r.ts)].sort().reverse());
+    expect(await page.locator('#range').textContent()).toBe(`Rows 1–${shown.length} of ${expected[0]!.total}`);
+    // the form shows the terms of the hash after a reload
+    await page.reload();
+    await rendered(page, domainHash(domain, { dataset: String(w), from, status: '2xx', sort: 'ts', order: 'desc' }));
+    expect([await page.locator('#f-from').inputValue(), await page.locator('#f-status').inputValue(), await page.locator('#f-sort').inputValue(), await page.locator('#f-order').inputValue()])
+      .toEqual([from, '2xx', 'ts', 'desc']);
+
+    // a status the API refuses: its 400 names the parameter, the page names the field; the domain stays to fix it
+    await page.locator('#f-status').fill('abc');
+    await page.locator('#f-apply').click();
+    await rendered(page, domainHash(domain, { dataset: String(w), from, status: 'abc', sort: 'ts', order: 'desc' }), 'error');
+    expect(await page.locator('#error').getAttribute('data-code')).toBe('CCP_ERR_API_BAD_REQUEST');
+    expect(await page.locator('#error').getAttribute('data-param')).toBe('status');
+    expect(await page.locator('#error .error-text').textContent()).toBe('The filter “Status” was refused; change it and apply again.');
+    expect(await page.locator('#domain').isVisible()).toBe(true);
+    expect(await page.locator('#filters').isVisible()).toBe(true);
+    expect(await page.locator('#pages-body').isHidden()).toBe(true);
+    // Clear filters lists every row again
+    await page.locator('#f-clear').click();
+    await rendered(page, domainHash(domain));
+    expectRowsAre(await rows(page), (await apiPages(server, domain, {}))[0]!.items);
+  }, 60_000);
+
+  it('the page view shows a URL\'s captures oldest first, the chosen one\'s text, status, language and WARC location', async () => {
+    const server = api!;
+    // a URL both crawls captured: a history of two
+    const url = canon(oracle.crawls[DEV_CRAWLS[0]]!.domains[domain]!.urls.find((u) => oracle.crawls[DEV_CRAWLS[1]]!.domains[domain]!.urls.map(canon).includes(canon(u)))!);
+    const answer = (await apiJson(server, `/v1/url?url=${encodeURIComponent(url)}&include=text`)).body;
+    const caps = answer.captures as any[];
+    expect(caps.length).toBe(2);
+    expect(caps.some((c) => typeof c.text === 'string' && c.text.length > 0)).toBe(true);
+
+    // a URL typed with its scheme opens its page view
+    await page.goto(`${server.url}/`);
+    await rendered(page, {});
+    await search(page, url);
+    await rendered(page, pageHash(url));
+    expect(await timeline(page)).toEqual(caps.map((c, k) => ({ ts: c.ts, crawl: c.dataset, status: `HTTP ${c.status}`, chosen: k === caps.length - 1 })));
+    const check = async (c: any): Promise<void> => {
+      expect(await page.locator('#page-title').textContent()).toBe(c.title ?? '(no title)');
+      expect(await page.locator('#capture-text').textContent()).toBe(c.text ?? '');
+      const f = await captureFacts(page);
+      expect(f).toMatchObject({ Crawl: c.dataset, 'HTTP status': String(c.status), Language: c.language ?? 'unknown', 'WARC file': c.warc.filename });
+      expect(f['WARC record']).toBe(`offset ${c.warc.offset.toLocaleString('en-US')}, ${c.warc.length.toLocaleString('en-US')} bytes`);
+      expect(f['Response size']).toContain(c.content_length === null ? 'unknown' : `${c.content_length.toLocaleString('en-US')} bytes`);
+    };
+    await check(caps[caps.length - 1]);
+    expect(await page.locator('#page-url a').getAttribute('href')).toBe(new URL(url).href);
+    await screenshot(page, 'explorer-page.png');
+
+    // the older capture by mouse, back to the newer with the n key
+    await page.locator('#captures a[data-index="0"]').click();
+    await rendered(page, pageHash(url, 0));
+    await check(caps[0]);
+    await page.locator('#capture-text').focus();
+    await page.keyboard.press('n');
+    await rendered(page, pageHash(url, 1));
+    await check(caps[1]);
+
+    // its domain link opens the domain view, whose row titles open page views
+    await page.locator('#page-domain').click();
+    await rendered(page, domainHash(domain));
+    const first = (await rows(page))[0]!;
+    await page.locator('#rows tr a.open').first().click();
+    await rendered(page, pageHash(first.url));
+    expect((await timeline(page)).length).toBeGreaterThan(0);
+  }, 60_000);
+
+  it('shows the API\'s errors as text and goes Back through them', async () => {
+    const server = api!;
+    await page.goto(`${server.url}/#view=domain&domain=${domain}`);
+    await rendered(page, domainHash(domain));
+    await search(page, 'no-such-domain-in-the-corpus.com');
+    await rendered(page, domainHash('no-such-domain-in-the-corpus.com'), 'error');
     expect(await page.locator('#error').getAttribute('data-code')).toBe('CCP_ERR_API_DOMAIN_NOT_FOUND');
     expect(await page.locator('#error').textContent()).toContain('No dataset holds no-such-domain-in-the-corpus.com.');
     expect(await page.locator('#error').textContent()).toContain('HTTP 404');
     expect(await page.locator('#domain').isHidden()).toBe(true);
-    expect(await page.locator('#urls').isHidden()).toBe(true);
-    await search('<b>co.uk');
-    await rendered(hashOf('<b>co.uk'), 'error');
+    expect(await page.locator('#pages').isHidden()).toBe(true);
+    await search(page, '<b>co.uk');
+    await rendered(page, domainHash('<b>co.uk'), 'error');
     expect(await page.locator('#error').getAttribute('data-code')).toBe('CCP_ERR_API_BAD_DOMAIN');
     expect(await page.locator('#error .error-text').textContent()).toMatch(/^<b>co\.uk is not a domain/);
     expect(await page.locator('#error b').count()).toBe(0);
+    await search(page, 'https://no-such-domain-in-the-corpus.com/a');
+    await rendered(page, pageHash('https://no-such-domain-in-the-corpus.com/a'), 'error');
+    expect(await page.locator('#error').getAttribute('data-code')).toBe('CCP_ERR_API_URL_NOT_FOUND');
+    expect(await page.locator('#page').isHidden()).toBe(true);
 
-    // Back through the errors to the last dataset page
-    await page.goBack();
-    await page.goBack();
-    await rendered(hashOf(domain, other.id, 0));
+    for (let i = 0; i < 3; i++) await page.goBack();
+    await rendered(page, domainHash(domain));
     expect(await page.locator('#error').isHidden()).toBe(true);
-  }, 180_000);
+  }, 60_000);
 
   it('asks for a token when the API has an ACL, sends it as a bearer token, and shows only what it may see', async () => {
     const server = guarded!;
-    const domain = Object.keys(oracle.crawls[DEV_CRAWLS[0]]!.domains).find((d) => oracle.crawls[DEV_CRAWLS[1]]!.domains[d])!;
-    await page.goto(`${server.url}/${hashOf(domain)}`);
-    await rendered(hashOf(domain), 'error');
+    const shared = Object.keys(oracle.crawls[DEV_CRAWLS[0]]!.domains).find((d) => oracle.crawls[DEV_CRAWLS[1]]!.domains[d])!;
+    await page.goto(`${server.url}/#view=domain&domain=${shared}`);
+    await rendered(page, domainHash(shared), 'error');
     expect(await page.locator('#error').getAttribute('data-code')).toBe('CCP_ERR_API_UNAUTHORIZED');
     expect(await page.locator('#auth').getAttribute('open')).not.toBeNull();
-    expect(await page.evaluate(() => (globalThis as any).document.activeElement.id)).toBe('token');
+    expect(await activeId(page)).toBe('token');
     await page.keyboard.type(TOKEN);
     await page.keyboard.press('Enter');
-    await rendered(hashOf(domain));
+    await rendered(page, domainHash(shared));
     expect(await page.locator('#datasets a .name').allTextContents()).toEqual([DEV_CRAWLS[0]]);
     expect(await page.locator('#token-state').textContent()).toBe('(set)');
-    expect(authHeaders).toContain(`Bearer ${TOKEN}`);
-    expect(requested.some((u) => u.includes(TOKEN))).toBe(false);
+    const toGuarded = tab!.sent.filter((r) => r.url.startsWith(server.url));
+    expect(toGuarded.map((r) => r.headers['authorization'])).toContain(`Bearer ${TOKEN}`);
+    expect(tab!.requested.some((u) => u.includes(TOKEN))).toBe(false);
     // the token lives for the tab: a reload still sees the data
     await page.reload();
-    await rendered(hashOf(domain));
+    await rendered(page, domainHash(shared));
     expect(await page.locator('#datasets a .name').allTextContents()).toEqual([DEV_CRAWLS[0]]);
     await page.locator('#auth summary').click();
     await page.locator('#token-clear').click();
-    await rendered(hashOf(domain), 'error');
+    await rendered(page, domainHash(shared), 'error');
     expect(await page.locator('#error').getAttribute('data-code')).toBe('CCP_ERR_API_UNAUTHORIZED');
   }, 60_000);
 
-  it('never asked for anything but the API, broke no CSP rule and threw nothing', () => {
-    expect(requested.length).toBeGreaterThan(10);
-    expect(blocked).toEqual([]);
-    const origins = new Set(requested.map((u) => new URL(u).origin));
+  it('never asked for anything but the API, broke no CSP rule, threw nothing, and pinned every page walk to one version', () => {
+    const t = tab!;
+    expect(t.requested.length).toBeGreaterThan(10);
+    expect(t.blocked).toEqual([]);
+    const origins = new Set(t.requested.map((u) => new URL(u).origin));
     expect([...origins].sort()).toEqual([api!.url, guarded!.url].sort());
-    expect(cspMessages).toEqual([]);
-    expect(pageErrors).toEqual([]);
-    // every URL page was pinned to the version its domain counts came from
-    expect(urlPagePins.length).toBeGreaterThan(3);
-    expect(new Set(urlPagePins)).toEqual(new Set([servedVersion]));
+    expect(t.cspMessages).toEqual([]);
+    expect(t.pageErrors).toEqual([]);
+    // a first page is pinned to the version its domain counts came from; a later page by its cursor alone
+    const pages = t.sent.filter((r) => /\/pages\?/.test(r.url));
+    const first = pages.filter((r) => !new URL(r.url).searchParams.has('cursor'));
+    const later = pages.filter((r) => new URL(r.url).searchParams.has('cursor'));
+    expect([first.length > 3, later.length > 3]).toEqual([true, true]);
+    expect(new Set(first.map((r) => r.headers['x-index-version']))).toEqual(new Set([servedVersion]));
+    expect(later.map((r) => r.headers['x-index-version']).filter((v) => v !== undefined)).toEqual([]);
   });
 
   it('the browser enforces the CSP: no HTML sinks (Trusted Types), no remote fetch', async () => {
     await page.goto(`${api!.url}/`);
-    await rendered('');
+    await rendered(page, {});
     const probe = await page.evaluate(async () => {
       const doc = (globalThis as any).document;
       const seen: string[] = [];
@@ -374,6 +569,208 @@ async function search(text: string): Promise<void> {
     });
     expect(probe).toEqual({ sink: 'TypeError', remote: 'TypeError', seen: ['connect-src', 'require-trusted-types-for'] });
     // the CSP refused it before the network: the route guard never saw it
-    expect(blocked).toEqual([]);
+    expect(tab!.blocked).toEqual([]);
+  });
+});
+
+const DATASETS: MemoryDataset[] = DEV_CRAWLS.map((crawl, i) => ({ datasetId: i + 1, name: crawl, crawl }));
+
+/** A crawl's captures straight from cc-mirror-dev's CDX with every record kept (redirects and errors too). */
+function everyCapture(crawl: string, datasetId: number): MemoryCapture[] {
+  const dir = join(CC_MIRROR_DEV, 'cc-index/collections', crawl, 'indexes');
+  const keep = compileFilter({ status: null, languages: null });
+  const out: MemoryCapture[] = [];
+  for (const e of parseClusterIdx(readFileSync(join(dir, 'cluster.idx'), 'utf8'))) {
+    const block = readFileSync(join(dir, e.shard)).subarray(e.offset, e.offset + e.length);
+    for (const r of parseCdxBlock(block).records) {
+      if (!keep(r).keep) continue;
+      const t = r.timestamp;
+      out.push({
+        datasetId, url: r.url, ts: `${t.slice(0, 4)}-${t.slice(4, 6)}-${t.slice(6, 8)}T${t.slice(8, 10)}:${t.slice(10, 12)}:${t.slice(12, 14)}Z`,
+        status: Number(r.status), title: null, textLength: null, language: r.languages[0] ?? null,
+        warc: { filename: r.filename, offset: r.offset, length: r.length },
+      });
+    }
+  }
+  return out;
+}
+
+(runs ? describe : describe.skip)('explorer over an index with facts and largest domains (MemoryIndexSource), in headless Chromium', () => {
+  // the IDN host of ccpipe's bundled sample, on a real capture's record
+  const IDN = 'www.bücherstube-am-see.de';
+  let captures: MemoryCapture[] = [];
+  let memory: MemoryIndexSource;
+  let api: ApiServer | null = null;
+  let tab: Tab | null = null;
+  let page: Page;
+  const view = (version: string) => buildMemoryView(version, DATASETS, captures).view;
+
+  beforeAll(async () => {
+    const all = DEV_CRAWLS.flatMap((c, i) => everyCapture(c, i + 1));
+    captures = [...all, { ...all[0]!, url: `https://${IDN}/` }];
+    memory = new MemoryIndexSource(view('v000001'), 3);
+    // mid-ingest, as ingestStatusOf reports it: 19 of 20 blocks read
+    const statusProvider = async (): Promise<object> => ({
+      blocksPlanned: 20, blocksRead: 19, batchesPublished: 40, recordsPublished: 1400, batchesMerged: 38, done: false,
+      datasets: DATASETS.map((d) => ({ dataset_id: d.datasetId, name: d.name, crawl: d.crawl, blocksPlanned: 10, blocksDone: d.datasetId === 1 ? 10 : 9, batcherDone: false, done: false })),
+    });
+    api = await startApi({ source: memory, port: 0, statusProvider });
+    tab = await openTab({ width: 1200, height: 900 });
+    page = tab.page;
+  }, 60_000);
+
+  afterAll(async () => {
+    await closeTab(tab);
+    await api?.close();
+  });
+
+  it('the status corner reads as words mid-ingest: version, crawls and how much is done', async () => {
+    await page.goto(`${api!.url}/`);
+    await rendered(page, {});
+    await page.locator('#status-summary').waitFor();
+    expect(await page.locator('#status-version').textContent()).toBe('v000001');
+    expect(await page.locator('#status-summary').textContent()).toBe('2 crawls · ingest 95 % done');
+    expect(await page.locator('#status progress').getAttribute('value')).toBe('19');
+    expect(await page.locator('#status').textContent()).not.toMatch(/blocks|batches|Planned|Read|done:/);
+  });
+
+  it('the start view opens a crawl\'s largest domains as /v1/datasets/{id}/domains lists them, each opening its domain', async () => {
+    await page.goto(`${api!.url}/`);
+    await rendered(page, {});
+    await page.locator('#overview-rows a[data-dataset-id="1"]').click();
+    await rendered(page, { view: 'crawl', dataset: '1' });
+    const top = (await apiJson(api!, '/v1/datasets/1/domains?limit=50')).body;
+    expect(top.items.length).toBeGreaterThan(3);
+    const shown = await page.locator('#top-rows tr').evaluateAll((trs: any[]) => trs.map((tr) => [tr.cells[1].textContent, tr.cells[2].textContent]));
+    expect(shown).toEqual(top.items.map((i: any) => [i.domain, i.url_count.toLocaleString('en-US')]));
+    expect(await page.locator('#top-title').textContent()).toBe(`Largest domains in ${DEV_CRAWLS[0]}`);
+    await screenshot(page, 'explorer-crawl.png');
+    await page.locator('#top-rows a').first().click();
+    await rendered(page, domainHash(top.items[0].domain, { dataset: '1' }));
+    expect(await page.locator('#domain-name').textContent()).toBe(top.items[0].domain);
+  });
+
+  it('the chart has one bar group per crawl with its URL count and status mix from /v1/domain, and the crawl rows show the facts', async () => {
+    const domain = 'bulk-3.org';
+    await page.goto(`${api!.url}/#view=domain&domain=${domain}`);
+    await rendered(page, domainHash(domain));
+    const d = (await apiJson(api!, `/v1/domain/${domain}`)).body;
+    expect(d.datasets.every((x: any) => x.status_classes)).toBe(true);
+    const groups = await page.locator('#chart-plot g.bar-group').evaluateAll((gs: any[]) => gs.map((g) => ({
+      id: g.dataset.datasetId, urls: g.dataset.urlCount,
+      mix: Object.fromEntries(Array.from(g.querySelectorAll('rect.seg')).map((r: any) => [r.dataset.class, Number(r.dataset.count)])),
+    })));
+    expect(groups).toEqual(d.datasets.map((x: any) => ({
+      id: String(x.dataset_id), urls: String(x.url_count),
+      mix: Object.fromEntries(Object.entries(x.status_classes).filter(([, n]) => (n as number) > 0)),
+    })));
+    // a real mix: the mirror's redirects and errors are kept in this index
+    expect(groups.some((g) => Object.keys(g.mix).length > 1)).toBe(true);
+    // the numbers reach a screen reader in the chart's label (role=img hides its parts)
+    const label = await page.locator('#chart-plot svg').getAttribute('aria-label');
+    for (const x of d.datasets) expect(label).toContain(`${x.name} ${x.url_count} URLs (2xx ${x.status_classes['2xx']}`);
+    expect(await page.locator('#chart-legend').isVisible()).toBe(true);
+    expect(await page.locator('#facts-note').isHidden()).toBe(true);
+    expect(await page.locator('#datasets td.hosts').allTextContents()).toEqual(d.datasets.map((x: any) => x.hosts.toLocaleString('en-US')));
+    expect(await page.locator('#datasets td.mix').allTextContents()).toEqual(d.datasets.map((x: any) =>
+      ['2xx', '3xx', '4xx', '5xx'].filter((k) => x.status_classes[k] > 0).map((k) => `${k} ${x.status_classes[k].toLocaleString('en-US')}`).join(' · ')));
+    await screenshot(page, 'explorer-domain.png');
+
+    // a bar opens its crawl's pages, as its row does; a status filter then shows only that class
+    await page.locator(`#chart-plot g.bar-group[data-dataset-id="${d.datasets[1].dataset_id}"] rect`).first().click();
+    await rendered(page, domainHash(domain, { dataset: String(d.datasets[1].dataset_id) }));
+    await page.locator('#f-status').fill('3xx');
+    await page.locator('#f-status').press('Enter');
+    await rendered(page, domainHash(domain, { dataset: String(d.datasets[1].dataset_id), status: '3xx' }));
+    const expected = await apiPages(api!, domain, { dataset_id: String(d.datasets[1].dataset_id), status: '3xx' });
+    expect(expected[0]!.total).toBe(d.datasets[1].status_classes['3xx']);
+    expectRowsAre(await rows(page), expected[0]!.items);
+  });
+
+  it('an IDN domain shows in Unicode beside its punycode', async () => {
+    await page.goto(`${api!.url}/`);
+    await rendered(page, {});
+    await search(page, 'BÜCHERSTUBE-AM-SEE.DE');
+    const d = (await apiJson(api!, `/v1/domain/${encodeURIComponent('bücherstube-am-see.de')}`)).body;
+    expect(d.domain).toMatch(/^xn--/);
+    await rendered(page, domainHash(d.domain));
+    expect(await page.locator('#domain-name').textContent()).toBe(d.domain_unicode);
+    expect(await page.locator('#domain-name').textContent()).toBe('bücherstube-am-see.de');
+    expect(await page.locator('#domain-ascii').textContent()).toBe(d.domain);
+    expect(await page.locator('#domain-ascii').isVisible()).toBe(true);
+  });
+
+  it('a page walk whose version is collected starts again on the current version and says so', async () => {
+    const domain = 'bulk-3.org';
+    await page.goto(`${api!.url}/#view=domain&domain=${domain}&dataset=1`);
+    await rendered(page, domainHash(domain, { dataset: '1' }));
+    const old = await apiPages(api!, domain, { dataset_id: '1' });
+    await page.locator('#next').click();
+    await rendered(page, domainHash(domain, { dataset: '1', at: old[1]!.at.join('.'), v: 'v000001' }));
+    expectRowsAre(await rows(page), old[1]!.items);
+    // three merges later the source keeps v000002..v000004 only: v000001's cursors answer 410
+    for (const v of ['v000002', 'v000003', 'v000004']) memory.set(view(v));
+    expect((await apiJson(api!, `/v1/domain/${domain}/pages?dataset_id=1&limit=50&cursor=${old[2]!.at[1]}`)).status).toBe(410);
+    await page.locator('#next').click();
+    await rendered(page, domainHash(domain, { dataset: '1' }));
+    expect(await page.locator('#notice').textContent()).toBe('Index version v000001 is no longer served, so the listing started again on the current version.');
+    expect(await page.locator('#domain-meta').textContent()).toContain('index version v000004');
+    expectRowsAre(await rows(page), (await apiPages(api!, domain, { dataset_id: '1' }))[0]!.items);
+    // the notice goes with the next view
+    await page.locator('#next').click();
+    await rendered(page, domainHash(domain, { dataset: '1', at: (await apiPages(api!, domain, { dataset_id: '1' }))[1]!.at.join('.'), v: 'v000004' }));
+    expect(await page.locator('#notice').isHidden()).toBe(true);
+  });
+
+  it('a replica that cannot serve the pinned version ends in the API\'s 410, not in a loop of restarts', async () => {
+    // a source that serves its current version but can pin none (as a replica whose pinnedBytes nothing fits)
+    const unpinnable: IndexSource = { current: () => memory.current(), at: async () => null, close: async () => undefined };
+    const server = await startApi({ source: unpinnable, port: 0 });
+    try {
+      const before = tab!.sent.length;
+      await page.goto(`${server.url}/#view=domain&domain=bulk-3.org`);
+      await rendered(page, domainHash('bulk-3.org'), 'error');
+      expect(await page.locator('#error').getAttribute('data-code')).toBe('CCP_ERR_API_VERSION_GONE');
+      // one restart, then the error: the first page asked twice (pinned, then pinned again on the fresh answer)
+      await new Promise((r) => setTimeout(r, 500));
+      expect(tab!.sent.slice(before).filter((r) => /\/pages\?/.test(r.url)).length).toBe(2);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('at 400 px wide no view scrolls sideways (in the dark colour scheme, so the screenshots show it too)', async () => {
+    const narrow = await openTab({ width: 400, height: 860 }, 'dark');
+    try {
+      const p = narrow.page;
+      const url = canon(oracle.crawls[DEV_CRAWLS[0]]!.domains['bulk-3.org']!.urls[0]!);
+      const views: [string, HashWant][] = [
+        ['', {}], ['#view=crawl&dataset=1', { view: 'crawl', dataset: '1' }], ['#view=domain&domain=bulk-3.org', domainHash('bulk-3.org')],
+        [`#${new URLSearchParams(pageHash(url))}`, pageHash(url)],
+      ];
+      for (const [hash, want] of views) {
+        await p.goto(`${api!.url}/${hash}`);
+        await rendered(p, want);
+        expect({ hash, sideways: (await pageWidth(p)) > 400 }).toEqual({ hash, sideways: false });
+      }
+      await screenshot(p, 'explorer-page-400.png');
+      await p.goto(`${api!.url}/#view=domain&domain=bulk-3.org`);
+      await rendered(p, domainHash('bulk-3.org'));
+      await screenshot(p, 'explorer-domain-400.png', false);
+      // the rows as cards, below the chart and the filters
+      const top = await p.locator('#pages').evaluate((e: any) => e.getBoundingClientRect().top + (globalThis as any).scrollY);
+      await p.screenshot({ path: join(OUTPUT, 'explorer-rows-400.png'), fullPage: true, clip: { x: 0, y: top, width: 400, height: 1100 } });
+      expect(narrow.pageErrors).toEqual([]);
+      expect(narrow.cspMessages).toEqual([]);
+      expect(narrow.blocked).toEqual([]);
+    } finally {
+      await closeTab(narrow);
+    }
+  });
+
+  it('threw nothing and broke no CSP rule', () => {
+    expect(tab!.pageErrors).toEqual([]);
+    expect(tab!.cspMessages).toEqual([]);
+    expect(tab!.blocked).toEqual([]);
   });
 });

@@ -30,14 +30,14 @@ export function explorerPage(assets: ExplorerAssetPaths): string {
 <a class="skip" href="#q">Skip to search</a>
 <header class="top">
   <h1><a href="#" id="home">ccpipe explorer</a></h1>
-  <aside id="status" class="status" aria-label="Pipeline status" aria-live="polite"><span class="muted">status…</span></aside>
+  <aside id="status" class="status" aria-label="Index and ingest status" aria-live="polite"><span class="muted">status…</span></aside>
 </header>
 <main id="main" data-state="loading">
   <form id="search" class="search" role="search" autocomplete="off">
-    <label for="q">Domain or host</label>
-    <input id="q" name="q" type="search" required maxlength="300" placeholder="example.com" spellcheck="false" autocapitalize="off" autocomplete="off" aria-describedby="q-hint">
+    <label for="q">Domain, host or URL</label>
+    <input id="q" name="q" type="search" required maxlength="8192" placeholder="example.com" spellcheck="false" autocapitalize="off" autocomplete="off" aria-describedby="q-hint">
     <button type="submit">Search</button>
-    <p id="q-hint" class="hint">Any host or URL works (<code>WWW.Example.CO.UK</code> → <code>example.co.uk</code>). Press <kbd>/</kbd> to come back here.</p>
+    <p id="q-hint" class="hint">A host opens its domain (<code>WWW.Example.CO.UK</code> → <code>example.co.uk</code>); a URL with its scheme opens that page's captures. Press <kbd>/</kbd> to come back here.</p>
   </form>
   <details id="auth" class="auth">
     <summary>Access token <span id="token-state" class="muted">(none)</span></summary>
@@ -49,39 +49,95 @@ export function explorerPage(assets: ExplorerAssetPaths): string {
     </form>
     <p class="hint">Only needed when the API has an ACL. Kept in this tab only (sessionStorage) and sent as <code>Authorization: Bearer …</code> to this API.</p>
   </details>
+  <div id="notice" class="notice" role="status" hidden></div>
   <div id="error" class="error" role="alert" hidden></div>
   <section id="overview" aria-labelledby="overview-title" hidden>
-    <h2 id="overview-title">Datasets</h2>
+    <h2 id="overview-title">Crawls in the index</h2>
     <p id="overview-meta" class="muted"></p>
-    <table class="grid">
-      <thead><tr><th scope="col">Dataset</th><th scope="col">Crawl</th><th scope="col" class="num">URLs</th><th scope="col" class="num">Domains</th></tr></thead>
-      <tbody id="overview-rows"></tbody>
-    </table>
+    <div class="scroll">
+      <table class="grid">
+        <thead><tr><th scope="col">Dataset</th><th scope="col">Crawl</th><th scope="col" class="num">URLs</th><th scope="col" class="num">Domains</th></tr></thead>
+        <tbody id="overview-rows"></tbody>
+      </table>
+    </div>
+  </section>
+  <section id="top" aria-labelledby="top-title" hidden>
+    <h2 id="top-title"></h2>
+    <p id="top-meta" class="muted"></p>
+    <div class="scroll">
+      <table class="grid">
+        <thead><tr><th scope="col" class="num">#</th><th scope="col">Domain</th><th scope="col" class="num">URLs</th></tr></thead>
+        <tbody id="top-rows"></tbody>
+      </table>
+    </div>
   </section>
   <section id="domain" aria-labelledby="domain-title" hidden>
-    <h2 id="domain-title"></h2>
+    <h2 id="domain-title"><span id="domain-name"></span> <span id="domain-ascii" class="ascii mono" hidden></span></h2>
     <p id="domain-meta" class="muted"></p>
-    <ul id="datasets" class="datasets"></ul>
+    <figure id="chart" class="chart">
+      <figcaption id="chart-caption"></figcaption>
+      <div id="chart-plot"></div>
+      <p id="chart-legend" class="legend" hidden></p>
+    </figure>
+    <p id="facts-note" class="muted" hidden>This index version carries no per-crawl facts (status mix, languages, sizes); they appear once a merge computes them.</p>
+    <div class="scroll">
+      <table class="grid" id="datasets-table">
+        <thead><tr id="datasets-head"></tr></thead>
+        <tbody id="datasets"></tbody>
+      </table>
+    </div>
   </section>
-  <section id="urls" aria-labelledby="urls-title" hidden>
-    <h2 id="urls-title"></h2>
-    <nav class="pager" aria-label="URL pages">
-      <button type="button" id="prev" aria-keyshortcuts="p">← Previous</button>
-      <span id="range" aria-live="polite"></span>
-      <button type="button" id="next" aria-keyshortcuts="n">Next →</button>
-    </nav>
-    <table class="grid">
-      <thead><tr><th scope="col">Title and URL</th><th scope="col">Captured (UTC)</th><th scope="col" class="num">Status</th></tr></thead>
-      <tbody id="rows"></tbody>
-    </table>
-    <nav class="pager" aria-label="URL pages (bottom)">
-      <button type="button" id="prev-bottom">← Previous</button>
-      <span id="range-bottom"></span>
-      <button type="button" id="next-bottom">Next →</button>
-    </nav>
+  <section id="pages" aria-labelledby="pages-title" hidden>
+    <h2 id="pages-title"></h2>
+    <form id="filters" class="filters" autocomplete="off" aria-label="Filter and sort pages">
+      <label>Crawl <select id="f-dataset" name="dataset"></select></label>
+      <label>Captured from <input id="f-from" name="from" type="date"></label>
+      <label>before <input id="f-to" name="to" type="date"></label>
+      <label>Status <input id="f-status" name="status" type="text" maxlength="100" placeholder="4xx,301" spellcheck="false"></label>
+      <label>Min size (bytes) <input id="f-min" name="min_size" type="number" min="0" step="1" inputmode="numeric"></label>
+      <label>Max size (bytes) <input id="f-max" name="max_size" type="number" min="0" step="1" inputmode="numeric"></label>
+      <label>Sort by <select id="f-sort" name="sort"><option value="surt">URL (SURT)</option><option value="ts">capture time</option><option value="size">size</option></select></label>
+      <label>Order <select id="f-order" name="order"><option value="asc">ascending</option><option value="desc">descending</option></select></label>
+      <div class="filter-actions"><button type="submit" id="f-apply">Apply</button> <button type="button" id="f-clear">Clear filters</button></div>
+    </form>
+    <div id="pages-body">
+      <nav class="pager" aria-label="Pages of rows">
+        <button type="button" id="prev" aria-keyshortcuts="p">← Previous</button>
+        <span id="range" aria-live="polite"></span>
+        <button type="button" id="next" aria-keyshortcuts="n">Next →</button>
+      </nav>
+      <div class="scroll cards">
+        <table class="grid pages">
+          <thead><tr><th scope="col">Title and URL</th><th scope="col">Crawl</th><th scope="col">Captured (UTC)</th><th scope="col" class="num">Status</th><th scope="col" class="num">Size</th><th scope="col">Language</th></tr></thead>
+          <tbody id="rows"></tbody>
+        </table>
+      </div>
+      <nav class="pager" aria-label="Pages of rows (bottom)">
+        <button type="button" id="prev-bottom">← Previous</button>
+        <span id="range-bottom"></span>
+        <button type="button" id="next-bottom">Next →</button>
+      </nav>
+    </div>
+  </section>
+  <section id="page" aria-labelledby="page-title" hidden>
+    <h2 id="page-title"></h2>
+    <p id="page-url" class="link"></p>
+    <p id="page-meta" class="muted"></p>
+    <div class="page-grid">
+      <nav aria-labelledby="captures-title" class="timeline-box">
+        <h3 id="captures-title">Captures, oldest first</h3>
+        <ol id="captures" class="timeline"></ol>
+      </nav>
+      <div class="capture">
+        <h3 id="capture-title"></h3>
+        <dl id="capture-facts" class="facts"></dl>
+        <h3>Extracted text <span id="text-note" class="muted"></span></h3>
+        <pre id="capture-text" class="text" tabindex="0"></pre>
+      </div>
+    </div>
   </section>
 </main>
-<footer class="foot muted">Keys: <kbd>/</kbd> search · <kbd>n</kbd> next page · <kbd>p</kbd> previous page · Back and reload keep your place.</footer>
+<footer class="foot muted">Keys: <kbd>/</kbd> search · <kbd>n</kbd> next page or newer capture · <kbd>p</kbd> previous page or older capture · Back and reload keep your place.</footer>
 </body>
 </html>
 `;
