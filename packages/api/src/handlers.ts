@@ -119,8 +119,14 @@ export function getDomain(ctx: RequestContext, segment: string, query: URLSearch
     .map((d) => ({ dataset_id: d.datasetId, name: names.get(d.datasetId) ?? null, url_count: d.urlCount, ...(d.facts !== undefined && factsJson(d.facts)) }));
   // a domain whose every dataset is hidden does not exist for this caller
   if (found === null || datasets.length === 0) throw new ApiError('CCP_ERR_API_DOMAIN_NOT_FOUND', 'no dataset holds this domain');
-  const unicode = domainToUnicode(found.domain);
-  return { domain: found.domain, ...(unicode !== found.domain && unicode !== '' && { domain_unicode: unicode }), domain64: found.domain64, version: ctx.view.version, datasets };
+  return { domain: found.domain, ...unicodeOf(found.domain), domain64: found.domain64, version: ctx.view.version, datasets };
+}
+
+/** `{domain_unicode}` for an IDN domain (its Unicode form beside the punycode), nothing for any other. */
+export function unicodeOf(domain: string): { domain_unicode?: string } {
+  if (!domain.includes('xn--')) return {};
+  const u = domainToUnicode(domain);
+  return u !== '' && u !== domain ? { domain_unicode: u } : {};
 }
 
 /** A dataset's facts of a domain as `/v1/domain` answers them (beside `url_count`). */
@@ -180,6 +186,7 @@ export async function getUrl(ctx: RequestContext, query: URLSearchParams): Promi
     url,
     url_id: (captures[0] as { urlId: string }).urlId,
     domain,
+    ...(domain !== null && unicodeOf(domain)),
     version: ctx.view.version,
     captures: captures.map((c) => ({
       dataset_id: c.datasetId,
@@ -240,5 +247,5 @@ export function getTopDomains(ctx: RequestContext, datasetSegment: string, query
   const exists = ctx.view.datasets().some((d) => d.datasetId === datasetId);
   const items = exists && visible(ctx, datasetId) ? (ctx.view.topDomains?.(datasetId, limit) ?? null) : null;
   if (items === null) throw new ApiError('CCP_ERR_API_DATASET_NOT_FOUND', 'no such dataset, or no list of its domains in this version');
-  return { dataset_id: datasetId, version: ctx.view.version, limit, items: items.map((d) => ({ domain: d.domain, url_count: d.urlCount })) };
+  return { dataset_id: datasetId, version: ctx.view.version, limit, items: items.map((d) => ({ domain: d.domain, ...unicodeOf(d.domain), url_count: d.urlCount })) };
 }
