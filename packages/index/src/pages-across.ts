@@ -116,8 +116,8 @@ export type FetchRows = (entries: readonly OrderingEntry[]) => Promise<(PageRow 
 
 /**
  * One page across domains (see {@link AcrossResult}): the orderings of each dataset asked for are cut to the filters
- * they answer — the time ordering to [from, to), the size ordering to [min_size, max_size], the status ordering to
- * the classes asked for (and [from, to) within each, which it sorts by time) — then merged across datasets by
+ * they answer — the time ordering to [from, to), the size ordering to [min_size, max_size], the status ordering (rows
+ * outside 2xx) to the classes asked for (and [from, to) within each, which it sorts by time) — then merged across datasets by
  * (value, dataset, position) in the query's direction, starting after `q.after`; the lake rows of the entries are
  * fetched and checked against the filters no ordering answered. Returns null when a dataset asked for has no
  * ordering of the kind needed.
@@ -126,11 +126,13 @@ export async function pagesAcross(
   q: AcrossQuery, orderings: readonly OrderingFile[], reads: OrderingReads, fetch: FetchRows,
 ): Promise<{ items: (PageRow & { domain: string; urlId: string })[]; total: number | null; next: AcrossKey | null } | null> {
   const datasets = q.datasetIds ?? [...new Set(orderings.map((o) => o.datasetId))];
-  const useStatus = q.sort === 'ts' && q.status !== null;
+  // the status ordering holds the rows outside 2xx: a query naming 2xx walks the time ordering and checks each row
+  const with2xx = q.status !== null && (q.status.classes.has(2) || [...q.status.codes].some((c) => Math.floor(c / 100) === 2));
+  const useStatus = q.sort === 'ts' && q.status !== null && !with2xx;
   const kind = useStatus ? 'status' : q.sort;
   const desc = q.order === 'desc';
   const classes = q.status === null ? [] : [...new Set([...q.status.classes, ...[...q.status.codes].map((c) => Math.floor(c / 100))])].sort();
-  const codes = q.status !== null && q.status.codes.size > 0 ? new Set([...q.status.codes, ...[...q.status.classes].flatMap((c) => Array.from({ length: 100 }, (_, k) => c * 100 + k))]) : null;
+  const codes = useStatus && q.status !== null && q.status.codes.size > 0 ? new Set([...q.status.codes, ...[...q.status.classes].flatMap((c) => Array.from({ length: 100 }, (_, k) => c * 100 + k))]) : null;
   const [lo, hi] = q.sort === 'ts' ? [q.from ?? -Infinity, q.to ?? Infinity] : [q.minSize ?? -Infinity, q.maxSize === null ? Infinity : q.maxSize + 1];
   const segments: Segment[] = [];
   /** Entries under the filters the orderings answer, before the cursor cuts them. */
