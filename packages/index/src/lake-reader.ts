@@ -356,8 +356,10 @@ export class ParquetLakeReader implements LakeReads {
     try {
       meta = await parquetMetadataAsync(this.asyncBuffer(file), { initialFetchSize: Math.min(FOOTER_TAIL, file.bytes) });
     } catch (err) {
-      if (isStoreError(err)) throw err;
-      throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'lake file footer cannot be parsed', { key: file.key, reason: String(err).slice(0, 200) });
+      if (isStoreError(err) && !hasCode(err, 'CCP_ERR_STORE_RANGE')) throw err;
+      // a footer that does not parse, or lies past the file's end: the file is damaged (truncated, overwritten)
+      this.damaged++;
+      throw new IndexFormatError('CCP_ERR_INDEX_CRC', 'lake file footer cannot be parsed', { key: file.key, reason: String(err).slice(0, 200) });
     }
     const starts = [0];
     for (const rg of meta.row_groups) starts.push(starts[starts.length - 1]! + Number(rg.num_rows));
@@ -448,7 +450,15 @@ export class ParquetLakeReader implements LakeReads {
     const out = new Map<string, Uint8Array>();
     await Promise.all(
       runs.map(async ({ start, end, chunks: inRun }) => {
-        const b = await this.store.getRange(file.key, start, end - start);
+        let b: Uint8Array;
+        try {
+          b = await this.store.getRange(file.key, start, end - start);
+        } catch (err) {
+          // a lake file shorter than its version recorded (truncated by a bad copy or a full disk): damaged data
+          if (!hasCode(err, 'CCP_ERR_STORE_RANGE')) throw err;
+          this.damaged++;
+          throw new IndexFormatError('CCP_ERR_INDEX_CRC', 'lake file is shorter than its version records', { key: file.key, rowGroup: g });
+        }
         for (const c of inRun) {
           const bytes = b.subarray(c.start - start, c.start - start + c.size);
           if (c.crc32 !== null && (bytes.length !== c.size || crcOf(bytes) !== c.crc32)) {
