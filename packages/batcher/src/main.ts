@@ -33,12 +33,19 @@ export function filterSpecOf(c: Config): Parameters<typeof compileFilter>[0] {
 }
 
 /**
+ * What a batcher started without a crawl says (compose starts it with `CCPIPE_CRAWL` unset when none was given, so
+ * that every other service and command works without one): the variable and flag to set, and how to start it again.
+ */
+export const MISSING_CRAWL =
+  'no crawl to index: set CCPIPE_CRAWL (or --crawl) to a crawl name such as CC-MAIN-2024-30; under docker compose: CCPIPE_CRAWL=CC-MAIN-2024-30 docker compose up -d batcher';
+
+/**
  * `ccpipe batcher`: config → logger → metrics → adapters → run. Resolves to the exit code: 0 when every planned
  * block is published and confirmed, 1 on failure (the checkpoint keeps what was confirmed), 130 when interrupted.
  */
 export async function batcherMain(flags: Partial<Record<ConfigKey, unknown>>, env: NodeJS.ProcessEnv): Promise<number> {
   const config = loadConfig(env, flags);
-  if (!config.crawl) throw new CcpError('CCP_ERR_CONFIG', '--crawl (or CCPIPE_CRAWL) is required');
+  if (!config.crawl) throw new CcpError('CCP_ERR_CONFIG', MISSING_CRAWL, { retryable: false });
   const crawl = config.crawl;
   const datasetName = config.dataset ?? crawl;
   return runService(
