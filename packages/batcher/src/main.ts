@@ -1,10 +1,11 @@
 import { readFile } from 'node:fs/promises';
-import { CcpError, compileFilter, loadConfig, registeredDomainOf, type Config, type ConfigKey } from '@ccpipe/core';
+import { CcpError, compileFilter, hasCode, loadConfig, registeredDomainOf, type Config, type ConfigKey } from '@ccpipe/core';
 import {
   AmqpBatchPublisher,
   AmqpConnection,
-  connectionEventFields,
   UndiciRangeReader,
+  giveUpAfterRefusedMs,
+  logBrokerEvent,
   declareTopology,
   openObjectStore,
   runService,
@@ -83,7 +84,8 @@ export async function batcherMain(flags: Partial<Record<ConfigKey, unknown>>, en
       const connection = new AmqpConnection({
         url: config.rabbitmqUrl,
         name: 'ccpipe-batcher',
-        onEvent: (e) => (e.type === 'connected' ? log.info(connectionEventFields(e), 'broker') : log.warn(connectionEventFields(e), 'broker')),
+        giveUpAfterRefusedMs: giveUpAfterRefusedMs(config.brokerGiveUpMs),
+        onEvent: (e) => logBrokerEvent(log, e),
       });
       defer(() => connection.close());
       try {
@@ -91,6 +93,8 @@ export async function batcherMain(flags: Partial<Record<ConfigKey, unknown>>, en
       } catch (err) {
         // stopped while the broker could not be reached: nothing published this run, the checkpoint stands
         if (signal.aborted) return 130;
+        // refused for --broker-give-up-ms: logged with what to check ('broker unusable: stopping'); the checkpoint stands
+        if (hasCode(err, 'CCP_ERR_QUEUE_REFUSED')) return 1;
         throw err;
       }
       const names = topologyNames(config.queuePrefix);

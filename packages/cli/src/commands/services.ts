@@ -4,7 +4,7 @@ import { batcherMain } from '@ccpipe/batcher';
 import { workerMain } from '@ccpipe/worker';
 import { STORE_KEYS, addConfigFlags, configFlagsOf } from './config-flags';
 
-const COMMON: ConfigKey[] = [...STORE_KEYS, 'logLevel', 'rabbitmqUrl', 'queuePrefix', 'baseUrl', 'metricsPort', 'metricsHost', 'connections'];
+const COMMON: ConfigKey[] = [...STORE_KEYS, 'logLevel', 'rabbitmqUrl', 'brokerGiveUpMs', 'queuePrefix', 'baseUrl', 'metricsPort', 'metricsHost', 'connections'];
 const BATCHER: ConfigKey[] = [
   ...COMMON, 'crawl', 'dataset', 'clusterIdxDir', 'batchSize', 'maxBlocks', 'domainsFile', 'filterStatus', 'filterLanguages',
   'filterLanguageMode', 'filterMimes', 'filterUrlRegex', 'publishConfirmTimeoutMs',

@@ -44,7 +44,24 @@ export const OPTIONS = {
   s3MultipartThreshold: opt(z.coerce.number().int().min(5 * 1024 * 1024).default(16 * 1024 * 1024), 'CCPIPE_S3_MULTIPART_THRESHOLD', 's3-multipart-threshold', 'objects larger than this many bytes are uploaded in 8 MiB parts'),
   s3MaxAttempts: opt(z.coerce.number().int().min(1).max(20).default(5), 'CCPIPE_S3_MAX_ATTEMPTS', 's3-max-attempts', 'attempts per S3 request (SDK standard retry: 5xx, 503 SlowDown, throttling, network errors)'),
   logLevel: opt(z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'), 'LOG_LEVEL', 'log-level', 'pino log level'),
-  rabbitmqUrl: opt(z.string().url().default('amqp://guest:guest@127.0.0.1:5672'), 'RABBITMQ_URL', 'rabbitmq', 'AMQP URL of the broker'),
+  rabbitmqUrl: opt(
+    // the message never repeats the URL: it carries the password
+    z.string().url().default('amqp://guest:guest@127.0.0.1:5672').superRefine((v, ctx) => {
+      const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(v)?.[1]?.toLowerCase();
+      if (scheme !== 'amqp' && scheme !== 'amqps') {
+        ctx.addIssue({ code: 'custom', message: `must be an amqp:// or amqps:// URL (RabbitMQ's AMQP port, 5672 by default), not ${scheme ?? 'this'}://` });
+      }
+    }),
+    'RABBITMQ_URL',
+    'rabbitmq',
+    'AMQP URL of the broker (amqp:// or amqps://)',
+  ),
+  brokerGiveUpMs: opt(
+    z.coerce.number().int().min(0).default(120_000),
+    'CCPIPE_BROKER_GIVE_UP_MS',
+    'broker-give-up-ms',
+    'stop (exit 1, saying why) once the broker has refused the login or the connection this long without a break; 0 = keep trying',
+  ),
   queuePrefix: opt(z.string().regex(/^[A-Za-z0-9._-]+$/).default('ccpipe'), 'CCPIPE_QUEUE_PREFIX', 'queue-prefix', 'prefix of queue names (<prefix>.batches, <prefix>.batches.dlq)'),
   baseUrl: opt(z.string().url().default('https://data.commoncrawl.org'), 'CC_BASE_URL', 'base-url', 'where cluster.idx, CDX blocks and WARC files are read from'),
   crawl: opt(z.string().regex(/^[A-Za-z0-9._-]+$/).optional(), 'CCPIPE_CRAWL', 'crawl', 'crawl name, e.g. CC-MAIN-2024-30'),
