@@ -1,4 +1,3 @@
-import { readFile } from 'node:fs/promises';
 import { CcpError, compileFilter, hasCode, loadConfig, registeredDomainOf, type Config, type ConfigKey } from '@ccpipe/core';
 import {
   AmqpBatchPublisher,
@@ -64,8 +63,8 @@ export async function batcherMain(flags: Partial<Record<ConfigKey, unknown>>, en
       const reader = new UndiciRangeReader({ baseUrl: config.baseUrl, connections: config.connections, userAgent: USER_AGENT, expectGzip: true, observer: metrics.fetchObserver });
       defer(() => reader.close());
 
-      const { entries, source } = await loadClusterIdx(crawl, { localDir: config.clusterIdxDir, reader, signal });
-      const targets = config.domainsFile ? TargetSet.fromLines((await readFile(config.domainsFile, 'utf8')).split('\n')) : null;
+      const { entries, source } = await loadClusterIdx(crawl, { localDir: config.clusterIdxDir, reader, signal, baseUrl: config.baseUrl });
+      const targets = config.domainsFile ? await TargetSet.fromFile(config.domainsFile) : null;
       const plan = planBlocks(entries, { targets, maxBlocks: config.maxBlocks ?? null });
       const fingerprint = runFingerprint({ crawl, filter: filterSpecOf(config), batchSize: config.batchSize, targets: targets?.ranges ?? null, maxBlocks: config.maxBlocks ?? null });
       const checkpoint = await loadCheckpoint(store, datasetName, fingerprint);

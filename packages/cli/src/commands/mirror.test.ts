@@ -53,11 +53,16 @@ describe('ccpipe mirror build', () => {
     await expect(program.parseAsync(['node', 'ccpipe', 'mirror', 'build', '--crawl', 'X', '--out', tmp, '--block-size', '0', 'a.warc'])).rejects.toThrow(/positive integer/);
   });
 
-  it('reports a missing WARC as an error line (stderr) and exit code 1, and writes nothing', async () => {
+  it('reports a missing WARC as an error line (stderr) naming it, and exit code 1, and writes nothing', async () => {
     const { program, out, errors } = harness();
     const before = process.exitCode;
-    await program.parseAsync(['node', 'ccpipe', 'mirror', 'build', '--crawl', 'CC-MAIN-2030-40', '--out', path.join(tmp, 'x'), path.join(tmp, 'missing.warc.gz')]);
-    expect(errors.join('')).toMatch(/^error: an input WARC is not a readable file\n$/);
+    const present = path.join(CC_MIRROR_DEV, 'crawl-data');
+    const missing = path.join(tmp, 'missing.warc.gz');
+    await program.parseAsync(['node', 'ccpipe', 'mirror', 'build', '--crawl', 'CC-MAIN-2030-40', '--out', path.join(tmp, 'x'), missing]);
+    expect(errors.join('')).toBe(`error: input WARC ${missing} does not exist\n`);
+    errors.length = 0;
+    await program.parseAsync(['node', 'ccpipe', 'mirror', 'build', '--crawl', 'CC-MAIN-2030-40', '--out', path.join(tmp, 'x'), present]);
+    expect(errors.join('')).toBe(`error: input WARC ${present} is a directory\n`);
     expect(out).toEqual([]);
     expect(process.exitCode).toBe(1);
     await expect(fsp.stat(path.join(tmp, 'x'))).rejects.toMatchObject({ code: 'ENOENT' });

@@ -7,7 +7,6 @@ import {
   type BatcherSummary, type FailedBlock, type PlannedBlock,
 } from '@ccpipe/batcher';
 import { startWorker } from '@ccpipe/worker';
-import { readFile } from 'node:fs/promises';
 import { ProcessedQueue, keptDeadLetters } from './processed-queue';
 import type { RunCounters } from './run-progress';
 
@@ -54,7 +53,7 @@ export async function ingestCrawls(p: IngestParams): Promise<CrawlIngest[]> {
   try {
     const reader = new UndiciRangeReader({ baseUrl: p.baseUrl, connections: config.connections, userAgent: USER_AGENT, expectGzip: true });
     closers.push(() => reader.close());
-    const targets = config.domainsFile ? TargetSet.fromLines((await readFile(config.domainsFile, 'utf8')).split('\n')) : null;
+    const targets = config.domainsFile ? await TargetSet.fromFile(config.domainsFile) : null;
     const filterSpec = filterSpecOf(config);
     const filter = compileFilter(filterSpec, { registeredDomainOf });
 
@@ -64,7 +63,7 @@ export async function ingestCrawls(p: IngestParams): Promise<CrawlIngest[]> {
     }[] = [];
     for (const crawl of p.crawls) {
       const dataset = p.crawls.length === 1 && config.dataset ? config.dataset : crawl;
-      const { entries } = await loadClusterIdx(crawl, { localDir: config.clusterIdxDir, reader, signal });
+      const { entries } = await loadClusterIdx(crawl, { localDir: config.clusterIdxDir, reader, signal, baseUrl: p.baseUrl });
       const plan = planBlocks(entries, { targets, maxBlocks: config.maxBlocks ?? null });
       const fingerprint = runFingerprint({ crawl, filter: filterSpec, batchSize: config.batchSize, targets: targets?.ranges ?? null, maxBlocks: config.maxBlocks ?? null });
       const cp = await loadCheckpoint(store, dataset, fingerprint);
