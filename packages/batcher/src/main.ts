@@ -11,7 +11,8 @@ import {
   systemClock,
   topologyNames,
 } from '@ccpipe/adapters';
-import { emptySummary, runBatcher, type BatcherSummary } from './batcher';
+import { emptySummary, NOT_TARGETED, runBatcher, type BatcherSummary } from './batcher';
+import { emptyFilterWatch } from './empty-filter-watch';
 import { loadCheckpoint, runFingerprint } from './checkpoint';
 import { loadClusterIdx } from './cluster-idx-source';
 import { ensureDataset } from './datasets';
@@ -32,6 +33,10 @@ export function filterSpecOf(c: Config): Parameters<typeof compileFilter>[0] {
   };
 }
 
+/** What the batcher warns when its filter kept no record of a block-sized sample (or of a whole shorter run). */
+export const FILTER_KEPT_NOTHING =
+  'the filter kept no record: check --languages (ISO 639-3 codes), --status and --mimes against the dropped counts; to change a dataset\'s filter, run again with --reset-checkpoint';
+
 /**
  * What a batcher started without a crawl says (compose starts it with `CCPIPE_CRAWL` unset when none was given, so
  * that every other service and command works without one): the variable and flag to set, and how to start it again.
@@ -43,7 +48,12 @@ export const MISSING_CRAWL =
  * `ccpipe batcher`: config → logger → metrics → adapters → run. Resolves to the exit code: 0 when every planned
  * block is published and confirmed, 1 on failure (the checkpoint keeps what was confirmed), 130 when interrupted.
  */
-export async function batcherMain(flags: Partial<Record<ConfigKey, unknown>>, env: NodeJS.ProcessEnv): Promise<number> {
+export async function batcherMain(
+  flags: Partial<Record<ConfigKey, unknown>>,
+  env: NodeJS.ProcessEnv,
+  /** `resetCheckpoint`: start over a dataset begun with other settings that published no batch ({@link loadCheckpoint}). */
+  opts: { resetCheckpoint?: boolean } = {},
+): Promise<number> {
   const config = loadConfig(env, flags);
   if (!config.crawl) throw new CcpError('CCP_ERR_CONFIG', MISSING_CRAWL, { retryable: false });
   const crawl = config.crawl;
@@ -67,7 +77,7 @@ export async function batcherMain(flags: Partial<Record<ConfigKey, unknown>>, en
       const targets = config.domainsFile ? await TargetSet.fromFile(config.domainsFile) : null;
       const plan = planBlocks(entries, { targets, maxBlocks: config.maxBlocks ?? null });
       const fingerprint = runFingerprint({ crawl, filter: filterSpecOf(config), batchSize: config.batchSize, targets: targets?.ranges ?? null, maxBlocks: config.maxBlocks ?? null });
-      const checkpoint = await loadCheckpoint(store, datasetName, fingerprint);
+      const checkpoint = await loadCheckpoint(store, datasetName, fingerprint, { reset: opts.resetCheckpoint === true });
       const startIndex = checkpoint?.nextPlanIndex ?? 0;
       metrics.planned.set(plan.length);
       metrics.checkpoint.set(startIndex);
@@ -130,7 +140,7 @@ export async function batcherMain(flags: Partial<Record<ConfigKey, unknown>>, en
             reader, publisher, store, clock: systemClock, signal, summary: running,
             events: chainEvents(metrics.events, progress.events, {
               onBlockFailed: (e) => log.error({ ordinal: e.ordinal, code: e.code }, 'CDX block skipped: it cannot be read or inflated (kept in the checkpoint as failedBlocks)'),
-            }),
+            }, emptyFilterWatch((e) => log.warn({ ...e, filter: filterSpecOf(config) }, FILTER_KEPT_NOTHING))),
           },
         );
       } finally {
@@ -139,6 +149,10 @@ export async function batcherMain(flags: Partial<Record<ConfigKey, unknown>>, en
       const failed = summary.failedBlocks.length + (checkpoint?.failedBlockCount ?? checkpoint?.failedBlocks?.length ?? 0);
       const { failedBlocks: _skipped, ...totals } = summary;
       log.info({ ...totals, failedBlocks: failed, datasetId: dataset.id }, summary.done ? (failed > 0 ? 'batcher done, with blocks skipped' : 'batcher done') : 'batcher stopped');
+      // a run shorter than the sample the watch waits for says it here (records of other domains alone do not count)
+      if (summary.kept === 0 && Object.keys(summary.dropped).some((r) => r !== NOT_TARGETED)) {
+        log.warn({ records: summary.records, dropped: summary.dropped, filter: filterSpecOf(config) }, FILTER_KEPT_NOTHING);
+      }
       return summary.done ? 0 : 130;
     },
   );

@@ -45,6 +45,21 @@ describe('loadConfig', () => {
     expect(loadConfig({ RABBITMQ_URL: 'AMQP://u:p@rabbitmq' }).rabbitmqUrl).toBe('AMQP://u:p@rabbitmq');
   });
 
+  it('refuses language codes no record can carry (ISO 639-3 is what Common Crawl writes), suggesting the right one', () => {
+    expect(loadConfig({ CCPIPE_FILTER_LANGUAGES: 'eng,deu,zul' }).filterLanguages).toEqual(['eng', 'deu', 'zul']);
+    let err: unknown;
+    try {
+      loadConfig({ CCPIPE_FILTER_LANGUAGES: 'xx,en,ger,ENG' });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as ConfigError).problems).toEqual([
+      '--languages / CCPIPE_FILTER_LANGUAGES: "xx" is not an ISO 639-3 language code (three letters, as Common Crawl writes them: eng, deu, fra, …); ' +
+        '"en" is not an ISO 639-3 code: Common Crawl writes "eng"; "ger" is not an ISO 639-3 code: Common Crawl writes "deu"; "ENG" must be written in lower case ("eng")',
+    ]);
+  });
+
   it('gives up on a refusing broker after 2 min by default; 0 keeps trying', () => {
     expect(loadConfig({}).brokerGiveUpMs).toBe(120_000);
     expect(loadConfig({ CCPIPE_BROKER_GIVE_UP_MS: '0' }).brokerGiveUpMs).toBe(0);

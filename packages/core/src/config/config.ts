@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { CcpError } from '../errors';
+import { languageCodeProblem } from '../filter/language-codes';
 
 /** One configurable setting: its schema, the env var and CLI flag that set it, and what it means. */
 interface Option<S extends z.ZodType> {
@@ -73,7 +74,18 @@ export const OPTIONS = {
   maxBlocks: opt(z.coerce.number().int().min(1).optional(), 'CCPIPE_MAX_BLOCKS', 'max-blocks', 'stop after this many CDX blocks (sampling)'),
   domainsFile: opt(z.string().optional(), 'CCPIPE_DOMAINS_FILE', 'domains', 'file of registered domains or hosts to target, one per line'),
   filterStatus: opt(filterList.default(['200']), 'CCPIPE_FILTER_STATUS', 'status', "HTTP statuses to keep (comma-separated; 'any' = every status)"),
-  filterLanguages: opt(filterList.default(['eng']), 'CCPIPE_FILTER_LANGUAGES', 'languages', "languages to keep (ISO 639-3, comma-separated; 'any' = every language, with or without a detected one)"),
+  filterLanguages: opt(
+    // a code no record carries would keep nothing, silently, and lock the dataset to that filter: refuse it here
+    filterList.default(['eng']).superRefine((codes, ctx) => {
+      for (const c of codes) {
+        const problem = languageCodeProblem(c);
+        if (problem !== null) ctx.addIssue({ code: 'custom', message: problem });
+      }
+    }),
+    'CCPIPE_FILTER_LANGUAGES',
+    'languages',
+    "languages to keep (ISO 639-3 codes such as eng, deu, comma-separated; 'any' = every language, with or without a detected one)",
+  ),
   filterLanguageMode: opt(z.enum(['contains', 'primary']).default('contains'), 'CCPIPE_FILTER_LANGUAGE_MODE', 'language-mode', 'match a language anywhere in the list, or only as primary'),
   filterMimes: opt(csv.optional(), 'CCPIPE_FILTER_MIMES', 'mimes', 'mime types to keep (comma-separated)'),
   filterUrlRegex: opt(z.string().optional(), 'CCPIPE_FILTER_URL_REGEX', 'url-regex', 'keep only URLs matching this regex'),
