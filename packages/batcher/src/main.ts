@@ -148,7 +148,15 @@ export async function batcherMain(
       }
       const failed = summary.failedBlocks.length + (checkpoint?.failedBlockCount ?? checkpoint?.failedBlocks?.length ?? 0);
       const { failedBlocks: _skipped, ...totals } = summary;
-      log.info({ ...totals, failedBlocks: failed, datasetId: dataset.id }, summary.done ? (failed > 0 ? 'batcher done, with blocks skipped' : 'batcher done') : 'batcher stopped');
+      const unparsable = summary.dropped['cdx_line'] ?? 0;
+      const fields = { ...totals, failedBlocks: failed, datasetId: dataset.id };
+      if (!summary.done) log.info(fields, 'batcher stopped');
+      // blocks skipped and CDX lines that do not parse are records lost to the index: say how many and why, at warn
+      else if (failed > 0 || unparsable > 0) {
+        const codes: Record<string, number> = {};
+        for (const b of summary.failedBlocks) codes[b.code] = (codes[b.code] ?? 0) + 1;
+        log.warn({ ...fields, failedBlockCodes: codes, unparsableLines: unparsable }, failed > 0 ? 'batcher done, with blocks skipped' : 'batcher done, with CDX lines that do not parse');
+      } else log.info(fields, 'batcher done');
       // a run shorter than the sample the watch waits for says it here (records of other domains alone do not count)
       if (summary.kept === 0 && Object.keys(summary.dropped).some((r) => r !== NOT_TARGETED)) {
         log.warn({ records: summary.records, dropped: summary.dropped, filter: filterSpecOf(config) }, FILTER_KEPT_NOTHING);
