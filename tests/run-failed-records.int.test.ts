@@ -1,12 +1,13 @@
 /**
  * Records the filter kept but that could not be indexed are not hidden: `ccpipe run` (the built CLI) over a mirror
  * one of whose WARC files is gone says how many failed and why, in its summary and at warn level in its log, and so
- * does `ccpipe worker` (over the real RabbitMQ, fed by `ccpipe batcher`). The mirror is a copy of one cc-mirror-dev
- * crawl without that file, served by the real mirror server.
+ * does `ccpipe worker` (over the real RabbitMQ, fed by `ccpipe batcher`); a batcher that had to skip a CDX block ends
+ * at warn saying why. The mirror is a copy of one cc-mirror-dev crawl without that file (and, for the last test, with
+ * one CDX block overwritten), served by the real mirror server.
  */
 import { randomBytes } from 'node:crypto';
 import { AmqpConnection, deleteTopology, topologyNames } from '@ccpipe/adapters';
-import { cp, mkdtemp, rm } from 'node:fs/promises';
+import { cp, mkdtemp, open, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { serveMirror, type MirrorServer } from '@ccpipe/mirror';
@@ -78,3 +79,15 @@ it('a worker logs a batch with failed records at warn, with the count and the re
   w.child.kill('SIGTERM');
   expect((await w.exited).code).toBe(0);
 }, 300_000);
+
+it('a batcher that skipped a CDX block it cannot inflate ends at warn, with the count and the code', async () => {
+  // the first block of the crawl (cluster.idx: cdx-00000.gz at 0, 5941 bytes), its gzip header kept, its body zeroed
+  const f = await open(join(root, 'mirror', `cc-index/collections/${crawl}/indexes/cdx-00000.gz`), 'r+');
+  await f.write(Buffer.alloc(2000), 0, 2000, 100);
+  await f.close();
+  const b = spawnCcpipe(['batcher', '--crawl', crawl, '--data', join(root, 'data-skipped'), '--base-url', mirror.url, '--queue-prefix', prefix, '--metrics-port', '0']);
+  procs.push(b);
+  expect((await b.exited).code).toBe(0);
+  expect(logLine(b, 'batcher done, with blocks skipped')).toMatchObject({ level: 'warn', failedBlocks: 1, failedBlockCodes: { CCP_ERR_CDX_BLOCK: 1 } });
+  expect(logLine(b, 'batcher done')).toBeUndefined();
+}, 120_000);
