@@ -156,6 +156,35 @@ describe('docker-compose.yml', () => {
     expect(read('rabbitmq/enabled_plugins').trim()).toBe('[rabbitmq_management,rabbitmq_prometheus].');
   });
 
+  it('the broker definitions files agree on the RabbitMQ version, the one of the image compose runs', () => {
+    const version = (f: string): unknown => (JSON.parse(read(f)) as { rabbit_version?: unknown }).rabbit_version;
+    const image = /image: rabbitmq:(\d+\.\d+)-management/.exec(serviceLines('rabbitmq').join('\n'))?.[1];
+    expect(image).toBeDefined();
+    expect(version('rabbitmq/users.json')).toBe(version('rabbitmq/definitions.json'));
+    expect(String(version('rabbitmq/definitions.json'))).toMatch(new RegExp(`^${image!.replace('.', '\\.')}\\.\\d+$`));
+  });
+
+  it('needs CCPIPE_CRAWL only in the batcher, and lets it be unset there', () => {
+    expect(compose).not.toMatch(/\$\{[A-Z0-9_]+:?\?/); // `${X:?}` fails every compose command, even `ps`
+    const users = ['batcher', 'worker', 'merger', 'api'].filter((s) => 'CCPIPE_CRAWL' in serviceEnv(s));
+    expect(users).toEqual(['batcher']);
+    expect(serviceEnv('batcher')['CCPIPE_CRAWL']).toBe('');
+    expect(loadConfig(serviceEnv('batcher')).crawl).toBeUndefined();
+  });
+
+  it('keeps Prometheus from asking outside DNS for a target whose container is not running', () => {
+    // Docker's DNS answers an unknown single-label name itself only when the container set ndots > 0 explicitly;
+    // without search domains the resolver does not try <name>.<host domain> outside either
+    const prom = serviceLines('prometheus').join('\n');
+    const ndots = /dns_opt:\n\s+- ndots:(\d+)/.exec(prom)?.[1];
+    expect(Number(ndots)).toBeGreaterThan(0);
+    expect(prom).toMatch(/^\s+dns_search: \.$/m);
+    // every target it scrapes is a single-label compose name
+    const names = [...prometheus.matchAll(/"([\w.-]+):\d+"|names: \["([\w.-]+)"\]/g)].map((m) => m[1] ?? m[2]!);
+    expect(names.length).toBeGreaterThan(4);
+    expect(names.filter((n) => n.includes('.'))).toEqual([]);
+  });
+
   it('mounts every file it names from the repository', () => {
     const mounts = [...compose.matchAll(/- \.\/([\w./-]+):/g)].map((m) => m[1]!);
     expect(mounts.length).toBeGreaterThan(5);

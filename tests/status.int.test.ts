@@ -75,15 +75,19 @@ it('reports queue depth, DLQ, completed batches, index version and datasets', as
   expect(after['index']).toEqual({ current: 'v000001', versions: ['v000001'] });
 });
 
-it('reports an unreachable broker, and one refusing the login, instead of failing, each with its reason', async () => {
+it('reports an unreachable broker, and one refusing the login, with the rest of the state, and exits 1, each with its reason', async () => {
   const down = spawnCcpipe(['status', '--data', data, '--rabbitmq', 'amqp://guest:guest@127.0.0.1:1']);
-  expect((await down.exited).code).toBe(0);
-  expect((JSON.parse(down.stdout) as Record<string, any>)['queue']['error']).toMatch(/^broker unreachable: .*ECONNREFUSED/);
+  expect((await down.exited).code).toBe(1);
+  const downStatus = JSON.parse(down.stdout) as Record<string, any>;
+  expect(downStatus['queue']).toMatchObject({ unreachable: true, error: expect.stringMatching(/^broker unreachable: .*ECONNREFUSED/) });
+  expect(downStatus['batches']).toMatchObject({ done: 3 }); // the store's part is still read
+  expect(down.text.join('')).toMatch(/ccpipe: the broker could not be used: broker unreachable: connect ECONNREFUSED 127\.0\.0\.1:1\n/);
   const refused = spawnCcpipe(['status', '--data', data, '--rabbitmq', 'amqp://guest:not-the-password@127.0.0.1:5672']);
-  expect((await refused.exited).code).toBe(0);
+  expect((await refused.exited).code).toBe(1);
   const error = (JSON.parse(refused.stdout) as Record<string, any>)['queue']['error'] as string;
   expect(error).toMatch(/^broker unreachable: .*ACCESS.REFUSED/);
   expect(error).not.toContain('not-the-password');
+  expect(refused.text.join('')).not.toContain('not-the-password');
 });
 
 it('reports a queue nobody declared (no batcher or worker ran with that prefix, as after ccpipe run) as such', async () => {

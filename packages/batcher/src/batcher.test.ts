@@ -212,6 +212,32 @@ describe('runBatcher over cc-mirror-dev', () => {
     await expect(loadCheckpoint(store, params.dataset, runFingerprint({ other: true }))).rejects.toMatchObject({ code: 'CCP_ERR_CHECKPOINT_MISMATCH' });
   });
 
+  it('--reset-checkpoint starts over a dataset whose filter kept nothing, and only such a dataset', async () => {
+    const crawl = DEV_CRAWLS[0];
+    const { store, params, reader } = await setUp(crawl, { maxBlocks: 2 });
+    // a filter that cannot match: no record of the crawl is in Zulu
+    const nothing = { ...params, fingerprint: runFingerprint({ languages: ['zul'] }), filter: compileFilter({ languages: { mode: 'contains', codes: ['zul'] } }) };
+    expect(await runBatcher(nothing, { reader, publisher: new CollectingPublisher(), store, clock: systemClock })).toMatchObject({ kept: 0, batches: 0, done: true });
+    // the usual settings are refused without the flag, with a message pointing at it …
+    await expect(loadCheckpoint(store, crawl, params.fingerprint)).rejects.toMatchObject({
+      code: 'CCP_ERR_CHECKPOINT_MISMATCH',
+      message: expect.stringMatching(/published no batch under them; to start it over with these settings, run ccpipe batcher again with --reset-checkpoint$/),
+    });
+    // … and accepted with it: the run starts over and its checkpoint now holds the new settings
+    expect(await loadCheckpoint(store, crawl, params.fingerprint, { reset: true })).toBeNull();
+    const publisher = new CollectingPublisher();
+    const summary = await runBatcher(params, { reader, publisher, store, clock: systemClock });
+    expect(summary.kept).toBeGreaterThan(0);
+    expect(await loadCheckpoint(store, crawl, params.fingerprint)).toMatchObject({ done: true, batchesPublished: publisher.batches.length });
+    // a dataset that did publish batches is still refused: new ones would reuse the finished batches' ids
+    await expect(loadCheckpoint(store, crawl, nothing.fingerprint, { reset: true })).rejects.toMatchObject({
+      code: 'CCP_ERR_CHECKPOINT_MISMATCH',
+      message: expect.stringContaining(`published ${publisher.batches.length} batches under them`),
+    });
+    // with equal settings the flag changes nothing
+    expect(await loadCheckpoint(store, crawl, params.fingerprint, { reset: true })).toMatchObject({ done: true });
+  });
+
   it('domain-targeted runs read only the blocks that can hold the domains', async () => {
     const crawl = DEV_CRAWLS[0];
     const domains = Object.entries(oracle.crawls[crawl]!.domains)

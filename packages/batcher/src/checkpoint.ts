@@ -48,8 +48,14 @@ export function runFingerprint(parts: Record<string, unknown>): string {
 /**
  * Loads the dataset's checkpoint (`null` when the run is new). Throws CcpError CCP_ERR_CHECKPOINT_MISMATCH when the
  * dataset was started with different settings, and CCP_ERR_CHECKPOINT when the file is corrupt.
+ *
+ * With `reset` (`ccpipe batcher --reset-checkpoint`), a dataset started with other settings that never published a
+ * batch (a filter that kept nothing) starts over with these: `null` is returned and the next checkpoint written
+ * replaces the old one. One that did publish batches is still refused: the new batches would carry the ids of
+ * batches workers have finished (ids are crawl, block and sequence), so they would be skipped as done and the
+ * index would mix both settings. With equal settings `reset` changes nothing, so a flag left set does no harm.
  */
-export async function loadCheckpoint(store: ObjectStore, dataset: string, fingerprint: string): Promise<Checkpoint | null> {
+export async function loadCheckpoint(store: ObjectStore, dataset: string, fingerprint: string, opts: { reset?: boolean } = {}): Promise<Checkpoint | null> {
   const bytes = await store.get(layout.batcherCheckpoint(dataset));
   if (bytes === null) return null;
   let cp: Checkpoint;
@@ -60,10 +66,23 @@ export async function loadCheckpoint(store: ObjectStore, dataset: string, finger
   }
   if (cp.v !== 1 || typeof cp.nextPlanIndex !== 'number') throw new CcpError('CCP_ERR_CHECKPOINT', 'batcher checkpoint has an unknown shape');
   if (cp.fingerprint !== fingerprint) {
+    const published = cp.batchesPublished;
+    if (published === 0 && opts.reset === true) return null;
+    const detail = { dataset, batchesPublished: published ?? null };
+    if (published === 0) {
+      throw new CcpError(
+        'CCP_ERR_CHECKPOINT_MISMATCH',
+        `dataset "${dataset}" was started with other settings (filter, batch size, targets or max blocks) and published no batch under them; ` +
+          'to start it over with these settings, run ccpipe batcher again with --reset-checkpoint',
+        { detail },
+      );
+    }
     throw new CcpError(
       'CCP_ERR_CHECKPOINT_MISMATCH',
-      `dataset "${dataset}" was started with other settings (filter, batch size, targets or max blocks); ` +
-        'finish it with the same settings, or start over in another data directory (--data) or, with ccpipe batcher, under another --dataset name',
+      `dataset "${dataset}" was started with other settings (filter, batch size, targets or max blocks) and published ${published ?? 'an unknown number of'} batches under them; ` +
+        'finish it with the same settings, or start over in another data directory (--data) or, with ccpipe batcher, under another --dataset name ' +
+        '(--reset-checkpoint only starts over a dataset that published no batch: new batches would reuse the finished ones\' ids)',
+      { detail },
     );
   }
   return cp;

@@ -2,6 +2,7 @@ export * from './batcher';
 export * from './checkpoint';
 export * from './cluster-idx-source';
 export * from './datasets';
+export * from './empty-filter-watch';
 export * from './lines';
 export * from './main';
 export * from './plan-blocks';

@@ -1,17 +1,18 @@
-import { readFile } from 'node:fs/promises';
-import { CcpError, compileFilter, loadConfig, registeredDomainOf, type Config, type ConfigKey } from '@ccpipe/core';
+import { CcpError, compileFilter, hasCode, loadConfig, registeredDomainOf, type Config, type ConfigKey } from '@ccpipe/core';
 import {
   AmqpBatchPublisher,
   AmqpConnection,
-  connectionEventFields,
   UndiciRangeReader,
+  giveUpAfterRefusedMs,
+  logBrokerEvent,
   declareTopology,
   openObjectStore,
   runService,
   systemClock,
   topologyNames,
 } from '@ccpipe/adapters';
-import { emptySummary, runBatcher, type BatcherSummary } from './batcher';
+import { emptySummary, NOT_TARGETED, runBatcher, type BatcherSummary } from './batcher';
+import { emptyFilterWatch } from './empty-filter-watch';
 import { loadCheckpoint, runFingerprint } from './checkpoint';
 import { loadClusterIdx } from './cluster-idx-source';
 import { ensureDataset } from './datasets';
@@ -32,13 +33,29 @@ export function filterSpecOf(c: Config): Parameters<typeof compileFilter>[0] {
   };
 }
 
+/** What the batcher warns when its filter kept no record of a block-sized sample (or of a whole shorter run). */
+export const FILTER_KEPT_NOTHING =
+  'the filter kept no record: check --languages (ISO 639-3 codes), --status and --mimes against the dropped counts; to change a dataset\'s filter, run again with --reset-checkpoint';
+
+/**
+ * What a batcher started without a crawl says (compose starts it with `CCPIPE_CRAWL` unset when none was given, so
+ * that every other service and command works without one): the variable and flag to set, and how to start it again.
+ */
+export const MISSING_CRAWL =
+  'no crawl to index: set CCPIPE_CRAWL (or --crawl) to a crawl name such as CC-MAIN-2024-30; under docker compose: CCPIPE_CRAWL=CC-MAIN-2024-30 docker compose up -d batcher';
+
 /**
  * `ccpipe batcher`: config → logger → metrics → adapters → run. Resolves to the exit code: 0 when every planned
  * block is published and confirmed, 1 on failure (the checkpoint keeps what was confirmed), 130 when interrupted.
  */
-export async function batcherMain(flags: Partial<Record<ConfigKey, unknown>>, env: NodeJS.ProcessEnv): Promise<number> {
+export async function batcherMain(
+  flags: Partial<Record<ConfigKey, unknown>>,
+  env: NodeJS.ProcessEnv,
+  /** `resetCheckpoint`: start over a dataset begun with other settings that published no batch ({@link loadCheckpoint}). */
+  opts: { resetCheckpoint?: boolean } = {},
+): Promise<number> {
   const config = loadConfig(env, flags);
-  if (!config.crawl) throw new CcpError('CCP_ERR_CONFIG', '--crawl (or CCPIPE_CRAWL) is required');
+  if (!config.crawl) throw new CcpError('CCP_ERR_CONFIG', MISSING_CRAWL, { retryable: false });
   const crawl = config.crawl;
   const datasetName = config.dataset ?? crawl;
   return runService(
@@ -56,11 +73,11 @@ export async function batcherMain(flags: Partial<Record<ConfigKey, unknown>>, en
       const reader = new UndiciRangeReader({ baseUrl: config.baseUrl, connections: config.connections, userAgent: USER_AGENT, expectGzip: true, observer: metrics.fetchObserver });
       defer(() => reader.close());
 
-      const { entries, source } = await loadClusterIdx(crawl, { localDir: config.clusterIdxDir, reader, signal });
-      const targets = config.domainsFile ? TargetSet.fromLines((await readFile(config.domainsFile, 'utf8')).split('\n')) : null;
+      const { entries, source } = await loadClusterIdx(crawl, { localDir: config.clusterIdxDir, reader, signal, baseUrl: config.baseUrl });
+      const targets = config.domainsFile ? await TargetSet.fromFile(config.domainsFile) : null;
       const plan = planBlocks(entries, { targets, maxBlocks: config.maxBlocks ?? null });
       const fingerprint = runFingerprint({ crawl, filter: filterSpecOf(config), batchSize: config.batchSize, targets: targets?.ranges ?? null, maxBlocks: config.maxBlocks ?? null });
-      const checkpoint = await loadCheckpoint(store, datasetName, fingerprint);
+      const checkpoint = await loadCheckpoint(store, datasetName, fingerprint, { reset: opts.resetCheckpoint === true });
       const startIndex = checkpoint?.nextPlanIndex ?? 0;
       metrics.planned.set(plan.length);
       metrics.checkpoint.set(startIndex);
@@ -76,7 +93,8 @@ export async function batcherMain(flags: Partial<Record<ConfigKey, unknown>>, en
       const connection = new AmqpConnection({
         url: config.rabbitmqUrl,
         name: 'ccpipe-batcher',
-        onEvent: (e) => (e.type === 'connected' ? log.info(connectionEventFields(e), 'broker') : log.warn(connectionEventFields(e), 'broker')),
+        giveUpAfterRefusedMs: giveUpAfterRefusedMs(config.brokerGiveUpMs),
+        onEvent: (e) => logBrokerEvent(log, e),
       });
       defer(() => connection.close());
       try {
@@ -84,6 +102,8 @@ export async function batcherMain(flags: Partial<Record<ConfigKey, unknown>>, en
       } catch (err) {
         // stopped while the broker could not be reached: nothing published this run, the checkpoint stands
         if (signal.aborted) return 130;
+        // refused for --broker-give-up-ms: logged with what to check ('broker unusable: stopping'); the checkpoint stands
+        if (hasCode(err, 'CCP_ERR_QUEUE_REFUSED')) return 1;
         throw err;
       }
       const names = topologyNames(config.queuePrefix);
@@ -120,7 +140,7 @@ export async function batcherMain(flags: Partial<Record<ConfigKey, unknown>>, en
             reader, publisher, store, clock: systemClock, signal, summary: running,
             events: chainEvents(metrics.events, progress.events, {
               onBlockFailed: (e) => log.error({ ordinal: e.ordinal, code: e.code }, 'CDX block skipped: it cannot be read or inflated (kept in the checkpoint as failedBlocks)'),
-            }),
+            }, emptyFilterWatch((e) => log.warn({ ...e, filter: filterSpecOf(config) }, FILTER_KEPT_NOTHING))),
           },
         );
       } finally {
@@ -128,7 +148,19 @@ export async function batcherMain(flags: Partial<Record<ConfigKey, unknown>>, en
       }
       const failed = summary.failedBlocks.length + (checkpoint?.failedBlockCount ?? checkpoint?.failedBlocks?.length ?? 0);
       const { failedBlocks: _skipped, ...totals } = summary;
-      log.info({ ...totals, failedBlocks: failed, datasetId: dataset.id }, summary.done ? (failed > 0 ? 'batcher done, with blocks skipped' : 'batcher done') : 'batcher stopped');
+      const unparsable = summary.dropped['cdx_line'] ?? 0;
+      const fields = { ...totals, failedBlocks: failed, datasetId: dataset.id };
+      if (!summary.done) log.info(fields, 'batcher stopped');
+      // blocks skipped and CDX lines that do not parse are records lost to the index: say how many and why, at warn
+      else if (failed > 0 || unparsable > 0) {
+        const codes: Record<string, number> = {};
+        for (const b of summary.failedBlocks) codes[b.code] = (codes[b.code] ?? 0) + 1;
+        log.warn({ ...fields, failedBlockCodes: codes, unparsableLines: unparsable }, failed > 0 ? 'batcher done, with blocks skipped' : 'batcher done, with CDX lines that do not parse');
+      } else log.info(fields, 'batcher done');
+      // a run shorter than the sample the watch waits for says it here (records of other domains alone do not count)
+      if (summary.kept === 0 && Object.keys(summary.dropped).some((r) => r !== NOT_TARGETED)) {
+        log.warn({ records: summary.records, dropped: summary.dropped, filter: filterSpecOf(config) }, FILTER_KEPT_NOTHING);
+      }
       return summary.done ? 0 : 130;
     },
   );

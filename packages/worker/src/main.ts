@@ -1,11 +1,12 @@
 import { availableParallelism } from 'node:os';
-import { loadConfig, type ConfigKey } from '@ccpipe/core';
+import { hasCode, loadConfig, type ConfigKey } from '@ccpipe/core';
 import {
   AmqpBatchConsumer,
   AmqpConnection,
   ExtractionPool,
-  connectionEventFields,
   UndiciRangeReader,
+  giveUpAfterRefusedMs,
+  logBrokerEvent,
   closeDuckDbParquetEngine,
   declareTopology,
   openObjectStore,
@@ -46,10 +47,10 @@ export async function workerMain(flags: Partial<Record<ConfigKey, unknown>>, env
       const connection = new AmqpConnection({
         url: config.rabbitmqUrl,
         name: 'ccpipe-worker',
+        giveUpAfterRefusedMs: giveUpAfterRefusedMs(config.brokerGiveUpMs),
         onEvent: (e) => {
           if (e.type === 'gave-up') gaveUp(e.error);
-          if (e.type === 'connected') log.info(connectionEventFields(e), 'broker');
-          else log.warn(connectionEventFields(e), 'broker');
+          logBrokerEvent(log, e);
         },
       });
       defer(() => connection.close());
@@ -58,6 +59,8 @@ export async function workerMain(flags: Partial<Record<ConfigKey, unknown>>, env
       } catch (err) {
         // stopped while the broker could not be reached (down, or refusing the login): nothing was taken, nothing to drain
         if (signal.aborted) return 0;
+        // refused for --broker-give-up-ms: logged with what to check ('broker unusable: stopping')
+        if (hasCode(err, 'CCP_ERR_QUEUE_REFUSED')) return 1;
         throw err;
       }
       const names = topologyNames(config.queuePrefix);
@@ -95,7 +98,10 @@ export async function workerMain(flags: Partial<Record<ConfigKey, unknown>>, env
         {
           onBatchDone: (e) => {
             metrics.worker.onBatchDone?.(e);
-            log.info({ batchId: e.batchId, rows: e.marker.rows, failed: e.marker.failed, skipped: e.skipped, ms: e.ms }, 'batch done');
+            const fields = { batchId: e.batchId, rows: e.marker.rows, failed: e.marker.failed, skipped: e.skipped, ms: e.ms };
+            // records that could not be indexed (by error code) must not read like a clean batch
+            if (e.marker.failed > 0) log.warn({ ...fields, failures: e.marker.failures }, 'batch done, with records failed');
+            else log.info(fields, 'batch done');
           },
           onBatchFailed: (e) => {
             metrics.worker.onBatchFailed?.(e);
@@ -112,6 +118,8 @@ export async function workerMain(flags: Partial<Record<ConfigKey, unknown>>, env
         log.info('drained');
         return 0;
       }
+      // a broker that refused for --broker-give-up-ms was logged with what to check when the connection gave up
+      if ('broker' in why && hasCode(why.broker, 'CCP_ERR_QUEUE_REFUSED')) return 1;
       log.error({ err: 'crash' in why ? why.crash : why.broker }, 'worker stopping on a fatal failure');
       return 1;
     },

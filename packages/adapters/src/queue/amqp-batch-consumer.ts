@@ -177,7 +177,7 @@ export class AmqpBatchConsumer implements BatchConsumer {
       this.timer = null;
       if (!this.wanted) return;
       this.subscribe().catch((error: unknown) => {
-        if (error instanceof QueueError && (error.code === 'CCP_ERR_QUEUE_CLOSED' || error.code === 'CCP_ERR_QUEUE_UNAVAILABLE')) {
+        if (error instanceof QueueError && (error.code === 'CCP_ERR_QUEUE_CLOSED' || error.code === 'CCP_ERR_QUEUE_UNAVAILABLE' || error.code === 'CCP_ERR_QUEUE_REFUSED')) {
           this.onEvent({ type: 'gave-up', error });
           return;
         }

@@ -36,6 +36,13 @@ export interface AmqpConnectionOptions {
   heartbeatSeconds?: number;
   /** Socket connect + handshake timeout. Default 10 s. */
   connectTimeoutMs?: number;
+  /**
+   * How long the broker may go on refusing — the login or the virtual host refused, nothing accepting connections at
+   * its address, its host name not found ({@link brokerRefusalOf}) — before the connection gives up with
+   * CCP_ERR_QUEUE_REFUSED, whatever `maxAttempts` allows. Counted from the first of an unbroken run of such failures;
+   * any other failure or a connection restarts the count. Default Infinity (never).
+   */
+  giveUpAfterRefusedMs?: number;
   /** Injected for tests. */
   random?: () => number;
   /** Called for every lifecycle event (the owner logs / counts them). Must not throw. */
@@ -54,6 +61,45 @@ export function connectionEventFields(e: AmqpConnectionEvent): Record<string, un
     else if (v !== undefined) fields[k] = v;
   }
   return fields;
+}
+
+/** Why a broker cannot be used that retrying will not mend; see {@link brokerRefusalOf}. */
+export type BrokerRefusal = 'login-refused' | 'vhost-refused' | 'port-closed' | 'host-unknown';
+
+/**
+ * The refusal a failed connect attempt shows, or null for a failure that may pass (a timeout, a reset, a broker
+ * starting up). Reads amqplib's handshake messages (403 ACCESS_REFUSED, 530 NOT_ALLOWED for a missing virtual host)
+ * and the socket's error codes, also inside an AggregateError (Node tries each address of a host). Pure.
+ */
+export function brokerRefusalOf(err: unknown): BrokerRefusal | null {
+  // read by shape, not instanceof: a socket error may come from another realm (a test VM, a worker thread)
+  if (typeof err !== 'object' || err === null) return null;
+  const { message, errors } = err as { message?: unknown; errors?: unknown };
+  if (typeof message !== 'string') return null;
+  if (/ACCESS[_-]REFUSED|\b403\b/.test(message)) return 'login-refused';
+  if (/NOT[_-]ALLOWED|\b530\b/.test(message)) return 'vhost-refused';
+  const codes = [err, ...(Array.isArray(errors) ? (errors as unknown[]) : [])].map((e) => (e as { code?: unknown } | null)?.code);
+  if (codes.includes('ECONNREFUSED')) return 'port-closed';
+  if (codes.includes('ENOTFOUND')) return 'host-unknown';
+  return null;
+}
+
+/**
+ * One plain sentence for a refusal that lasted `forMs`: what failed and which setting to check. Never the URL (it
+ * carries the password). Pure.
+ */
+export function describeBrokerRefusal(refusal: BrokerRefusal, forMs: number): string {
+  const during = `for ${Math.round(forMs / 1000)} s`;
+  switch (refusal) {
+    case 'login-refused':
+      return `the broker refused the login (ACCESS_REFUSED) ${during}: check the user and password in RABBITMQ_URL (--rabbitmq)`;
+    case 'vhost-refused':
+      return `the broker refused the virtual host (NOT_ALLOWED) ${during}: check the vhost in RABBITMQ_URL (--rabbitmq)`;
+    case 'port-closed':
+      return `nothing accepted a connection at the broker's host and port (ECONNREFUSED) ${during}: check the host and port in RABBITMQ_URL (--rabbitmq) and that RabbitMQ is running`;
+    case 'host-unknown':
+      return `the broker's host name was not found (ENOTFOUND) ${during}: check the host in RABBITMQ_URL (--rabbitmq)`;
+  }
 }
 
 /** Delay before reconnect attempt `attempt` (1-based). Pure. */
@@ -86,10 +132,12 @@ type State = 'idle' | 'connecting' | 'open' | 'reconnecting' | 'failed' | 'close
  * error never becomes an unhandled `error` event (which would kill Node).
  *
  * Emits `'connected'` (each time a connection opens), `'lost'` (error | undefined — a broker shutdown closes
- * without an error), `'closed'` (after close()) and `'gave-up'` (reconnect attempts exhausted).
+ * without an error), `'closed'` (after close()) and `'gave-up'` (reconnect attempts exhausted, or refused too long).
  */
 export class AmqpConnection extends EventEmitter {
   private readonly opts: Required<Omit<AmqpConnectionOptions, 'name' | 'onEvent'>> & { reconnect: ReconnectOptions };
+  /** When the current unbroken run of refusals began (null: the last attempt was not refused). */
+  private refusedSince: number | null = null;
   private readonly name: string;
   private readonly onEvent: (event: AmqpConnectionEvent) => void;
   private state: State = 'idle';
@@ -105,6 +153,7 @@ export class AmqpConnection extends EventEmitter {
       url: options.url,
       heartbeatSeconds: options.heartbeatSeconds ?? 30,
       connectTimeoutMs: options.connectTimeoutMs ?? 10_000,
+      giveUpAfterRefusedMs: options.giveUpAfterRefusedMs ?? Infinity,
       random: options.random ?? Math.random,
       reconnect: { ...DEFAULT_RECONNECT, ...options.reconnect },
     };
@@ -126,7 +175,8 @@ export class AmqpConnection extends EventEmitter {
 
   /**
    * Connects (retrying with backoff up to `maxAttempts`). Idempotent: later calls wait for the same connection.
-   * Rejects with QueueError CCP_ERR_QUEUE_UNAVAILABLE when attempts run out, CCP_ERR_QUEUE_CLOSED after close(), and
+   * Rejects with QueueError CCP_ERR_QUEUE_UNAVAILABLE when attempts run out, CCP_ERR_QUEUE_REFUSED when the broker
+   * refused for longer than `giveUpAfterRefusedMs` (its message says what to check), CCP_ERR_QUEUE_CLOSED after close(), and
    * with the abort reason when `signal` aborts first (the attempts go on until close()).
    */
   async start(signal?: AbortSignal): Promise<void> {
@@ -141,7 +191,7 @@ export class AmqpConnection extends EventEmitter {
     if (this.state === 'open' && this.model) return Promise.resolve(this.model);
     if (this.state === 'closed') return Promise.reject(new QueueError('CCP_ERR_QUEUE_CLOSED', 'connection closed'));
     if (this.state === 'failed') {
-      return Promise.reject(new QueueError('CCP_ERR_QUEUE_UNAVAILABLE', 'broker unreachable', { cause: this.lastError }));
+      return Promise.reject(this.lastError instanceof QueueError ? this.lastError : new QueueError('CCP_ERR_QUEUE_UNAVAILABLE', 'broker unreachable', { cause: this.lastError }));
     }
     if (signal?.aborted) return Promise.reject(signal.reason);
     const p = new Promise<ChannelModel>((resolve, reject) => {
@@ -215,7 +265,8 @@ export class AmqpConnection extends EventEmitter {
         noDelay: true,
       });
     } catch (err) {
-      this.lastError = err instanceof Error ? err : new Error(String(err));
+      // an error of another realm fails instanceof: keep its code, which tells a closed port from a dropped one
+      this.lastError = err instanceof Error ? err : Object.assign(new Error(String(err), { cause: err }), { code: (err as { code?: unknown } | null)?.code });
       this.scheduleRetry(attempt, this.lastError);
       return;
     }
@@ -226,6 +277,7 @@ export class AmqpConnection extends EventEmitter {
     }
     this.model = model;
     this.state = 'open';
+    this.refusedSince = null;
     this.blocked = false;
     model.on('error', (error: Error) => {
       this.lastError = error;
@@ -258,21 +310,37 @@ export class AmqpConnection extends EventEmitter {
   private scheduleRetry(failedAttempt: number, error: Error): void {
     if (this.state === 'closed') return;
     const next = failedAttempt + 1;
+    const refusal = failedAttempt === 0 ? null : brokerRefusalOf(error);
+    const now = Date.now();
+    this.refusedSince = refusal === null ? null : (this.refusedSince ?? now);
+    const refusedMs = this.refusedSince === null ? 0 : now - this.refusedSince;
+    if (refusal !== null && refusedMs >= this.opts.giveUpAfterRefusedMs) {
+      this.giveUp(new QueueError('CCP_ERR_QUEUE_REFUSED', describeBrokerRefusal(refusal, refusedMs), { cause: error, detail: { refusal, refusedMs } }));
+      return;
+    }
     if (next > this.opts.reconnect.maxAttempts) {
-      this.state = 'failed';
-      this.onEvent({ type: 'gave-up', error });
-      this.rejectWaiters(new QueueError('CCP_ERR_QUEUE_UNAVAILABLE', 'broker unreachable', { cause: error }));
-      this.emit('gave-up', error);
+      this.giveUp(new QueueError('CCP_ERR_QUEUE_UNAVAILABLE', 'broker unreachable', { cause: error }));
       return;
     }
     if (this.state !== 'connecting') this.state = 'reconnecting';
-    // The first reconnect after a loss goes at once; failed attempts back off.
-    const delayMs = failedAttempt === 0 ? 0 : reconnectDelayMs(this.opts.reconnect, failedAttempt, this.opts.random);
+    // The first reconnect after a loss goes at once; failed attempts back off, and a refusal is tried once more when
+    // its time is up, so the give-up comes on time rather than a whole backoff late.
+    const backoffMs = failedAttempt === 0 ? 0 : reconnectDelayMs(this.opts.reconnect, failedAttempt, this.opts.random);
+    const delayMs = refusal === null ? backoffMs : Math.max(0, Math.min(backoffMs, this.opts.giveUpAfterRefusedMs - refusedMs));
     this.onEvent({ type: 'reconnect-scheduled', attempt: next, delayMs, error });
     this.timer = setTimeout(() => {
       this.timer = null;
       void this.attempt(next);
     }, delayMs);
+  }
+
+  /** Stops for good: `error` goes to the owner's event and to every waiter (later ready() calls get it too). */
+  private giveUp(error: QueueError): void {
+    this.state = 'failed';
+    this.lastError = error;
+    this.onEvent({ type: 'gave-up', error });
+    this.rejectWaiters(error);
+    this.emit('gave-up', error);
   }
 
   private rejectWaiters(err: unknown): void {

@@ -12,6 +12,11 @@ export type QueueErrorCode =
   | 'CCP_ERR_QUEUE_CHANNEL_CLOSED'
   /** No connection to the broker within the time allowed, or reconnecting gave up. Retryable. */
   | 'CCP_ERR_QUEUE_UNAVAILABLE'
+  /**
+   * For longer than the caller allows, the broker refused the login or the virtual host, or nothing accepted a
+   * connection at its address or its host name was not found: settings that retrying will not mend. Not retryable.
+   */
+  | 'CCP_ERR_QUEUE_REFUSED'
   /** Used after close(). Not retryable. */
   | 'CCP_ERR_QUEUE_CLOSED'
   /** ack / requeue / deadLetter called twice on one delivery. Not retryable (a bug in the caller). */

@@ -2,3 +2,4 @@ export * from './logger';
 export * from './metrics-server';
 export * from './shutdown';
 export * from './run-service';
+export * from './broker-events';

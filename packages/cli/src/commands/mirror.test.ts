@@ -48,16 +48,44 @@ describe('ccpipe mirror build', () => {
     await expect(fsp.stat(path.join(dest, WARC))).resolves.toBeTruthy();
   });
 
+  it('leaves out records whose WARC-Date is no date (ClueWeb09: 2008-10-294T…) with a warning, never an impossible timestamp', async () => {
+    const { program, out, errors } = harness();
+    const dest = path.join(tmp, 'clueweb');
+    await program.parseAsync(['node', 'ccpipe', 'mirror', 'build', '--crawl', 'CLUEWEB-QUIRK', '--out', dest, '--no-languages', path.join(REPO_ROOT, '../shared/corpus/chatnoir-resiliparse/clueweb-quirk.warc.gz')]);
+    const skipped = Number(/bad_date=(\d+)/.exec(out.join(''))?.[1]);
+    expect(skipped).toBeGreaterThan(0);
+    expect(errors.join('')).toBe(`warning: ${skipped} record(s) left out: their WARC-Date is not a valid date and time (bad_date)\n`);
+    // every CDX line that was written carries a real instant (in this file every capture has the bad date)
+    const idx = path.join(dest, 'cc-index/collections/CLUEWEB-QUIRK/indexes');
+    const written = Number(/CDX lines (\d+)/.exec(out.join(''))?.[1]);
+    let checked = 0;
+    for (const f of (await fsp.readdir(idx)).filter((n) => n.startsWith('cdx-'))) {
+      const bytes = await fsp.readFile(path.join(idx, f));
+      for (const line of (bytes.length === 0 ? '' : gunzipSync(bytes).toString('utf8')).split('\n').filter(Boolean)) {
+        checked++;
+        const ts = line.split(' ')[1]!;
+        const iso = `${ts.slice(0, 4)}-${ts.slice(4, 6)}-${ts.slice(6, 8)}T${ts.slice(8, 10)}:${ts.slice(10, 12)}:${ts.slice(12, 14)}Z`;
+        expect(new Date(iso).toISOString().replace('.000', '')).toBe(iso);
+      }
+    }
+    expect(checked).toBe(written);
+  });
+
   it('refuses a bad block size before doing anything', async () => {
     const { program } = harness();
     await expect(program.parseAsync(['node', 'ccpipe', 'mirror', 'build', '--crawl', 'X', '--out', tmp, '--block-size', '0', 'a.warc'])).rejects.toThrow(/positive integer/);
   });
 
-  it('reports a missing WARC as an error line (stderr) and exit code 1, and writes nothing', async () => {
+  it('reports a missing WARC as an error line (stderr) naming it, and exit code 1, and writes nothing', async () => {
     const { program, out, errors } = harness();
     const before = process.exitCode;
-    await program.parseAsync(['node', 'ccpipe', 'mirror', 'build', '--crawl', 'CC-MAIN-2030-40', '--out', path.join(tmp, 'x'), path.join(tmp, 'missing.warc.gz')]);
-    expect(errors.join('')).toMatch(/^error: an input WARC is not a readable file\n$/);
+    const present = path.join(CC_MIRROR_DEV, 'crawl-data');
+    const missing = path.join(tmp, 'missing.warc.gz');
+    await program.parseAsync(['node', 'ccpipe', 'mirror', 'build', '--crawl', 'CC-MAIN-2030-40', '--out', path.join(tmp, 'x'), missing]);
+    expect(errors.join('')).toBe(`error: input WARC ${missing} does not exist\n`);
+    errors.length = 0;
+    await program.parseAsync(['node', 'ccpipe', 'mirror', 'build', '--crawl', 'CC-MAIN-2030-40', '--out', path.join(tmp, 'x'), present]);
+    expect(errors.join('')).toBe(`error: input WARC ${present} is a directory\n`);
     expect(out).toEqual([]);
     expect(process.exitCode).toBe(1);
     await expect(fsp.stat(path.join(tmp, 'x'))).rejects.toMatchObject({ code: 'ENOENT' });

@@ -92,6 +92,11 @@ export function registerMirrorCommand(program: Command, io: MirrorCommandIo = de
         io.write(`records ${s.records}, CDX lines ${s.cdxLines}, blocks ${s.blocks}, shards ${s.shards}\n`);
         const skipped = Object.entries(s.skipped).sort().map(([k, v]) => `${k}=${v}`).join(' ');
         io.write(`skipped ${skipped === '' ? 'none' : skipped}\n`);
+        // an impossible WARC-Date (ClueWeb09 writes 2008-10-294T…) is refused, not cut into a timestamp: say so
+        const badDates = s.skipped['bad_date'] ?? 0;
+        if (badDates > 0) {
+          (io.error ?? io.write)(`warning: ${badDates} record(s) left out: their WARC-Date is not a valid date and time (bad_date)\n`);
+        }
       } catch (err) {
         (io.error ?? io.write)(`error: ${(err as Error).message}\n`);
         process.exitCode = 1;

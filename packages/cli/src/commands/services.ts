@@ -4,7 +4,7 @@ import { batcherMain } from '@ccpipe/batcher';
 import { workerMain } from '@ccpipe/worker';
 import { STORE_KEYS, addConfigFlags, configFlagsOf } from './config-flags';
 
-const COMMON: ConfigKey[] = [...STORE_KEYS, 'logLevel', 'rabbitmqUrl', 'queuePrefix', 'baseUrl', 'metricsPort', 'metricsHost', 'connections'];
+const COMMON: ConfigKey[] = [...STORE_KEYS, 'logLevel', 'rabbitmqUrl', 'brokerGiveUpMs', 'queuePrefix', 'baseUrl', 'metricsPort', 'metricsHost', 'connections'];
 const BATCHER: ConfigKey[] = [
   ...COMMON, 'crawl', 'dataset', 'clusterIdxDir', 'batchSize', 'maxBlocks', 'domainsFile', 'filterStatus', 'filterLanguages',
   'filterLanguageMode', 'filterMimes', 'filterUrlRegex', 'publishConfirmTimeoutMs',
@@ -16,9 +16,12 @@ export function registerServiceCommands(program: Command): void {
   addConfigFlags(
     program.command('batcher').description("stream a crawl's cluster.idx, filter CDX records and publish batches to RabbitMQ"),
     BATCHER,
-  ).action(async (opts: Record<string, unknown>) => {
-    process.exitCode = await batcherMain(configFlagsOf(opts, BATCHER), process.env);
-  });
+  )
+    // a one-off decision, not a setting: no env var, so it cannot stay set by accident
+    .option('--reset-checkpoint', "start over a dataset begun with other settings (filter, batch size, targets, max blocks) that published no batch, e.g. after a filter that kept nothing")
+    .action(async (opts: Record<string, unknown>) => {
+      process.exitCode = await batcherMain(configFlagsOf(opts, BATCHER), process.env, { resetCheckpoint: opts['resetCheckpoint'] === true });
+    });
   addConfigFlags(
     program.command('worker').description('consume batches: fetch WARC records, extract text, write Parquet parts and postings deltas'),
     WORKER,

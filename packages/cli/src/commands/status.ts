@@ -8,7 +8,11 @@ const STATUS: ConfigKey[] = [...STORE_KEYS, 'rabbitmqUrl', 'queuePrefix'];
 
 /** The pipeline as an operator sees it. */
 export interface PipelineStatus {
-  queue: (QueueDepth & { name: string }) | { name: string; error: string };
+  /**
+   * The work queue's depth, or why it could not be read: `unreachable` when the broker itself could not be used (down,
+   * refusing the login, a wrong address), so `ccpipe status` exits 1; absent for a queue nobody declared yet.
+   */
+  queue: (QueueDepth & { name: string }) | { name: string; error: string; unreachable?: true };
   /** Totals, `byDataset` (batches per dataset id, as before) and `datasets` (batches, rows and failed records per dataset id). */
   batches: {
     done: number; rows: number; failedRecords: number; byDataset: Record<string, number>;
@@ -35,7 +39,8 @@ async function batchesOf(store: ObjectStore): Promise<PipelineStatus['batches']>
 }
 
 /**
- * Reads the pipeline state: queue depth and DLQ from the broker (an unreachable broker is reported, not fatal),
+ * Reads the pipeline state: queue depth and DLQ from the broker (an unreachable broker is reported in `queue`, and
+ * the rest is still read),
  * completed batches from the data store, the index version from its manifest, the dataset registry.
  */
 export async function pipelineStatus(opts: { store: ObjectStore; rabbitmqUrl: string; queuePrefix: string }): Promise<PipelineStatus> {
@@ -54,7 +59,7 @@ export async function pipelineStatus(opts: { store: ObjectStore; rabbitmqUrl: st
     // (`ccpipe run` queues in process), which is a state to report, not a broker failure
     queue = /\b404\b|NOT.FOUND/.test(message)
       ? { name: names.queue, error: `no queue ${names.queue} on the broker: no batcher or worker has run with this --queue-prefix (ccpipe run uses none)` }
-      : { name: names.queue, error: message };
+      : { name: names.queue, error: message, unreachable: true };
   } finally {
     await conn.close().catch(() => undefined);
   }
@@ -76,6 +81,11 @@ export function registerStatusCommand(program: Command, io: { write(line: string
       const store = openObjectStore(config.data, config);
       const status = await pipelineStatus({ store, rabbitmqUrl: config.rabbitmqUrl, queuePrefix: config.queuePrefix }).finally(() => store.close());
       io.write(JSON.stringify(status, null, 2) + '\n');
+      // the rest of the state is still printed, but a script or a healthcheck must see that the broker is not usable
+      if ('unreachable' in status.queue) {
+        process.stderr.write(`ccpipe: the broker could not be used: ${status.queue.error}\n`);
+        process.exitCode = 1;
+      }
     },
   );
 }

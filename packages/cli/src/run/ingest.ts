@@ -7,7 +7,6 @@ import {
   type BatcherSummary, type FailedBlock, type PlannedBlock,
 } from '@ccpipe/batcher';
 import { startWorker } from '@ccpipe/worker';
-import { readFile } from 'node:fs/promises';
 import { ProcessedQueue, keptDeadLetters } from './processed-queue';
 import type { RunCounters } from './run-progress';
 
@@ -23,6 +22,11 @@ export interface CrawlIngest {
   resumedAt: number;
   /** Null when the checkpoint said the crawl was already complete. */
   summary: BatcherSummary | null;
+  /**
+   * What became of the kept records in the batches this run's worker completed: rows written, records that failed
+   * (fetch, WARC, extraction…) and those by reason (error code). A kept record is not an indexed one.
+   */
+  written: { rows: number; failed: number; failures: Record<string, number> };
 }
 
 /** Inputs of {@link ingestCrawls}. */
@@ -54,7 +58,7 @@ export async function ingestCrawls(p: IngestParams): Promise<CrawlIngest[]> {
   try {
     const reader = new UndiciRangeReader({ baseUrl: p.baseUrl, connections: config.connections, userAgent: USER_AGENT, expectGzip: true });
     closers.push(() => reader.close());
-    const targets = config.domainsFile ? TargetSet.fromLines((await readFile(config.domainsFile, 'utf8')).split('\n')) : null;
+    const targets = config.domainsFile ? await TargetSet.fromFile(config.domainsFile) : null;
     const filterSpec = filterSpecOf(config);
     const filter = compileFilter(filterSpec, { registeredDomainOf });
 
@@ -64,13 +68,13 @@ export async function ingestCrawls(p: IngestParams): Promise<CrawlIngest[]> {
     }[] = [];
     for (const crawl of p.crawls) {
       const dataset = p.crawls.length === 1 && config.dataset ? config.dataset : crawl;
-      const { entries } = await loadClusterIdx(crawl, { localDir: config.clusterIdxDir, reader, signal });
+      const { entries } = await loadClusterIdx(crawl, { localDir: config.clusterIdxDir, reader, signal, baseUrl: p.baseUrl });
       const plan = planBlocks(entries, { targets, maxBlocks: config.maxBlocks ?? null });
       const fingerprint = runFingerprint({ crawl, filter: filterSpec, batchSize: config.batchSize, targets: targets?.ranges ?? null, maxBlocks: config.maxBlocks ?? null });
       const cp = await loadCheckpoint(store, dataset, fingerprint);
       const entry = await ensureDataset(store, dataset, crawl, new Date());
       const resumedAt = cp?.done ? plan.length : Math.min(cp?.nextPlanIndex ?? 0, plan.length);
-      runs.push({ ingest: { crawl, dataset, datasetId: entry.id, planned: plan.length, resumedAt, summary: null }, plan, fingerprint, startBatches: cp?.batchesPublished, startRecords: cp?.recordsPublished, startFailedBlocks: cp?.failedBlocks, startFailedCount: cp?.failedBlockCount });
+      runs.push({ ingest: { crawl, dataset, datasetId: entry.id, planned: plan.length, resumedAt, summary: null, written: { rows: 0, failed: 0, failures: {} } }, plan, fingerprint, startBatches: cp?.batchesPublished, startRecords: cp?.recordsPublished, startFailedBlocks: cp?.failedBlocks, startFailedCount: cp?.failedBlockCount });
       counters.blocksPlanned += plan.length;
       counters.blocksRead += resumedAt;
       log.info({ crawl, dataset, datasetId: entry.id, planned: plan.length, resumeAt: resumedAt }, resumedAt >= plan.length ? 'crawl already ingested' : 'plan ready');
@@ -101,7 +105,15 @@ export async function ingestCrawls(p: IngestParams): Promise<CrawlIngest[]> {
         onBatchDone: (e) => {
           counters.batchesDone++;
           counters.rows += e.marker.rows;
-          log.debug({ batchId: e.batchId, rows: e.marker.rows, failed: e.marker.failed, skipped: e.skipped, ms: e.ms }, 'batch done');
+          const w = runs.find((r) => r.ingest.datasetId === e.marker.datasetId && r.ingest.crawl === e.marker.crawl)?.ingest.written;
+          // a batch an earlier run completed (skipped) was counted by that run
+          if (w !== undefined && !e.skipped) {
+            w.rows += e.marker.rows;
+            w.failed += e.marker.failed;
+            for (const [reason, n] of Object.entries(e.marker.failures)) w.failures[reason] = (w.failures[reason] ?? 0) + n;
+          }
+          if (e.marker.failed > 0) log.warn({ batchId: e.batchId, rows: e.marker.rows, failed: e.marker.failed, failures: e.marker.failures }, 'batch done, with records failed');
+          else log.debug({ batchId: e.batchId, rows: e.marker.rows, failed: e.marker.failed, skipped: e.skipped, ms: e.ms }, 'batch done');
           p.onProgress?.();
         },
         onBatchFailed: (e) => {
@@ -146,6 +158,11 @@ export async function ingestCrawls(p: IngestParams): Promise<CrawlIngest[]> {
     );
     const failed = results.find((x): x is PromiseRejectedResult => x.status === 'rejected');
     if (failed) throw failed.reason;
+    for (const { ingest: c } of runs) {
+      if (c.written.failed > 0) {
+        log.warn({ crawl: c.crawl, kept: c.summary?.kept ?? null, rows: c.written.rows, failed: c.written.failed, failures: c.written.failures }, 'records kept by the filter failed to be indexed');
+      }
+    }
     if (queue.counts.deadLettered > 0) {
       log.warn({ batches: queue.counts.deadLettered }, 'batches could not be processed: kept under deadletters/ in the data store and tried again by the next run');
     }

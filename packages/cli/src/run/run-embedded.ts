@@ -142,6 +142,12 @@ async function exampleDomain(store: ObjectStore, sample: boolean): Promise<strin
   return null;
 }
 
+/** ` (CODE: n, …)` by count, or nothing when no record failed. */
+function failuresText(failures: Record<string, number>): string {
+  const parts = Object.entries(failures).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).map(([k, n]) => `${k}: ${n}`);
+  return parts.length === 0 ? '' : ` (${parts.join(', ')})`;
+}
+
 function summaryLines(ingested: CrawlIngest[], url: string, version: string | null, domain: string | null): string[] {
   const lines = ['', `ccpipe run: ${ingested.length} crawl(s) ingested, index version ${version ?? '(none: nothing kept)'}`];
   for (const c of ingested) {
@@ -149,6 +155,8 @@ function summaryLines(ingested: CrawlIngest[], url: string, version: string | nu
     // a resumed crawl's summary counts this run's blocks only: say so
     const resumed = c.resumedAt > 0 ? `, resumed at block ${c.resumedAt}, this run` : '';
     lines.push(`  ${c.crawl} → dataset ${c.datasetId} (${c.dataset}): ${c.planned} blocks${s ? `${resumed}: ${s.records} CDX records, ${s.kept} kept, ${s.batches} batches${s.failedBlocks.length > 0 ? `, ${s.failedBlocks.length} block(s) skipped (unreadable)` : ''}` : ', already ingested'}`);
+    // kept is what the filter let through; say what became of it, and why records failed
+    if (c.written.rows > 0 || c.written.failed > 0) lines.push(`    ${c.written.rows} indexed, ${c.written.failed} failed${failuresText(c.written.failures)}`);
   }
   lines.push(`API listening on ${url}`, `Explorer: ${url}/`, 'Try:', `  curl -s ${url}/v1/datasets`);
   if (domain !== null) {

@@ -29,6 +29,44 @@ describe('loadConfig', () => {
     expect(loadConfig({ CCPIPE_FILTER_LANGUAGES: 'eng,any' }).filterLanguages).toEqual(['eng', 'any']); // a list is a list
   });
 
+  it('refuses a broker URL that is not amqp:// or amqps://, without repeating it (it carries the password)', () => {
+    for (const bad of ['http://ccpipe:s3cret@rabbitmq:15672', 'https://ccpipe:s3cret@rabbitmq', 'localhost:5672']) {
+      let err: unknown;
+      try {
+        loadConfig({ RABBITMQ_URL: bad });
+      } catch (e) {
+        err = e;
+      }
+      expect(err).toBeInstanceOf(ConfigError);
+      expect((err as ConfigError).message).toMatch(/--rabbitmq \/ RABBITMQ_URL: must be an amqp:\/\/ or amqps:\/\/ URL/);
+      expect((err as ConfigError).message).not.toContain('s3cret');
+    }
+    expect(loadConfig({ RABBITMQ_URL: 'amqps://u:p@broker.example:5671/vh' }).rabbitmqUrl).toBe('amqps://u:p@broker.example:5671/vh');
+    expect(loadConfig({ RABBITMQ_URL: 'AMQP://u:p@rabbitmq' }).rabbitmqUrl).toBe('AMQP://u:p@rabbitmq');
+  });
+
+  it('refuses language codes no record can carry (ISO 639-3 is what Common Crawl writes), suggesting the right one', () => {
+    expect(loadConfig({ CCPIPE_FILTER_LANGUAGES: 'eng,deu,zul' }).filterLanguages).toEqual(['eng', 'deu', 'zul']);
+    let err: unknown;
+    try {
+      loadConfig({ CCPIPE_FILTER_LANGUAGES: 'xx,en,ger,ENG' });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as ConfigError).problems).toEqual([
+      '--languages / CCPIPE_FILTER_LANGUAGES: "xx" is not an ISO 639-3 language code (three letters, as Common Crawl writes them: eng, deu, fra, …); ' +
+        '"en" is not an ISO 639-3 code: Common Crawl writes "eng"; "ger" is not an ISO 639-3 code: Common Crawl writes "deu"; "ENG" must be written in lower case ("eng")',
+    ]);
+  });
+
+  it('gives up on a refusing broker after 2 min by default; 0 keeps trying', () => {
+    expect(loadConfig({}).brokerGiveUpMs).toBe(120_000);
+    expect(loadConfig({ CCPIPE_BROKER_GIVE_UP_MS: '0' }).brokerGiveUpMs).toBe(0);
+    expect(loadConfig({}, { brokerGiveUpMs: '1500' }).brokerGiveUpMs).toBe(1500);
+    expect(() => loadConfig({ CCPIPE_BROKER_GIVE_UP_MS: '-1' })).toThrow(/--broker-give-up-ms \/ CCPIPE_BROKER_GIVE_UP_MS/);
+  });
+
   it('reads yes/no settings strictly: a typo is refused instead of meaning yes', () => {
     for (const [v, want] of [['true', true], ['YES', true], ['1', true], ['on', true], ['false', false], ['No', false], ['0', false], [' off ', false]] as const) {
       expect(loadConfig({ CCPIPE_INCLUDE_TEXT: v }).includeText).toBe(want);

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { CcpError } from '../errors';
+import { languageCodeProblem } from '../filter/language-codes';
 
 /** One configurable setting: its schema, the env var and CLI flag that set it, and what it means. */
 interface Option<S extends z.ZodType> {
@@ -44,7 +45,24 @@ export const OPTIONS = {
   s3MultipartThreshold: opt(z.coerce.number().int().min(5 * 1024 * 1024).default(16 * 1024 * 1024), 'CCPIPE_S3_MULTIPART_THRESHOLD', 's3-multipart-threshold', 'objects larger than this many bytes are uploaded in 8 MiB parts'),
   s3MaxAttempts: opt(z.coerce.number().int().min(1).max(20).default(5), 'CCPIPE_S3_MAX_ATTEMPTS', 's3-max-attempts', 'attempts per S3 request (SDK standard retry: 5xx, 503 SlowDown, throttling, network errors)'),
   logLevel: opt(z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'), 'LOG_LEVEL', 'log-level', 'pino log level'),
-  rabbitmqUrl: opt(z.string().url().default('amqp://guest:guest@127.0.0.1:5672'), 'RABBITMQ_URL', 'rabbitmq', 'AMQP URL of the broker'),
+  rabbitmqUrl: opt(
+    // the message never repeats the URL: it carries the password
+    z.string().url().default('amqp://guest:guest@127.0.0.1:5672').superRefine((v, ctx) => {
+      const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(v)?.[1]?.toLowerCase();
+      if (scheme !== 'amqp' && scheme !== 'amqps') {
+        ctx.addIssue({ code: 'custom', message: `must be an amqp:// or amqps:// URL (RabbitMQ's AMQP port, 5672 by default), not ${scheme ?? 'this'}://` });
+      }
+    }),
+    'RABBITMQ_URL',
+    'rabbitmq',
+    'AMQP URL of the broker (amqp:// or amqps://)',
+  ),
+  brokerGiveUpMs: opt(
+    z.coerce.number().int().min(0).default(120_000),
+    'CCPIPE_BROKER_GIVE_UP_MS',
+    'broker-give-up-ms',
+    'stop (exit 1, saying why) once the broker has refused the login or the connection this long without a break; 0 = keep trying',
+  ),
   queuePrefix: opt(z.string().regex(/^[A-Za-z0-9._-]+$/).default('ccpipe'), 'CCPIPE_QUEUE_PREFIX', 'queue-prefix', 'prefix of queue names (<prefix>.batches, <prefix>.batches.dlq)'),
   baseUrl: opt(z.string().url().default('https://data.commoncrawl.org'), 'CC_BASE_URL', 'base-url', 'where cluster.idx, CDX blocks and WARC files are read from'),
   crawl: opt(z.string().regex(/^[A-Za-z0-9._-]+$/).optional(), 'CCPIPE_CRAWL', 'crawl', 'crawl name, e.g. CC-MAIN-2024-30'),
@@ -56,7 +74,18 @@ export const OPTIONS = {
   maxBlocks: opt(z.coerce.number().int().min(1).optional(), 'CCPIPE_MAX_BLOCKS', 'max-blocks', 'stop after this many CDX blocks (sampling)'),
   domainsFile: opt(z.string().optional(), 'CCPIPE_DOMAINS_FILE', 'domains', 'file of registered domains or hosts to target, one per line'),
   filterStatus: opt(filterList.default(['200']), 'CCPIPE_FILTER_STATUS', 'status', "HTTP statuses to keep (comma-separated; 'any' = every status)"),
-  filterLanguages: opt(filterList.default(['eng']), 'CCPIPE_FILTER_LANGUAGES', 'languages', "languages to keep (ISO 639-3, comma-separated; 'any' = every language, with or without a detected one)"),
+  filterLanguages: opt(
+    // a code no record carries would keep nothing, silently, and lock the dataset to that filter: refuse it here
+    filterList.default(['eng']).superRefine((codes, ctx) => {
+      for (const c of codes) {
+        const problem = languageCodeProblem(c);
+        if (problem !== null) ctx.addIssue({ code: 'custom', message: problem });
+      }
+    }),
+    'CCPIPE_FILTER_LANGUAGES',
+    'languages',
+    "languages to keep (ISO 639-3 codes such as eng, deu, comma-separated; 'any' = every language, with or without a detected one)",
+  ),
   filterLanguageMode: opt(z.enum(['contains', 'primary']).default('contains'), 'CCPIPE_FILTER_LANGUAGE_MODE', 'language-mode', 'match a language anywhere in the list, or only as primary'),
   filterMimes: opt(csv.optional(), 'CCPIPE_FILTER_MIMES', 'mimes', 'mime types to keep (comma-separated)'),
   filterUrlRegex: opt(z.string().optional(), 'CCPIPE_FILTER_URL_REGEX', 'url-regex', 'keep only URLs matching this regex'),

@@ -1,2 +1,3 @@
 export * from './filter-spec';
 export * from './compile-filter';
+export * from './language-codes';

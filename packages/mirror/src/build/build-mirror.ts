@@ -80,9 +80,14 @@ export async function buildMirror(opts: BuildMirrorOptions): Promise<BuildMirror
   }
   if (perShard !== undefined && opts.shards !== undefined) throw new MirrorError('CCP_ERR_MIRROR_OPTION', 'give shards or blocksPerShard, not both');
   // every input is there before anything is written: a mistyped path leaves no empty mirror behind
+  // (the message names the file: with several inputs, 'an input WARC' alone left the user to find which)
   for (const warc of opts.warcs) {
-    const st = await fsp.stat(warc).catch(() => null);
-    if (st === null || !st.isFile()) throw new MirrorError('CCP_ERR_MIRROR_OPTION', 'an input WARC is not a readable file', { detail: { warc } });
+    const st = await fsp.stat(warc).then((s) => ({ s }), (err: NodeJS.ErrnoException) => ({ err }));
+    if ('err' in st || !st.s.isFile()) {
+      const why = 'err' in st ? (st.err.code === 'ENOENT' ? 'does not exist' : `cannot be read (${st.err.code ?? st.err.message})`)
+        : st.s.isDirectory() ? 'is a directory' : 'is not a regular file';
+      throw new MirrorError('CCP_ERR_MIRROR_OPTION', `input WARC ${warc} ${why}`, { detail: { warc } });
+    }
   }
   await fsp.mkdir(out, { recursive: true });
 

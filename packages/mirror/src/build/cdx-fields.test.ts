@@ -24,6 +24,15 @@ describe('CDX field helpers', () => {
     expect(timestampOf('2030-11-10T21:16:51Z')).toBe('20301110211651');
     expect(timestampOf('2030-11-10T21:16:51.123456Z')).toBe('20301110211651');
     expect(timestampOf('2030-11-10')).toBeUndefined();
+    expect(timestampOf('2030-11-10T21:16:51')).toBe('20301110211651'); // no zone: UTC
+    expect(timestampOf('2008-10-29T05:21:46-0700')).toBe('20081029122146'); // offsets are converted to UTC
+    expect(timestampOf('2008-10-29T23:21:46+02:00')).toBe('20081029212146');
+    expect(timestampOf('2030-12-31T23:30:00-01:00')).toBe('20310101003000');
+    // not an instant: refused (the record is skipped as bad_date), never cut into an impossible timestamp
+    for (const bad of ['2008-10-294T05:21:46-0700', '2030-02-30T00:00:00Z', '2029-02-29T00:00:00Z', '2030-13-01T00:00:00Z', '2030-11-10T24:00:00Z', '2030-11-10T21:60:00Z', '2030-11-10 21:16:51Z', '20301110211651']) {
+      expect({ bad, ts: timestampOf(bad) }).toEqual({ bad, ts: undefined });
+    }
+    expect(timestampOf('2028-02-29T12:00:00Z')).toBe('20280229120000');
     expect(redirectOf('/moved?a=1', 'https://www.example.com/a/b')).toBe('https://www.example.com/moved?a=1');
     expect(redirectOf('http://[bad', 'https://www.example.com/')).toBeUndefined();
   });

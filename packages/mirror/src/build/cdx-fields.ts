@@ -75,10 +75,33 @@ export function cdxRecordFor(record: WarcRecord, at: RecordLocation, opts: CdxFi
   return rec;
 }
 
-/** `2030-11-10T21:16:51Z` (or with fractions) → `20301110211651`; undefined when fewer than 14 digits. */
+/** W3C-ISO8601 to the second as WARC writes it: fractions optional; `Z`, a `±hh:mm`/`±hhmm` offset or no zone (UTC). */
+const WARC_DATE = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(Z|[+-]\d{2}:?\d{2})?$/;
+
+/**
+ * `2030-11-10T21:16:51Z` (or with fractions, or an offset, converted to UTC) → `20301110211651`; undefined for
+ * anything that is not a real instant: fewer fields, or a field out of range such as ClueWeb09's `2008-10-294T…`
+ * (taking its first 14 digits made the hour 40) or 30 February. The caller skips such a record as `bad_date`.
+ */
 export function timestampOf(warcDate: string | undefined): string | undefined {
-  const digits = (warcDate ?? '').replace(/\D/g, '');
-  return digits.length >= 14 ? digits.slice(0, 14) : undefined;
+  const m = WARC_DATE.exec((warcDate ?? '').trim());
+  if (m === null) return undefined;
+  const [y, mo, d, h, mi, s] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number];
+  if (mo < 1 || mo > 12 || d < 1 || h > 23 || mi > 59 || s > 59) return undefined;
+  const local = new Date(Date.UTC(y, mo - 1, d, h, mi, s));
+  if (local.getUTCDate() !== d) return undefined; // 31 April, 29 February of a common year
+  const zone = m[7];
+  let offsetMin = 0;
+  if (zone !== undefined && zone !== 'Z') {
+    const [oh, om] = [Number(zone.slice(1, 3)), Number(zone.slice(-2))];
+    if (oh > 23 || om > 59) return undefined;
+    offsetMin = (zone[0] === '-' ? -1 : 1) * (oh * 60 + om);
+  }
+  const utc = new Date(local.getTime() - offsetMin * 60_000);
+  const year = utc.getUTCFullYear();
+  if (year < 1000 || year > 9999) return undefined;
+  const two = (n: number): string => String(n).padStart(2, '0');
+  return `${year}${two(utc.getUTCMonth() + 1)}${two(utc.getUTCDate())}${two(utc.getUTCHours())}${two(utc.getUTCMinutes())}${two(utc.getUTCSeconds())}`;
 }
 
 /** A media type lower-cased without parameters; undefined for an absent or empty one. */
