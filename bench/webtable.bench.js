@@ -99,6 +99,7 @@ async function server(dir) {
 /** Ordering row groups read by cold first pages of /v1/pages (a fresh source per query, ranged reads counted). */
 async function orderingReads(dir, windows) {
   const { openIndexSource } = require('@ccpipe/index');
+  const { parquetMetadata } = await import('hyparquet');
   const { FsObjectStore } = require('@ccpipe/adapters');
   const counts = [];
   for (const [from, to] of windows) {
@@ -111,15 +112,19 @@ async function orderingReads(dir, windows) {
     };
     const src = await openIndexSource({ store, pollMs: 0 });
     const v = await src.current();
-    const before = seen.size; // footers are read when a query first needs them: count only row-group chunk reads
     await v.pagesAcross({ datasetIds: [1], from, to, status: null, minSize: null, maxSize: null, sort: 'ts', order: 'asc', after: null, limit: 100 });
-    const files = JSON.parse(readFileSync(join(dir, 'index', v.version, 'orderings.json'), 'utf8'));
-    const tails = [...seen].filter((k) => {
+    // each ranged read mapped to the row group whose column chunks it covers (footer reads cover none)
+    const groups = new Set();
+    for (const k of seen) {
       const [key, off] = k.split('@');
-      const f = files.find((o) => o.key === key);
-      return f !== undefined && Number(off) >= f.bytes - 65536 * 2;
-    }).length;
-    counts.push(seen.size - before - tails);
+      const b = readFileSync(join(dir, key));
+      const meta = parquetMetadata(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength));
+      meta.row_groups.forEach((rg, g) => {
+        const at = rg.columns.map((c) => Number(c.meta_data.dictionary_page_offset || c.meta_data.data_page_offset));
+        if (at.some((o, i) => Number(off) <= o && o < Number(off) + 1 + Number(rg.columns[i].meta_data.total_compressed_size))) groups.add(`${key}#${g}`);
+      });
+    }
+    counts.push(groups.size);
     await src.close();
   }
   return counts;

@@ -63,7 +63,8 @@ class Segment {
     for (let g = 0; g < groups; g++) {
       const bound = stats.map((s) => (Number.isNaN(s.max[g]!) ? Infinity : s.max[g]!));
       if (cmpTuple(bound, key) < 0) continue;
-      const cs = await reads.numbers(file, starts[g]!, starts[g + 1]!, cols.slice(0, key.length));
+      // every sort column, not only the key's: the page then reads this group from the cache, one fetch per group
+      const cs = (await reads.numbers(file, starts[g]!, starts[g + 1]!, cols)).slice(0, key.length);
       const n = starts[g + 1]! - starts[g]!;
       let lo = 0;
       let hi = n;
