@@ -103,7 +103,7 @@ describe('openIndexSource', () => {
       }
     });
 
-    it('a damaged shard in the store: the version is refused (CRC) and its copies deleted; the view at hand keeps serving', async () => {
+    it('a damaged shard in the store: the version is refused (CRC) and its copies deleted; the view at hand keeps serving, a fresh source serves the older version', async () => {
       const { store, merge } = await oneVersion(['https://a.example/1', 'https://b.example/2'], { indexShards: { maxDomains: 1 } });
       const staged = await openIndexSource({ store, pollMs: 0, indexReads: 'files', indexCacheDir: cache, onError: () => undefined });
       try {
@@ -117,10 +117,14 @@ describe('openIndexSource', () => {
         expect(await staged.current()).toBe(v1);
         const [root] = await readdir(cache);
         expect(await cached()).toEqual(shardFiles('v000001', 2).map((k) => `${root}/v000001-1/${k}`));
-        // a fresh source has no version to fall back on: the error reaches the caller, and nothing stays staged
-        const fresh = await openIndexSource({ store, pollMs: 0, indexReads: 'files', indexCacheDir: cache });
-        await expect(fresh.current()).rejects.toMatchObject({ code: 'CCP_ERR_INDEX_CRC' });
-        expect((await dirs()).filter((d) => !d.startsWith(root!))).toHaveLength(1); // the fresh source's root, emptied
+        // a fresh source serves the newest intact older version meanwhile; the damaged version's copies are deleted
+        const fresh = await openIndexSource({ store, pollMs: 0, indexReads: 'files', indexCacheDir: cache, onError: () => undefined });
+        expect((await fresh.current())!.version).toBe('v000001');
+        expect(fresh.loadFailure()).toMatchObject({ version: 'v000002', code: 'CCP_ERR_INDEX_CRC' });
+        const freshRoot = (await readdir(cache)).find((d) => d !== root)!;
+        const freshFiles = (await cached()).filter((f) => f.startsWith(`${freshRoot}/`));
+        expect(freshFiles.map((f) => f.split('/').slice(2).join('/'))).toEqual(shardFiles('v000001', 2));
+        expect(freshFiles.every((f) => f.split('/')[1]!.startsWith('v000001-'))).toBe(true);
         await fresh.close();
         expect(await readdir(cache)).toEqual([root]);
       } finally {
@@ -260,6 +264,38 @@ describe('openIndexSource', () => {
         manifestDown = true;
         expect((await source.current())!.version).toBe('v000001');
         expect(told).toEqual([['CCP_ERR_INDEX_CRC', 'load'], ['CCP_ERR_STORE_IO', 'manifest']]);
+      } finally {
+        clock.mockRestore();
+      }
+    } finally {
+      await source.close();
+    }
+  });
+
+  it('a damaged current version with nothing served yet: the newest intact older version is served meanwhile, the failure named; the current one once repaired', async () => {
+    const { store, merge } = await oneVersion(['https://a.example/1']);
+    await putUrls(store, 'b2', ['https://b.example/2']);
+    await runMerge(merge);
+    const key = indexLayout.versionFile('v000002', 'postings-0000.bin');
+    const good = Buffer.from((await store.get(key))!);
+    const bad = Buffer.from(good);
+    bad.writeUInt8(bad.readUInt8(bad.length - 1) ^ 0xff, bad.length - 1);
+    await store.put(key, bad);
+    const told: [string, string][] = [];
+    const source = await openIndexSource({ store, pollMs: 0, onError: (err, what) => told.push([(err as { code: string }).code, what]) });
+    try {
+      const v = await source.current();
+      expect(v!.version).toBe('v000001');
+      expect(await urlsOf(v, 'a.example')).toEqual(['https://a.example/1']);
+      expect(source.loadFailure()).toMatchObject({ version: 'v000002', code: 'CCP_ERR_INDEX_CRC' });
+      expect(told).toEqual([['CCP_ERR_INDEX_CRC', 'load']]);
+      expect((await source.current())!.version).toBe('v000001'); // during the pause: the store is not read again
+      await store.put(key, good);
+      const now = Date.now() + 10_001;
+      const clock = jest.spyOn(Date, 'now').mockImplementation(() => now);
+      try {
+        expect((await source.current())!.version).toBe('v000002');
+        expect(source.loadFailure()).toBeNull();
       } finally {
         clock.mockRestore();
       }

@@ -301,6 +301,8 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
     // each attempt reads the whole index (≈ 3.7 GB at Common Crawl's scale). A flip to another version is tried at once.
     if (failed?.key === key && Date.now() < failed.until) {
       if (view !== null) return view;
+      const older = await olderIntact(m, meta.version);
+      if (older !== null) return older;
       throw failed.err; // nothing to serve meanwhile: the callers get the error, the store is not read again
     }
     // room first for the view this flip replaces (it will be pinned): fewer versions resident while the next loads
@@ -314,8 +316,28 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
       const pause = failed?.key === key ? Math.min(failed.pause * 2, RETRY_MAX_MS) : RETRY_MS;
       failed = { key, version: meta.version, at: Date.now(), until: Date.now() + pause, pause, err };
       opts.onError?.(err, 'load');
+      // nothing served yet (a replica starting on a damaged current version): the newest older version the manifest
+      // keeps that loads is served meanwhile — /v1/status names the failed one (loadFailure), onError logged it
+      if (view === null) {
+        const older = await olderIntact(m, meta.version);
+        if (older !== null) return older;
+      }
       throw err;
     }
+  };
+  /** The newest version before `failedVersion` the manifest keeps that loads whole, or null (each failure reported). */
+  const olderIntact = async (m: IndexManifest, failedVersion: string): Promise<LakeIndexView | null> => {
+    const older = m.versions.filter((v) => versionSeq(v.version) < versionSeq(failedVersion)).sort((a, b) => versionSeq(b.version) - versionSeq(a.version));
+    for (const meta of older) {
+      if (closed) return null;
+      try {
+        return await load(meta.version, meta.tocCrc32, true);
+      } catch (err) {
+        if (closed) return null;
+        opts.onError?.(err, 'load');
+      }
+    }
+    return null;
   };
   const open = (): void => {
     if (closed) throw new CcpError('CCP_ERR_INDEX_CLOSED', 'index source is closed');
