@@ -5,6 +5,7 @@ import { CcpError, parseDatasetRegistry, layout, type IndexLoadFailure, type Ind
 import { LakeIndexView } from './lake-index-view';
 import { ParquetLakeReader, type LakeReads } from './lake-reader';
 import { readOrderings } from './orderings';
+import { readTopDomains } from './top-domains';
 import { initZstd, type ZstdDecoder } from './zstd';
 import { DuckLakeReader } from './lake-reader-duckdb';
 import { inPlaceInputs, openLocalInputs, type LocalInputs } from './local-inputs';
@@ -235,7 +236,8 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
     const names = new Map((regBytes ? parseDatasetRegistry(regBytes).datasets : []).map((d) => [d.id, { name: d.name, crawl: d.crawl }]));
     // the secondary orderings (orderings.json), read through the Parquet reader; none with the DuckDB one
     const orderings = parquet === undefined ? null : { files: await readOrderings(opts.store, loaded.toc.version, loaded.toc), reads: parquet };
-    const v = new LakeIndexView(loaded, reads, names, orderings);
+    const top = await readTopDomains(opts.store, loaded.toc.version, loaded.toc);
+    const v = new LakeIndexView(loaded, reads, names, orderings, top);
     tocOf.set(v, tocCrc32);
     if (warm && opts.warmUp === true && !warmed) {
       warmed = true;

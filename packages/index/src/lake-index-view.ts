@@ -6,6 +6,7 @@ import {
 } from '@ccpipe/core';
 import { IndexFormatError, type DomainEntries, type LakeFileEntry, type Posting } from './format';
 import { positionsOf, type OrderingFile } from './orderings';
+import type { TopDomainsFile } from './top-domains';
 import { pagesAcross, type OrderingEntry, type OrderingReads } from './pages-across';
 import type { LakeReads, LakeUrlRow } from './lake-reader';
 import { RowGroupCache } from './row-group-cache';
@@ -41,6 +42,8 @@ export class LakeIndexView implements IndexView {
     private readonly names: ReadonlyMap<number, { name: string; crawl: string | null }>,
     /** The version's secondary orderings and how to read them; null when the view answers no /v1/pages. */
     private readonly orderings: { files: readonly OrderingFile[]; reads: OrderingReads } | null = null,
+    /** The version's largest-domains lists (top-domains.json); null for a version written before them. */
+    private readonly top: TopDomainsFile | null = null,
   ) {
     this.version = loaded.toc.version;
     this.index = loaded.index;
@@ -190,6 +193,12 @@ export class LakeIndexView implements IndexView {
       const n = this.names.get(d.datasetId);
       return { datasetId: d.datasetId, name: n?.name ?? `dataset-${d.datasetId}`, crawl: n?.crawl ?? null, urlCount: d.urlCount, domainCount: d.domainCount };
     });
+  }
+
+  topDomains(datasetId: number, limit: number): { domain: string; urlCount: number }[] | null {
+    if (this.top === null) return null;
+    const d = this.top.datasets.find((x) => x.datasetId === datasetId);
+    return (d?.domains ?? []).slice(0, Math.max(0, limit)).map(([domain, urlCount]) => ({ domain, urlCount }));
   }
 
   /** Bytes of the resident index files behind this view (its domain index). */
