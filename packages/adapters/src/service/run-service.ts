@@ -1,4 +1,4 @@
-import { Registry } from 'prom-client';
+import { Registry, collectDefaultMetrics } from 'prom-client';
 import { createLogger, type Logger } from './logger';
 import { startMetricsServer } from './metrics-server';
 import { shutdownSignal } from './shutdown';
@@ -31,6 +31,8 @@ export async function runService(
 ): Promise<number> {
   const log = createLogger({ service: opts.service, level: opts.logLevel });
   const registry = new Registry();
+  // Node's process metrics (CPU, resident memory, heap, event-loop lag, open handles) beside the service's own
+  collectDefaultMetrics({ register: registry });
   const shutdown = shutdownSignal((sig) => (opts.onSignal ? opts.onSignal(log, sig) : log.info({ sig }, 'stopping')));
   const closers: (() => Promise<unknown>)[] = [];
   try {

@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import * as os from 'node:os';
 import { createServer } from 'node:net';
-import { Registry } from 'prom-client';
+import { Registry, collectDefaultMetrics } from 'prom-client';
 import { CcpError, type Config, type DomainPosting, type ObjectStore } from '@ccpipe/core';
 import { localStoreDir, openObjectStore, type Logger } from '@ccpipe/adapters';
 import { ingestStatusProvider } from '@ccpipe/api';
@@ -79,6 +79,7 @@ export async function runEmbedded(opts: EmbeddedOptions, io: EmbeddedIo): Promis
     log.info({ ...counters }, 'ingest done');
 
     const registry = new Registry();
+    collectDefaultMetrics({ register: registry });
     const served = await mergeAndServe({
       store, ...(dataDir === undefined ? {} : { dataDir }), rowGroupSize: config.lakeRowGroupSize, port: opts.port, host: opts.host, registry, log,
       // /v1/status: the datasets' checkpoints against the version served, as `ccpipe api` shows them (whole-dataset

@@ -1,0 +1,15 @@
+import { runService } from './run-service';
+
+describe('runService', () => {
+  it("serves Node's process metrics beside the service's own on its metrics port", async () => {
+    let text = '';
+    const code = await runService({ service: 'test', logLevel: 'silent', metrics: { host: '127.0.0.1', port: 0 } }, async ({ registry }) => {
+      text = await registry.metrics();
+      return 0;
+    });
+    expect(code).toBe(0);
+    for (const name of ['process_cpu_user_seconds_total', 'process_resident_memory_bytes', 'nodejs_eventloop_lag_seconds', 'nodejs_heap_size_used_bytes']) {
+      expect(text).toContain(name);
+    }
+  });
+});
