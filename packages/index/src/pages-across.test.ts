@@ -76,7 +76,7 @@ async function walk(o: ArrayOrderings, q: AcrossQuery) {
   const totals = new Set<number | null>();
   let after: AcrossKey | null = null;
   for (let guard = 0; guard < 1000; guard++) {
-    const p = (await pagesAcross({ ...q, after }, o.files, o, fetchOf(data)))!;
+    const p: Awaited<ReturnType<typeof pagesAcross>> & object = (await pagesAcross({ ...q, after }, o.files, o, fetchOf(data)))!;
     seen.push(...p.items.map((i) => i.url));
     totals.add(p.total);
     if (p.next === null) return { seen, totals };
