@@ -1,3 +1,4 @@
+import { checkFactsBuffer, factsIn } from './domain-facts';
 import { IndexFormatError, type IndexShardFiles, type Posting } from './version-format';
 import {
   MAGIC, bitmapIn, bitmapsLayoutOf, checkShardOrder, checkShardSize, domainsLayout, postingsIn, postingsLayoutOf, readHeader, readKey, readOffset, shardCount,
@@ -90,6 +91,8 @@ export interface ShardView {
   indexOfBytes(key: Buffer): number;
   bitmap(j: number): Buffer;
   postings(j: number): Posting[];
+  /** Local entry j's facts records (domain-facts.ts), or null when the version has no facts files. */
+  facts(j: number): Buffer | null;
 }
 
 /** A shard held in memory: its dictionary over its three buffers, the other two files' layouts read once. */
@@ -97,12 +100,20 @@ class LiveShard implements ShardView {
   private readonly bitmapsAt: BitmapsLayout;
   private readonly postingsAt: PostingsLayout;
 
+  /** `factsFile`: the shard's facts-<k>.bin, checked against its size (none: the version has no facts). */
   constructor(
     readonly dict: DomainDictionary,
     readonly files: IndexShardFiles,
+    private readonly factsFile: Buffer | null,
+    k: number,
   ) {
     this.bitmapsAt = bitmapsLayoutOf(files.bitmaps);
     this.postingsAt = postingsLayoutOf(files.postings);
+    if (factsFile !== null) checkFactsBuffer(factsFile, dict.size, k);
+  }
+
+  facts(j: number): Buffer | null {
+    return this.factsFile === null ? null : factsIn(this.factsFile, this.dict.size, j);
   }
 
   get size(): number {
@@ -145,6 +156,8 @@ export interface DomainEntries {
   indexOf(domain: string): number;
   bitmap(i: number): Buffer;
   postings(i: number): Posting[];
+  /** Entry i's facts records in dataset order (domain-facts.ts), or null when the version has no facts files. */
+  facts(i: number): Buffer | null;
   /** Lets go of what the index holds open (files); absent for an index in memory. */
   close?(): Promise<void>;
 }
@@ -235,6 +248,12 @@ export abstract class ShardedDomainIndex {
     return s.postings(j);
   }
 
+  /** Entry i's facts records in dataset order (domain-facts.ts), or null when the version has no facts files. */
+  facts(i: number): Buffer | null {
+    const [s, j] = this.at(i);
+    return s.facts(j);
+  }
+
   /** Domains of each shard, in order. */
   shardSizes(): number[] {
     return [...this.sizes];
@@ -252,18 +271,19 @@ export class DomainIndex extends ShardedDomainIndex {
   private readonly live: LiveShard[];
 
   /**
-   * `expected`: the domains of each shard as shards.json gives them (null for a version written before it).
+   * `expected`: the domains of each shard as shards.json gives them (null for a version written before it); `facts`:
+   * each shard's facts file (null: the version has none).
    * @throws IndexFormatError when a shard's files disagree on its size or with `expected`, or shards are empty or out of order
    */
-  constructor(shards: readonly IndexShardFiles[], expected: readonly number[] | null = null) {
-    const live = shards.map((files, k) => new LiveShard(openShard(files, k, shards.length), files));
+  constructor(shards: readonly IndexShardFiles[], expected: readonly number[] | null = null, facts: readonly Buffer[] | null = null) {
+    const live = shards.map((files, k) => new LiveShard(openShard(files, k, shards.length), files, facts?.[k] ?? null, k));
     super(live.map((s) => s.dict.size));
     live.forEach((s, k) => {
       if (expected !== null) checkShardSize(s.size, expected[k]!, k);
       if (k > 0) checkShardOrder(live[k - 1]!.dict.nameBytes(live[k - 1]!.dict.size - 1), s.dict.nameBytes(0), k);
     });
     this.live = live;
-    this.bytes = shards.reduce((a, s) => a + s.domains.length + s.bitmaps.length + s.postings.length, 0);
+    this.bytes = shards.reduce((a, s) => a + s.domains.length + s.bitmaps.length + s.postings.length, 0) + (facts ?? []).reduce((a, b) => a + b.length, 0);
   }
 
   protected shard(k: number): LiveShard {
@@ -290,8 +310,8 @@ export class DomainIndex extends ShardedDomainIndex {
 export interface ShardSource {
   /** Domains of each shard, in order. */
   readonly sizes: readonly number[];
-  /** Shard k's three files, each checked against its size and CRC32. @throws IndexFormatError */
-  read(k: number): IndexShardFiles;
+  /** Shard k's three files and its facts file (when the version has facts), each checked against its size and CRC32. @throws IndexFormatError */
+  read(k: number): IndexShardFiles & { facts?: Buffer };
 }
 
 /**
@@ -348,7 +368,7 @@ export class OnDemandDomainIndex extends ShardedDomainIndex {
       this.lasts[k] = last;
     }
     this.k = k;
-    this.live = new LiveShard(dict, files);
+    this.live = new LiveShard(dict, files, files.facts ?? null, k);
     return this.live;
   }
 

@@ -1,4 +1,5 @@
 import { IndexFormatError, type IndexShardFiles, type Posting } from './version-format';
+import { FACTS_MAGIC, factsDataAt } from './domain-facts';
 import { MAGIC, REC, bitmapsLayout, domainsLayout, offsetTableEnd, postingsLayout, shardHeader, type ShardFormat } from './shard-layout';
 
 /** When the index writer starts a new shard ({@link IndexWriter}). */
@@ -23,6 +24,8 @@ export interface ShardBuild {
   domains: () => Buffer;
   bitmaps: () => Buffer;
   postings: () => Buffer;
+  /** The shard's facts-<k>.bin (domain-facts.ts), when the writer keeps facts. */
+  facts?: () => Buffer;
 }
 
 /**
@@ -52,15 +55,18 @@ export class IndexWriter {
   private readonly maxDomains: number;
   private readonly maxBytes: number;
   private readonly format: ShardFormat;
+  private readonly facts: boolean;
 
-  constructor(private readonly serializeSet: (datasetIds: number[]) => Uint8Array, limits: ShardLimits = {}) {
+  /** `opts.facts`: write each shard's facts file too (each {@link add} then gives the domain's facts records). */
+  constructor(private readonly serializeSet: (datasetIds: number[]) => Uint8Array, limits: ShardLimits = {}, opts: { facts?: boolean } = {}) {
+    this.facts = opts.facts === true;
     this.maxDomains = limits.maxDomains ?? DEFAULT_SHARD_DOMAINS;
     this.maxBytes = limits.maxBytes ?? DEFAULT_SHARD_BYTES;
     this.format = limits.format ?? 2;
     if (!(this.maxDomains >= 1) || !(this.maxBytes >= 1) || !(this.maxBytes < 2 ** 32) || (this.format !== 1 && this.format !== 2)) {
       throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'shard limits must be ≥ 1 (maxBytes below 4 GiB), format 1 or 2', { ...limits });
     }
-    this.cur = new IndexShardWriter(this.format);
+    this.cur = new IndexShardWriter(this.format, this.facts);
   }
 
   get size(): number {
@@ -90,10 +96,11 @@ export class IndexWriter {
 
   /**
    * Appends a domain: its name's UTF-8 bytes (strictly after the previous one), its key, its postings (sorted by
-   * dataset, at least one; a dataset whose rows sit in several runs has one posting per run, in paging order).
+   * dataset, at least one; a dataset whose rows sit in several runs has one posting per run, in paging order) and,
+   * when the writer keeps facts, its facts records in dataset order (domain-facts.ts; empty: none).
    * @throws IndexFormatError when names come out of order
    */
-  add(name: Uint8Array, d64: bigint, postings: readonly Posting[]): void {
+  add(name: Uint8Array, d64: bigint, postings: readonly Posting[], facts: Uint8Array = NO_FACTS): void {
     if (this.spent) throw new Error('IndexWriter.add(): the writer is spent');
     const b = Buffer.from(name.buffer, name.byteOffset, name.byteLength);
     // the previous name is kept as a copy in one reused buffer (no allocation per domain; the caller's bytes may be
@@ -102,11 +109,11 @@ export class IndexWriter {
     if (b.length > this.last.length) this.last = Buffer.allocUnsafe(Math.max(b.length, 2 * this.last.length));
     this.lastLength = b.copy(this.last);
     const bm = this.bitmapOf(postings);
-    if (this.cur.size > 0 && (this.cur.size >= this.maxDomains || this.cur.bytesWith(b.length, d64, bm, postings) > this.maxBytes)) {
+    if (this.cur.size > 0 && (this.cur.size >= this.maxDomains || this.cur.bytesWith(b.length, d64, bm, postings, facts.length) > this.maxBytes)) {
       this.done.push(this.cur);
-      this.cur = new IndexShardWriter(this.format);
+      this.cur = new IndexShardWriter(this.format, this.facts);
     }
-    this.cur.add(b, d64, bm, postings);
+    this.cur.add(b, d64, bm, postings, facts);
     this.n++;
   }
 
@@ -144,7 +151,14 @@ export class IndexWriter {
   finish(): IndexShardFiles[] {
     return this.shards().map((f) => ({ domains: f.domains(), bitmaps: f.bitmaps(), postings: f.postings() }));
   }
+
+  /** Every shard's files at once, facts files included (a writer with facts). The writer is spent. */
+  finishWithFacts(): (IndexShardFiles & { facts: Buffer })[] {
+    return this.shards().map((f) => ({ domains: f.domains(), bitmaps: f.bitmaps(), postings: f.postings(), facts: f.facts!() }));
+  }
 }
+
+const NO_FACTS = new Uint8Array(0);
 
 /** Whether a key is a domain block: its low 32 bits (sub and path levels) are zero, so format 2 keeps the high half. */
 const isBlockKey = (d64: bigint): boolean => (d64 & 0xffffffffn) === 0n;
@@ -171,28 +185,43 @@ class IndexShardWriter {
   /** Format 2: records whose first row needs more than 32 bits, by record number → the high half. */
   private readonly firstHigh = new Map<number, number>();
 
-  constructor(private readonly format: ShardFormat) {}
+  /** facts-<k>.bin: `u32 recordOffset[n+1]`, then the records (null: the writer keeps no facts). */
+  private readonly factOffs: ByteSink | null;
+  private readonly factRecs: ByteSink | null;
+
+  constructor(
+    private readonly format: ShardFormat,
+    facts: boolean,
+  ) {
+    this.factOffs = facts ? new ByteSink() : null;
+    this.factRecs = facts ? new ByteSink() : null;
+  }
 
   get size(): number {
     return this.n;
   }
 
   /** Size of this shard's biggest file once a domain of this name length, key, bitmap and postings is added (exact). */
-  bytesWith(nameBytes: number, d64: bigint, bitmap: Uint8Array, postings: readonly Posting[]): number {
+  bytesWith(nameBytes: number, d64: bigint, bitmap: Uint8Array, postings: readonly Posting[], factsBytes: number): number {
     const n = this.n + 1;
+    const facts = this.factRecs === null ? 0 : factsDataAt(n) + this.factRecs.length + factsBytes;
     const names = this.names.length + nameBytes;
     const recs = this.recCount + postings.length;
-    if (this.format === 1) return offsetTableEnd(n) + Math.max(12 * n + names, this.bitmaps.length + bitmap.length, REC * recs);
+    if (this.format === 1) return Math.max(facts, offsetTableEnd(n) + Math.max(12 * n + names, this.bitmaps.length + bitmap.length, REC * recs));
     const domains = this.blockKeys && isBlockKey(d64) ? domainsLayout(n, 2).strAt + names : domainsLayout(n, 1).strAt + names;
     const fresh = !this.setOf.has(bitmap);
     const bitmaps = bitmapsLayout(n, 2, this.setOf.size + (fresh ? 1 : 0)).dataAt + this.bitmaps.length + (fresh ? bitmap.length : 0);
     const wide = this.firstHigh.size > 0 || postings.some((p) => p.first >= 2 ** 32);
     const postingsFile = postingsLayout(n, wide ? 1 : 2).recAt + (wide ? REC : 16) * recs;
-    return Math.max(domains, bitmaps, postingsFile);
+    return Math.max(domains, bitmaps, postingsFile, facts);
   }
 
-  add(name: Buffer, d64: bigint, bitmap: Uint8Array, postings: readonly Posting[]): void {
+  add(name: Buffer, d64: bigint, bitmap: Uint8Array, postings: readonly Posting[], facts: Uint8Array): void {
     this.d64.u64(d64);
+    if (this.factRecs !== null) {
+      this.factOffs!.u32(this.factRecs.length);
+      this.factRecs.bytes(facts);
+    }
     if (!isBlockKey(d64)) this.blockKeys = false;
     if (this.format === 1) {
       this.nameOffs.u64(this.names.length);
@@ -244,6 +273,10 @@ class IndexShardWriter {
       if (this.format === 1) sink.u64(end);
       else sink.u32(end);
     }
+    const facts = this.factRecs === null ? {} : { facts: once('facts', () => {
+      this.factOffs!.u32(this.factRecs!.length);
+      return assemble(shardHeader(FACTS_MAGIC, n, 1), [this.factOffs!, this.factRecs!]);
+    }) };
     if (this.format === 1) {
       return {
         domains: once('domains', () => {
@@ -252,6 +285,7 @@ class IndexShardWriter {
         }),
         bitmaps: once('bitmaps', () => assemble(shardHeader(MAGIC.bitmaps, n, 1), [this.bitmapOffs, this.bitmaps])),
         postings: once('postings', () => assemble(shardHeader(MAGIC.postings, n, 1), [this.recOffs, this.recs])),
+        ...facts,
       };
     }
     return {
@@ -284,6 +318,7 @@ class IndexShardWriter {
         }
         return assemble(shardHeader(MAGIC.postings, n, 1), [offs, wide]);
       }),
+      ...facts,
     };
   }
 }

@@ -108,6 +108,11 @@ export interface VersionStatus {
   partitionBits: number;
   /** Lake column set ('all' part columns, 'api', or 'lean' = api without url_id); absent in versions written before the choice existed = 'all'. */
   lakeColumns?: 'all' | 'api' | 'lean';
+  /**
+   * The lake's columns in file order (fixed with the lake). Absent in versions written before stop 20: their
+   * `lakeColumns` list then, which for 'api' and 'lean' lacked `languages` and `content_length` (lake-write.ts).
+   */
+  lakeColumnList?: string[];
   datasets: { datasetId: number; urlCount: number; domainCount: number }[];
   /**
    * The merge inbox (inbox/, merge-inbox.ts): since when (ISO time) merges have read it and found no completed batch
