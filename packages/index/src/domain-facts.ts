@@ -183,12 +183,13 @@ const LANG_FIELD = 30;
 const LANG_ITEM = 31;
 
 /**
- * Adds the facts of every (dataset, domain) held by lake files `files` to table new_facts ({@link NEW_FACTS}): give
- * it every file a version holds in each partition concerned (each run lists only live rows, so together they are
- * the partition's rows once each). Reads only the fact columns; `columns` says which the lake has — without `host`
- * the hostname comes from the canonical `url`, without `languages` or `content_length` those facts are empty / null.
+ * Adds the facts of every (dataset, domain) held by lake files `files` to table new_facts ({@link NEW_FACTS}), or of
+ * those listed in table `only` (dataset_id, domain64): give it every file a version holds in each partition concerned
+ * (each run lists only live rows, so together they are the partition's rows once each). Reads only the fact columns;
+ * `columns` says which the lake has — without `host` the hostname comes from the canonical `url`, without
+ * `languages` or `content_length` those facts are empty / null.
  */
-export async function addFacts(conn: DuckDBConnection, files: readonly { path: string; datasetId: number }[], columns: FactsColumns): Promise<void> {
+export async function addFacts(conn: DuckDBConnection, files: readonly { path: string; datasetId: number }[], columns: FactsColumns, only?: string): Promise<void> {
   if (files.length === 0) return;
   await conn.run('CREATE OR REPLACE TEMP TABLE facts_files (f VARCHAR, dataset_id INTEGER)');
   await appendTo(conn, 'facts_files', (app) => {
@@ -208,7 +209,8 @@ export async function addFacts(conn: DuckDBConnection, files: readonly { path: s
   await conn.run(
     `CREATE OR REPLACE TEMP TABLE facts_rows AS
      SELECT p.dataset_id, o.domain, ${host} AS host, floor(epoch(o.ts))::BIGINT AS ts, o.status, ${lang} AS lang, ${cl} AS cl
-     FROM read_parquet(${sqlList(files.map((f) => f.path))}, hive_partitioning = false, filename = true) o JOIN facts_files p ON p.f = o.filename`,
+     FROM read_parquet(${sqlList(files.map((f) => f.path))}, hive_partitioning = false, filename = true) o JOIN facts_files p ON p.f = o.filename
+     ${only === undefined ? '' : `SEMI JOIN ${only} x ON x.dataset_id = p.dataset_id AND x.domain64 = o.domain64`}`,
   );
   // quantile_disc is the nearest rank: the value at rank ⌈q·n⌉ of the sorted non-null values (tested against a plain count)
   await conn.run(

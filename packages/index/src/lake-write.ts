@@ -182,7 +182,7 @@ export interface LakeTarget {
   old: OldLakeFile[];
   /** False when the partition has no staged rows (a compaction only folds its runs; `staged` may not exist). */
   fresh: boolean;
-  /** The partition's runs the new file does not fold in (they stay): read for the partition's facts. */
+  /** The partition's runs the new file does not fold in (they stay): read for the facts of its domains with new rows. */
   keep?: OldLakeFile[];
 }
 
@@ -206,8 +206,8 @@ export interface LakeWrite {
   /** Where the files written are kept for the next merge once uploaded (MergeOptions.cacheDir); default: deleted. */
   cache?: MergeCache;
   /**
-   * Compute the domain facts of every partition written (over its new file and the runs it keeps) into table
-   * new_facts (domain-facts.ts), with the lake's fact columns; default: none.
+   * Compute the domain facts of the domains receiving new rows (over the new files and the runs they keep) into
+   * table new_facts (domain-facts.ts), with the lake's fact columns; default: none.
    */
   facts?: FactsColumns;
 }
@@ -317,9 +317,13 @@ export async function writeLake(conn: DuckDBConnection, store: ObjectStore, w: L
       throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'lake file row count differs from its inputs', { key: t.key, written, expected: expected.get(id) ?? 0 });
     }
   }
-  // the partitions' facts, over every row the version holds in them: the new files and the runs they keep
-  if (w.facts !== undefined) {
-    await addFacts(conn, w.targets.flatMap((t) => [{ path: tmpOf(t), datasetId: t.datasetId }, ...(t.keep ?? []).map((o) => ({ path: o.path, datasetId: t.datasetId }))]), w.facts);
+  // The facts of the domains receiving new rows, over every row the version holds of them: the new files and the runs
+  // they keep. Only those domains' facts change (a superseded row's replacement is a new row of the same domain); the
+  // others of the partition keep theirs, so the cost follows the new rows' domains, not the partitions.
+  if (w.facts !== undefined && withNew.length > 0) {
+    await conn.run(`CREATE OR REPLACE TEMP TABLE facts_domains AS SELECT DISTINCT dataset_id::INTEGER AS dataset_id, domain64 FROM staged WHERE ${targetsWhere(withNew)}`);
+    await addFacts(conn, withNew.flatMap((t) => [{ path: tmpOf(t), datasetId: t.datasetId }, ...(t.keep ?? []).map((o) => ({ path: o.path, datasetId: t.datasetId }))]), w.facts, 'facts_domains');
+    await conn.run('DROP TABLE facts_domains');
   }
   const entries: LakeFileEntry[] = new Array(w.targets.length);
   await runLanes(w.targets.length, w.putConcurrency ?? 8, async (i) => {
