@@ -317,12 +317,13 @@ export async function writeLake(conn: DuckDBConnection, store: ObjectStore, w: L
       throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'lake file row count differs from its inputs', { key: t.key, written, expected: expected.get(id) ?? 0 });
     }
   }
-  // The facts of the domains receiving new rows, over every row the version holds of them: the new files and the runs
-  // they keep. Only those domains' facts change (a superseded row's replacement is a new row of the same domain); the
+  // The facts of the domains receiving new rows, over every row the version holds of them: the staged rows, the runs
+  // folded in (less their superseded rows) and the runs kept — what the new files and the kept runs hold. Only those domains' facts change (a superseded row's replacement is a new row of the same domain); the
   // others of the partition keep theirs, so the cost follows the new rows' domains, not the partitions.
   if (w.facts !== undefined && withNew.length > 0) {
     await conn.run(`CREATE OR REPLACE TEMP TABLE facts_domains AS SELECT DISTINCT dataset_id::INTEGER AS dataset_id, domain64 FROM staged WHERE ${targetsWhere(withNew)}`);
-    await addFacts(conn, withNew.flatMap((t) => [{ path: tmpOf(t), datasetId: t.datasetId }, ...(t.keep ?? []).map((o) => ({ path: o.path, datasetId: t.datasetId }))]), w.facts, 'facts_domains');
+    const files = withNew.flatMap((t) => [...t.old, ...(t.keep ?? [])].map((o) => ({ path: o.path, datasetId: t.datasetId, fileId: o.fileId })));
+    await addFacts(conn, { staged: targetsWhere(withNew), files }, w.facts, 'facts_domains');
     await conn.run('DROP TABLE facts_domains');
   }
   const entries: LakeFileEntry[] = new Array(w.targets.length);

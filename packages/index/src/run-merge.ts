@@ -734,6 +734,8 @@ async function buildIndex(
  * byte (`old`: the entry's records there; none when it had no facts, so that dataset has none).
  */
 function factsOfEntry(list: readonly Posting[], fresh: readonly FactsRecord[], old: Buffer | null): Buffer {
+  // nothing to carry over (a domain new to the index, or a version before facts): the fresh records, already in dataset order
+  if (old === null || old.length === 0) return fresh.length === 1 ? encodeFactsRecord(fresh[0]!) : Buffer.concat(fresh.map(encodeFactsRecord));
   const byFresh = new Map(fresh.map((r) => [r.datasetId, r]));
   const byOld = new Map(old === null || old.length === 0 ? [] : decodeFactsRecords(old).map((x) => [x.record.datasetId, old.subarray(x.start, x.end)]));
   const parts: Buffer[] = [];
