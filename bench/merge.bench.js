@@ -16,7 +16,9 @@
 // BENCH_FACTS_ROUNDS=3: instead of the above, the cost of the domain facts (#20, MergeOptions.facts) in one run: the
 // full merge, then incremental merges (+5% new URLs only, and +5% with ~3% recaptures; lakeMaxRuns 4) over a lake
 // merged with facts, each with facts on and off, alternated round by round on copies of the same parts and lake
-// (the order flips every round); medians of CPU and wall time, their ratio, the facts files' bytes per URL, load average.
+// (the order rotates every round); medians of CPU and wall time, their ratio, the facts files' bytes per URL, load average.
+// A third variant, `none`, also turns the secondary orderings off (MergeOptions.orderings): on ÷ none is the issue's
+// "facts and orderings together" ratio.
 const { spawnSync } = require('node:child_process');
 const { cpSync, mkdtempSync, rmSync, readdirSync, statSync } = require('node:fs');
 const { loadavg, tmpdir } = require('node:os');
@@ -83,7 +85,7 @@ async function merge(dir, bits, columns, rowGroupSize, maxRuns, facts) {
     store, dataDir: dir, rowGroupSize, keepVersions: 2, graceMs: 0, partitionBits: bits, lakeColumns: columns, parquetVersion: env.BENCH_PARQUET || 'V2',
     ...(maxRuns > 0 ? { lakeMaxRuns: maxRuns } : {}), ...(maxRuns < 0 ? { compact: true } : {}),
     ...(env.BENCH_PASS_ROWS ? { passRows: Number(env.BENCH_PASS_ROWS) } : {}), ...(env.BENCH_MEMORY ? { memoryLimit: env.BENCH_MEMORY } : {}),
-    ...(env.BENCH_ZSTD_LEVEL ? { compressionLevel: Number(env.BENCH_ZSTD_LEVEL) } : {}), ...(facts === 'off' ? { facts: false } : {}),
+    ...(env.BENCH_ZSTD_LEVEL ? { compressionLevel: Number(env.BENCH_ZSTD_LEVEL) } : {}), ...(facts === 'off' || facts === 'none' ? { facts: false } : {}), ...(facts === 'none' ? { orderings: false } : {}),
     indexShards: { ...(env.BENCH_SHARD_DOMAINS ? { maxDomains: Number(env.BENCH_SHARD_DOMAINS) } : {}), ...(env.BENCH_INDEX_FORMAT ? { format: Number(env.BENCH_INDEX_FORMAT) } : {}) },
     onPhase: (p, ms) => (phases[p] = `${ms} ms, RSS ${Math.round(process.memoryUsage().rss / 2 ** 20)} MiB`),
   });
@@ -130,8 +132,10 @@ const load = () => loadavg().map((x) => x.toFixed(2)).join(' ');
 function factsBench(rows, bits, columns, rg, rounds) {
   const parts = mkdtempSync(join(tmpdir(), 'ccpipe-merge-bench-'));
   const dirs = [parts];
-  const runs = { full: { on: [], off: [] }, fresh: { on: [], off: [] }, recaptures: { on: [], off: [] } };
-  const order = (r) => (r % 2 === 0 ? ['on', 'off'] : ['off', 'on']);
+  const variants = ['on', 'off', 'none'];
+  const runs = Object.fromEntries(['full', 'fresh', 'recaptures'].map((k) => [k, Object.fromEntries(variants.map((v) => [v, []]))]));
+  const order = (r) => variants.map((_, i) => variants[(i + r) % variants.length]);
+  const line = (v) => variants.map((f) => `${f} ${v[f].at(-1).cpuS.toFixed(2)}`).join(', ');
   try {
     child(['gen', parts, String(rows), '0', '1']);
     console.log(`facts cost: ${rows} captures, partitionBits ${bits}, lakeColumns ${columns}, rowGroupSize ${rg}, ${rounds} rounds alternated; load average ${load()}`);
@@ -145,7 +149,7 @@ function factsBench(rows, bits, columns, rg, rounds) {
         if (base === null && f === 'on') base = d;
         else rmSync(d, { recursive: true, force: true });
       }
-      console.log(`  full merge round ${r + 1}: on ${runs.full.on.at(-1).cpuS.toFixed(2)} s CPU, off ${runs.full.off.at(-1).cpuS.toFixed(2)} s CPU; load average ${load()}`);
+      console.log(`  full merge round ${r + 1} (s CPU): ${line(runs.full)}; load average ${load()}`);
     }
     const inc = Math.floor(rows / 20);
     for (const kind of ['fresh', 'recaptures']) {
@@ -163,7 +167,7 @@ function factsBench(rows, bits, columns, rg, rounds) {
             rmSync(d, { recursive: true, force: true });
           }
         }
-        console.log(`  incremental (${kind}) round ${r + 1}: on ${runs[kind].on.at(-1).cpuS.toFixed(2)} s CPU, off ${runs[kind].off.at(-1).cpuS.toFixed(2)} s CPU; load average ${load()}`);
+        console.log(`  incremental (${kind}) round ${r + 1} (s CPU): ${line(runs[kind])}; load average ${load()}`);
       }
     }
     for (const [kind, v] of Object.entries(runs)) {
@@ -172,8 +176,9 @@ function factsBench(rows, bits, columns, rg, rounds) {
       const wall = (x) => x.ms / 1000;
       const on = v.on[0];
       console.log(
-        `  ${kind.padEnd(10)}: CPU median on ${m('on', cpu).toFixed(2)} s / off ${m('off', cpu).toFixed(2)} s = ×${(m('on', cpu) / m('off', cpu)).toFixed(3)}; ` +
-          `wall ${m('on', wall).toFixed(2)} / ${m('off', wall).toFixed(2)} s = ×${(m('on', wall) / m('off', wall)).toFixed(3)}; ` +
+        `  ${kind.padEnd(10)}: CPU median on ${m('on', cpu).toFixed(2)} s / facts off ${m('off', cpu).toFixed(2)} s = ×${(m('on', cpu) / m('off', cpu)).toFixed(3)} ` +
+          `(facts and orderings off ${m('none', cpu).toFixed(2)} s: ×${(m('on', cpu) / m('none', cpu)).toFixed(3)}); ` +
+          `wall ${m('on', wall).toFixed(2)} / ${m('off', wall).toFixed(2)} / ${m('none', wall).toFixed(2)} s = ×${(m('on', wall) / m('off', wall)).toFixed(3)} / ×${(m('on', wall) / m('none', wall)).toFixed(3)}; ` +
           `facts files ${(on.factsBytes / 2 ** 20).toFixed(2)} MiB = ${(on.factsBytes / on.urls).toFixed(2)} B/URL, ${(on.factsBytes / on.domains).toFixed(1)} B/domain; ` +
           `index phase median ${median(v.on.map((x) => parseInt(x.phases.index, 10)))} / ${median(v.off.map((x) => parseInt(x.phases.index, 10)))} ms, lake phase ${median(v.on.map((x) => parseInt(x.phases.lake, 10)))} / ${median(v.off.map((x) => parseInt(x.phases.lake, 10)))} ms; ` +
           `peak RSS ${m('on', (x) => x.maxRssMiB).toFixed(0)} / ${m('off', (x) => x.maxRssMiB).toFixed(0)} MiB`,
