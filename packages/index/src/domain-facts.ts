@@ -176,9 +176,13 @@ export const factsDataAt = (n: number): number => 12 + 4 * (n + 1);
  * merge, before the first writeLake.
  */
 export const NEW_FACTS =
-  'CREATE TEMP TABLE new_facts (dataset_id INTEGER, domain VARCHAR, hosts BIGINT, s2 BIGINT, s3 BIGINT, s4 BIGINT, s5 BIGINT, first_ts BIGINT, last_ts BIGINT, cl_median BIGINT, cl_p90 BIGINT, langs VARCHAR)';
+  'CREATE TEMP TABLE new_facts (dataset_id INTEGER, domain VARCHAR, hosts INTEGER, s2 INTEGER, s3 INTEGER, s4 INTEGER, s5 INTEGER, first_ts DOUBLE, last_ts DOUBLE, cl_median INTEGER, cl_p90 INTEGER, langs VARCHAR)';
 
-/** The separators of `new_facts.langs` ("code␞count␟code␞count"): a primary language holding one counts in none. */
+/**
+ * The separators of `new_facts.langs` ("code␞count␟code␞count", every primary language of the pair with its count, in
+ * no order): a primary language holding one counts in none. Numbers are INTEGER and DOUBLE, not BIGINT, so they reach
+ * JS without a BigInt each.
+ */
 const LANG_FIELD = 30;
 const LANG_ITEM = 31;
 
@@ -225,29 +229,25 @@ export async function addFacts(conn: DuckDBConnection, src: FactsSources, column
   const host = columns.host ? 'o.host' : hostOf;
   const lang = columns.languages ? `NULLIF(split_part(o.languages, ',', 1), '')` : 'NULL::VARCHAR';
   // a negative length (none is written) counts as none rather than failing the merge
-  const cl = columns.contentLength ? 'CASE WHEN o.content_length >= 0 THEN o.content_length END' : 'NULL::BIGINT';
-  await conn.run(
-    `CREATE OR REPLACE TEMP TABLE facts_rows AS
-     SELECT o.dataset_id, o.domain, ${host} AS host, floor(epoch(o.ts))::BIGINT AS ts, o.status, ${lang} AS lang, ${cl} AS cl
-     FROM (${inputs.join(' UNION ALL ')}) o SEMI JOIN ${only} x ON x.dataset_id = o.dataset_id AND x.domain64 = o.domain64`,
-  );
-  // quantile_disc is the nearest rank: the value at rank ⌈q·n⌉ of the sorted non-null values (tested against a plain count)
+  const cl = columns.contentLength ? 'CASE WHEN o.content_length >= 0 THEN o.content_length END' : 'NULL::INTEGER';
+  // One pass: every fact is an aggregate of the pair's rows (the languages as a histogram, ranked in JS), so the rows
+  // are neither materialized nor read twice.
+  const noSep = `NOT contains(lang, chr(${LANG_FIELD})) AND NOT contains(lang, chr(${LANG_ITEM}))`;
   await conn.run(
     `INSERT INTO new_facts
-     WITH g AS (
-       SELECT dataset_id, domain, count(DISTINCT host) AS hosts,
-         count(*) FILTER (WHERE status BETWEEN 200 AND 299) AS s2, count(*) FILTER (WHERE status BETWEEN 300 AND 399) AS s3,
-         count(*) FILTER (WHERE status BETWEEN 400 AND 499) AS s4, count(*) FILTER (WHERE status BETWEEN 500 AND 599) AS s5,
-         min(ts) AS first_ts, max(ts) AS last_ts, quantile_disc(cl, 0.5) AS cl_median, quantile_disc(cl, 0.9) AS cl_p90
-       FROM facts_rows GROUP BY dataset_id, domain),
-     l AS (SELECT dataset_id, domain, lang, count(*) AS n FROM facts_rows WHERE lang IS NOT NULL GROUP BY ALL
-           HAVING NOT contains(lang, chr(${LANG_FIELD})) AND NOT contains(lang, chr(${LANG_ITEM}))),
-     t AS (
-       SELECT dataset_id, domain, string_agg(lang || chr(${LANG_FIELD}) || n, chr(${LANG_ITEM}) ORDER BY n DESC, lang) AS langs
-       FROM (SELECT *, row_number() OVER (PARTITION BY dataset_id, domain ORDER BY n DESC, lang) AS k FROM l) WHERE k <= ${MAX_LANGUAGES} GROUP BY ALL)
-     SELECT g.dataset_id, g.domain, hosts, s2, s3, s4, s5, first_ts, last_ts, cl_median, cl_p90, t.langs FROM g LEFT JOIN t USING (dataset_id, domain)`,
+     SELECT dataset_id, domain, hosts, s2, s3, s4, s5, first_ts, last_ts, q[1], q[2], langs FROM (
+       SELECT dataset_id, domain, count(DISTINCT host)::INTEGER AS hosts,
+         count(*) FILTER (WHERE status BETWEEN 200 AND 299)::INTEGER AS s2, count(*) FILTER (WHERE status BETWEEN 300 AND 399)::INTEGER AS s3,
+         count(*) FILTER (WHERE status BETWEEN 400 AND 499)::INTEGER AS s4, count(*) FILTER (WHERE status BETWEEN 500 AND 599)::INTEGER AS s5,
+         min(ts)::DOUBLE AS first_ts, max(ts)::DOUBLE AS last_ts,
+         -- quantile_disc is the nearest rank: the value at rank ⌈q·n⌉ of the sorted non-null values (tested against a plain count)
+         quantile_disc(cl, [0.5, 0.9]) AS q,
+         array_to_string(list_transform(map_entries(histogram(lang) FILTER (WHERE lang IS NOT NULL AND ${noSep})), e -> e.key || chr(${LANG_FIELD}) || e.value), chr(${LANG_ITEM})) AS langs
+       FROM (
+         SELECT o.dataset_id, o.domain, ${host} AS host, floor(epoch(o.ts))::BIGINT AS ts, o.status, ${lang} AS lang, ${cl}::INTEGER AS cl
+         FROM (${inputs.join(' UNION ALL ')}) o SEMI JOIN ${only} x ON x.dataset_id = o.dataset_id AND x.domain64 = o.domain64)
+       GROUP BY dataset_id, domain)`,
   );
-  await conn.run('DROP TABLE facts_rows');
   await conn.run('DROP TABLE IF EXISTS facts_files');
 }
 
@@ -262,11 +262,18 @@ export function factsRecordOf(datasetId: number, v: readonly unknown[]): FactsRe
   return {
     datasetId, hosts: num(v[0]), status: [num(v[1]), num(v[2]), num(v[3]), num(v[4])], firstTs: num(v[5]), lastTs: num(v[6]),
     median: orNull(v[7]), p90: orNull(v[8]),
-    languages: langs === null || langs === '' ? [] : langs.split(String.fromCharCode(LANG_ITEM)).map((item) => {
-      const cut = item.lastIndexOf(String.fromCharCode(LANG_FIELD));
-      return [item.slice(0, cut), Number(item.slice(cut + 1))] as [string, number];
-    }),
+    languages: topLanguages(langs),
   };
+}
+
+/** The {@link MAX_LANGUAGES} most frequent of a `langs` histogram ({@link NEW_FACTS}), count descending then code. */
+function topLanguages(langs: string | null): [string, number][] {
+  if (langs === null || langs === '') return [];
+  const all = langs.split(String.fromCharCode(LANG_ITEM)).map((item) => {
+    const cut = item.lastIndexOf(String.fromCharCode(LANG_FIELD));
+    return [item.slice(0, cut), Number(item.slice(cut + 1))] as [string, number];
+  });
+  return all.sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).slice(0, MAX_LANGUAGES);
 }
 
 /**
