@@ -9,6 +9,7 @@ import { decodeFactsRecords, encodeFactsRecord, type FactsRecord } from './domai
 import { crcOf, indexLayout, type IndexManifest, type LakeFileEntry, type VersionStatus } from './format';
 import { openIndexSource } from './index-source';
 import { runMerge, type MergeOptions } from './run-merge';
+import { verifyVersion } from './verify';
 
 let dir: string;
 let store: FsObjectStore;
@@ -228,6 +229,26 @@ describe('domain facts computed at merge', () => {
     const want = oracle(lake);
     expect(new Map([...got].sort())).toEqual(new Map([...want].sort()));
     expect([...got.values()].every((f) => f !== undefined && f.languages.length === 0 && f.contentLengthMedian === null && f.contentLengthP90 === null)).toBe(true);
+  });
+});
+
+describe('a damaged facts file', () => {
+  it('is refused when a version loads (resident and in place) and named by verifyVersion', async () => {
+    await putBatch(store, 1, 'a1', rows(1, 200, 13));
+    await runMerge(opts());
+    const key = indexLayout.versionFile('v000001', 'facts-0000.bin');
+    const b = Buffer.from((await store.get(key))!);
+    b.writeUInt8(b.readUInt8(b.length - 1) ^ 0x01, b.length - 1);
+    await store.put(key, b);
+    for (const indexReads of ['resident', 'files'] as const) {
+      const src = await openIndexSource({ store, dataDir: dir, pollMs: 0, indexReads });
+      try {
+        await expect(src.current()).rejects.toMatchObject({ code: 'CCP_ERR_INDEX_CRC' });
+      } finally {
+        await src.close();
+      }
+    }
+    expect((await verifyVersion(store)).problems).toEqual([expect.objectContaining({ key, code: 'CCP_ERR_INDEX_CRC' })]);
   });
 });
 
