@@ -13,9 +13,15 @@
 // every partition receiving rows whole; after each value > 1 its lake is compacted, `compact: true` with no new batch). The incremental merge runs twice per value: on +5% captures of which ~3%
 // recapture URLs already in the lake (the generator's stress on de-duplication), and on +5% captures of new URLs
 // only (a crawl's next batches: Common Crawl's CDX is SURT-sorted, so a URL's captures sit in one block).
+// BENCH_FACTS_ROUNDS=3: instead of the above, the cost of the domain facts (#20, MergeOptions.facts) in one run: the
+// full merge, then incremental merges (+5% new URLs only, and +5% with ~3% recaptures; lakeMaxRuns 4) over a lake
+// merged with facts, each with facts on and off, alternated round by round on copies of the same parts and lake
+// (the order rotates every round); medians of CPU and wall time, their ratio, the facts files' bytes per URL, load average.
+// A third variant, `none`, also turns the secondary orderings off (MergeOptions.orderings): on ÷ none is the issue's
+// "facts and orderings together" ratio.
 const { spawnSync } = require('node:child_process');
 const { cpSync, mkdtempSync, rmSync, readdirSync, statSync } = require('node:fs');
-const { tmpdir } = require('node:os');
+const { loadavg, tmpdir } = require('node:os');
 const { join } = require('node:path');
 
 const PART_ROWS = 50_000;
@@ -68,7 +74,7 @@ function bytesUnder(dir) {
   return n;
 }
 
-async function merge(dir, bits, columns, rowGroupSize, maxRuns) {
+async function merge(dir, bits, columns, rowGroupSize, maxRuns, facts) {
   const { runMerge, openIndexSource } = require('@ccpipe/index');
   const { FsObjectStore } = require('@ccpipe/adapters');
   const store = new FsObjectStore({ root: dir });
@@ -79,7 +85,7 @@ async function merge(dir, bits, columns, rowGroupSize, maxRuns) {
     store, dataDir: dir, rowGroupSize, keepVersions: 2, graceMs: 0, partitionBits: bits, lakeColumns: columns, parquetVersion: env.BENCH_PARQUET || 'V2',
     ...(maxRuns > 0 ? { lakeMaxRuns: maxRuns } : {}), ...(maxRuns < 0 ? { compact: true } : {}),
     ...(env.BENCH_PASS_ROWS ? { passRows: Number(env.BENCH_PASS_ROWS) } : {}), ...(env.BENCH_MEMORY ? { memoryLimit: env.BENCH_MEMORY } : {}),
-    ...(env.BENCH_ZSTD_LEVEL ? { compressionLevel: Number(env.BENCH_ZSTD_LEVEL) } : {}),
+    ...(env.BENCH_ZSTD_LEVEL ? { compressionLevel: Number(env.BENCH_ZSTD_LEVEL) } : {}), ...(facts === 'off' || facts === 'none' ? { facts: false } : {}), ...(facts === 'none' ? { orderings: false } : {}),
     indexShards: { ...(env.BENCH_SHARD_DOMAINS ? { maxDomains: Number(env.BENCH_SHARD_DOMAINS) } : {}), ...(env.BENCH_INDEX_FORMAT ? { format: Number(env.BENCH_INDEX_FORMAT) } : {}) },
     onPhase: (p, ms) => (phases[p] = `${ms} ms, RSS ${Math.round(process.memoryUsage().rss / 2 ** 20)} MiB`),
   });
@@ -106,7 +112,8 @@ async function merge(dir, bits, columns, rowGroupSize, maxRuns) {
   // the current version's lake files (an earlier version's files may still sit beside them)
   const lake = v.status().lakeBytes;
   const index = bytesUnder(join(dir, 'index', r.version));
-  return { ...r, lakeFiles: v.status().lakeFiles, phases, cols: cols.map((x) => `${x.col} ${(Number(x.b) / r.urls).toFixed(1)}`).join(', '), cpuS: (cpu.user + cpu.system) / 1e6, maxRssMiB: process.resourceUsage().maxRSS / 1024, lake, index, domainUs, pageMs, bigDomainUrls: big.datasets[0].urlCount };
+  const factsBytes = readdirSync(join(dir, 'index', r.version)).filter((f) => /^facts-\d+\.bin$/.test(f)).reduce((s, f) => s + statSync(join(dir, 'index', r.version, f)).size, 0);
+  return { ...r, factsBytes, lakeFiles: v.status().lakeFiles, phases, cols: cols.map((x) => `${x.col} ${(Number(x.b) / r.urls).toFixed(1)}`).join(', '), cpuS: (cpu.user + cpu.system) / 1e6, maxRssMiB: process.resourceUsage().maxRSS / 1024, lake, index, domainUs, pageMs, bigDomainUrls: big.datasets[0].urlCount };
 }
 
 function child(args) {
@@ -115,9 +122,85 @@ function child(args) {
   return p.stdout.trim() ? JSON.parse(p.stdout.trim().split('\n').pop()) : null;
 }
 
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
+const load = () => loadavg().map((x) => x.toFixed(2)).join(' ');
+
+/**
+ * The facts' cost in one run (BENCH_FACTS_ROUNDS): each merge kind with facts on and off, alternated, on copies of the
+ * same inputs; medians per variant and their ratio (on ÷ off).
+ */
+function factsBench(rows, bits, columns, rg, rounds) {
+  const parts = mkdtempSync(join(tmpdir(), 'ccpipe-merge-bench-'));
+  const dirs = [parts];
+  const variants = ['on', 'off', 'none'];
+  const runs = Object.fromEntries(['full', 'fresh', 'recaptures'].map((k) => [k, Object.fromEntries(variants.map((v) => [v, []]))]));
+  const order = (r) => variants.map((_, i) => variants[(i + r) % variants.length]);
+  const line = (v) => variants.map((f) => `${f} ${v[f].at(-1).cpuS.toFixed(2)}`).join(', ');
+  try {
+    child(['gen', parts, String(rows), '0', '1']);
+    console.log(`facts cost: ${rows} captures, partitionBits ${bits}, lakeColumns ${columns}, rowGroupSize ${rg}, ${rounds} rounds alternated; load average ${load()}`);
+    let base = null; // a lake merged with facts, for the incremental merges of both variants
+    for (let r = 0; r < rounds; r++) {
+      for (const f of order(r)) {
+        const d = `${parts}-full-${r}-${f}`;
+        cpSync(parts, d, { recursive: true });
+        dirs.push(d);
+        runs.full[f].push(child(['merge', d, String(bits), columns, String(rg), '0', f]));
+        if (base === null && f === 'on') base = d;
+        else rmSync(d, { recursive: true, force: true });
+      }
+      console.log(`  full merge round ${r + 1} (s CPU): ${line(runs.full)}; load average ${load()}`);
+    }
+    const inc = Math.floor(rows / 20);
+    for (const kind of ['fresh', 'recaptures']) {
+      const from = `${base}-${kind}`;
+      cpSync(base, from, { recursive: true });
+      dirs.push(from);
+      child(['gen', from, String(inc), '100000', kind === 'fresh' ? '3' : '2', ...(kind === 'fresh' ? ['norepeat'] : [])]);
+      for (let r = 0; r < rounds; r++) {
+        for (const f of order(r)) {
+          const d = `${from}-${r}-${f}`;
+          cpSync(from, d, { recursive: true });
+          try {
+            runs[kind][f].push(child(['merge', d, String(bits), columns, String(rg), '4', f]));
+          } finally {
+            rmSync(d, { recursive: true, force: true });
+          }
+        }
+        console.log(`  incremental (${kind}) round ${r + 1} (s CPU): ${line(runs[kind])}; load average ${load()}`);
+      }
+    }
+    for (const [kind, v] of Object.entries(runs)) {
+      const m = (f, k) => median(v[f].map(k));
+      const cpu = (x) => x.cpuS;
+      const wall = (x) => x.ms / 1000;
+      const on = v.on[0];
+      console.log(
+        `  ${kind.padEnd(10)}: CPU median on ${m('on', cpu).toFixed(2)} s / facts off ${m('off', cpu).toFixed(2)} s = ×${(m('on', cpu) / m('off', cpu)).toFixed(3)} ` +
+          `(facts and orderings off ${m('none', cpu).toFixed(2)} s: ×${(m('on', cpu) / m('none', cpu)).toFixed(3)}); ` +
+          `wall ${m('on', wall).toFixed(2)} / ${m('off', wall).toFixed(2)} / ${m('none', wall).toFixed(2)} s = ×${(m('on', wall) / m('off', wall)).toFixed(3)} / ×${(m('on', wall) / m('none', wall)).toFixed(3)}; ` +
+          `facts files ${(on.factsBytes / 2 ** 20).toFixed(2)} MiB = ${(on.factsBytes / on.urls).toFixed(2)} B/URL, ${(on.factsBytes / on.domains).toFixed(1)} B/domain; ` +
+          `index phase median ${median(v.on.map((x) => parseInt(x.phases.index, 10)))} / ${median(v.off.map((x) => parseInt(x.phases.index, 10)))} ms, lake phase ${median(v.on.map((x) => parseInt(x.phases.lake, 10)))} / ${median(v.off.map((x) => parseInt(x.phases.lake, 10)))} ms; ` +
+          `peak RSS ${m('on', (x) => x.maxRssMiB).toFixed(0)} / ${m('off', (x) => x.maxRssMiB).toFixed(0)} MiB`,
+      );
+    }
+    console.log(`  load average at the end ${load()}`);
+  } finally {
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  }
+}
+
 async function mainParent() {
   const sizes = process.argv.slice(2).map(Number).filter((n) => n > 0);
   const list = (v, d) => (v ? v.split(',') : d);
+  if (process.env.BENCH_FACTS_ROUNDS) {
+    for (const rows of sizes.length ? sizes : [1_000_000]) {
+      for (const bits of list(process.env.BENCH_BITS, ['8']).map(Number)) for (const columns of list(process.env.BENCH_COLUMNS, ['api'])) {
+        factsBench(rows, bits, columns, Number(process.env.BENCH_ROW_GROUP_SIZE || 8192), Number(process.env.BENCH_FACTS_ROUNDS));
+      }
+    }
+    return;
+  }
   const summary = [];
   for (const rows of sizes.length ? sizes : [1_000_000, 10_000_000]) for (const bits of list(process.env.BENCH_BITS, rows > 2_000_000 ? ['8'] : ['8', '4']).map(Number)) for (const columns of list(process.env.BENCH_COLUMNS, ['all', 'api'])) for (const rg of list(process.env.BENCH_ROW_GROUP_SIZE, ['8192']).map(Number)) {
     const dir = mkdtempSync(join(tmpdir(), 'ccpipe-merge-bench-'));
@@ -191,7 +274,7 @@ async function mainParent() {
   }
 }
 
-const [mode, dir, n, base, seed, extra] = process.argv.slice(2); // merge: dir, bits, columns, rowGroupSize, lakeMaxRuns (0 = default)
+const [mode, dir, n, base, seed, extra, facts] = process.argv.slice(2); // merge: dir, bits, columns, rowGroupSize, lakeMaxRuns (0 = default), facts ('off' = none)
 if (mode === 'gen') generate(dir, Number(n), Number(base), Number(seed), extra !== 'norepeat').catch((e) => { console.error(e); process.exit(1); });
-else if (mode === 'merge') merge(dir, Number(n), base, Number(seed), Number(extra ?? 0)).then((r) => console.log(JSON.stringify(r)), (e) => { console.error(e); process.exit(1); });
+else if (mode === 'merge') merge(dir, Number(n), base, Number(seed), Number(extra ?? 0), facts).then((r) => console.log(JSON.stringify(r)), (e) => { console.error(e); process.exit(1); });
 else mainParent().catch((e) => { console.error(e); process.exitCode = 1; });

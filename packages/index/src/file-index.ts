@@ -2,6 +2,7 @@ import { readSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { crc32 } from 'node:zlib';
 import { CcpError } from '@ccpipe/core';
+import { checkFactsFile, factsDataAt } from './domain-facts';
 import {
   IndexFormatError, MAGIC, ShardedDomainIndex, bitmapSetCountAt, bitmapSlot, bitmapsLayout, checkShardOrder, checkShardSize, decodePostings, domainsLayout,
   postingsLayout, readHeader, readKey, readOffset, shardCount, type IndexShardFiles, type Posting, type ShardLayout, type ShardView,
@@ -30,7 +31,16 @@ class FileShard implements ShardView {
     /** Names of entries 0, SAMPLE, 2·SAMPLE, … packed: sample i is sampleBytes[sampleEnds[i-1] ?? 0, sampleEnds[i]). */
     private readonly sampleBytes: Buffer,
     private readonly sampleEnds: Uint32Array,
+    /** The shard's facts file (null: the version has none). */
+    private readonly factsFd: number | null,
   ) {}
+
+  facts(j: number): Buffer | null {
+    if (this.factsFd === null) return null;
+    const b = this.readAt(this.factsFd, 'facts', 12 + 4 * j, 8);
+    const s = b.readUInt32LE(0);
+    return this.readAt(this.factsFd, 'facts', factsDataAt(this.size) + s, b.readUInt32LE(4) - s);
+  }
 
   /** Entry 0's name (the sample's first; empty for an empty shard). */
   get firstName(): Buffer {
@@ -43,11 +53,15 @@ class FileShard implements ShardView {
   }
 
   private read(file: keyof IndexShardFiles, at: number, length: number): Buffer {
+    return this.readAt(this.fds[file], file, at, length);
+  }
+
+  private readAt(fd: number, file: string, at: number, length: number): Buffer {
     this.alive();
     if (length < 0) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'index offsets out of order', { file });
     const b = Buffer.allocUnsafe(length);
     for (let got = 0; got < length; ) {
-      const n = readSync(this.fds[file], b, got, length - got, at + got);
+      const n = readSync(fd, b, got, length - got, at + got);
       if (n === 0) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'index file shorter than its offsets say', { file });
       got += n;
     }
@@ -136,7 +150,7 @@ const orphans = new FinalizationRegistry<FileHandle[]>((handles) => {
  * per domain (format 2; ≈ 2 GB at Common Crawl's ≈ 40M domains); the operating system's page cache keeps the hot pages. A
  * lookup finds its block of 64 names in the sample, then reads the block's offsets and names (two reads). Opened by {@link open}, which
  * checks every file as `loadVersion` does (size and CRC32 in one streamed pass, headers, counts, shard order).
- * Holds three descriptors per shard until {@link close} (or until it is collected).
+ * Holds three descriptors per shard (four with a facts file) until {@link close} (or until it is collected).
  */
 export class FileDomainIndex extends ShardedDomainIndex {
   private closed = false;
@@ -159,7 +173,7 @@ export class FileDomainIndex extends ShardedDomainIndex {
    */
   static async open(
     shards: readonly Record<keyof IndexShardFiles, ShardFileRef>[], expected: readonly number[] | null,
-    opts: { onClose?: () => Promise<void>; signal?: AbortSignal } = {},
+    opts: { onClose?: () => Promise<void>; signal?: AbortSignal; facts?: readonly ShardFileRef[] } = {},
   ): Promise<FileDomainIndex> {
     if (shards.length === 0) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'an index has at least one shard');
     const handles: FileHandle[] = [];
@@ -206,7 +220,17 @@ export class FileDomainIndex extends ShardedDomainIndex {
         const pv = readHeader(heads.postings, MAGIC.postings, 'postings.bin').v;
         const layout: ShardLayout = { domains, bitmaps: bitmapsLayout(n, bv, m), postings: postingsLayout(n, pv) };
         const sample = await sampleNames(domainsHandle!, n, offAt, offWidth, strAt, refs.domains.size);
-        const shard = new FileShard(fds, n, layout, alive, sample.bytes, sample.ends);
+        let factsFd: number | null = null;
+        const factsRef = opts.facts?.[k];
+        if (factsRef !== undefined) {
+          const { handle, head } = await openChecked(factsRef, opts.signal);
+          handles.push(handle);
+          const last = Buffer.alloc(4);
+          if (factsRef.size >= factsDataAt(n)) await readFully(handle, last, 4, factsDataAt(n) - 4);
+          checkFactsFile(head, factsRef.size, factsRef.size >= factsDataAt(n) ? last.readUInt32LE(0) : -1, n, k);
+          factsFd = handle.fd;
+        }
+        const shard = new FileShard(fds, n, layout, alive, sample.bytes, sample.ends, factsFd);
         if (n > 0) {
           if (lastBefore !== null) checkShardOrder(lastBefore, shard.firstName, k);
           lastBefore = shard.nameBytes(n - 1);

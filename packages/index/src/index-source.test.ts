@@ -8,6 +8,9 @@ import { runMerge, type MergeOptions } from './run-merge';
 import { tempDirEach } from '../../../tests/support/temp-dir';
 import { partRow, putBatch } from '../../../tests/support/batches';
 
+/** A domain's datasets with their URL counts only (the facts are domain-facts.test.ts's). */
+const urlCounts = ({ datasetId, urlCount }: { datasetId: number; urlCount: number }): { datasetId: number; urlCount: number } => ({ datasetId, urlCount });
+
 afterAll(() => closeDuckDbParquetEngine());
 
 const row = (raw: string, ts: string): PartRow => partRow(1, raw, ts, { title: 't', text: null });
@@ -65,7 +68,7 @@ describe('openIndexSource', () => {
       return Object.entries(toc.files).reduce((a, [name, f]) => a + (name.endsWith('.bin') ? f.size : 0), 0);
     };
     const shardFiles = (version: string, n: number): string[] =>
-      Array.from({ length: n }, (_, k) => ['domains', 'domain-datasets', 'postings'].map((f) => indexLayout.versionFile(version, `${f}-${String(k).padStart(4, '0')}.bin`))).flat().sort();
+      Array.from({ length: n }, (_, k) => ['domains', 'domain-datasets', 'postings', 'facts'].map((f) => indexLayout.versionFile(version, `${f}-${String(k).padStart(4, '0')}.bin`))).flat().sort();
 
     it('answers as the resident index does; a version let go of loses its copies after the grace period, the source its directory when it closes', async () => {
       const urls = ['https://a.example/1', 'https://a.example/2', 'https://b.example/x', 'https://c.example/', 'https://www.d.example/p'];
@@ -79,7 +82,7 @@ describe('openIndexSource', () => {
           expect(v1.domain(d)).toEqual(r1.domain(d));
           expect(await v1.urls(d, 1, 0, 10)).toEqual(await r1.urls(d, 1, 0, 10));
         }
-        expect(v1.domain('a.example')!.datasets).toEqual([{ datasetId: 1, urlCount: 2 }]);
+        expect(v1.domain('a.example')!.datasets.map(urlCounts)).toEqual([{ datasetId: 1, urlCount: 2 }]);
         // one directory of the source's own, one per load of a version: the version's two shards (four domains), nothing else
         const [root] = await readdir(cache);
         expect(root).toMatch(/^ccpipe-index-/);
@@ -144,8 +147,8 @@ describe('openIndexSource', () => {
         expect((await runMerge(merge)).version).toBe('v000001');
         const v = (await staged.current())!;
         expect(v).not.toBe(old);
-        expect(v.domain('a.example')!.datasets).toEqual([{ datasetId: 1, urlCount: 2 }]);
-        expect(old.domain('a.example')!.datasets).toEqual([{ datasetId: 1, urlCount: 1 }]); // its own copies, still open
+        expect(v.domain('a.example')!.datasets.map(urlCounts)).toEqual([{ datasetId: 1, urlCount: 2 }]);
+        expect(old.domain('a.example')!.datasets.map(urlCounts)).toEqual([{ datasetId: 1, urlCount: 1 }]); // its own copies, still open
       } finally {
         await staged.close();
       }
@@ -317,7 +320,7 @@ describe('openIndexSource', () => {
       expect((await runMerge(merge)).version).toBe('v000001');
       const v = await source.current();
       expect(v!.version).toBe('v000001');
-      expect(v!.domain('a.example')!.datasets).toEqual([{ datasetId: 1, urlCount: 1 }]);
+      expect(v!.domain('a.example')!.datasets.map(urlCounts)).toEqual([{ datasetId: 1, urlCount: 1 }]);
       expect(await urlsOf(v, 'a.example')).toEqual(['https://a.example/9']);
     } finally {
       await source.close();
@@ -365,7 +368,7 @@ describe('openIndexSource', () => {
     });
     const slow = await openIndexSource({ store: stuck, pollMs: 0, warmUp: true, warmUpMs: 50 });
     try {
-      expect((await slow.current())!.domain('a.example')!.datasets).toEqual([{ datasetId: 1, urlCount: 2 }]);
+      expect((await slow.current())!.domain('a.example')!.datasets.map(urlCounts)).toEqual([{ datasetId: 1, urlCount: 2 }]);
     } finally {
       await slow.close();
     }
@@ -374,7 +377,7 @@ describe('openIndexSource', () => {
     const broken = await openIndexSource({ store, pollMs: 0, warmUp: true });
     try {
       const v = await broken.current();
-      expect(v!.domain('a.example')!.datasets).toEqual([{ datasetId: 1, urlCount: 2 }]);
+      expect(v!.domain('a.example')!.datasets.map(urlCounts)).toEqual([{ datasetId: 1, urlCount: 2 }]);
       await expect(v!.urls('a.example', 1, 0, 10)).rejects.toThrow();
     } finally {
       await broken.close();

@@ -1,6 +1,11 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { RoaringBitmap32 } from 'roaring';
+import { decodeFactsRecords, encodeFactsRecord } from './domain-facts';
+import { FileDomainIndex, type ShardFileRef } from './file-index';
 import {
-  DomainDictionary, DomainIndex, IndexWriter, OnDemandDomainIndex, bitmapBytes, postingsOf, type IndexShardFiles, type Posting, type ShardFormat, type ShardLimits,
+  DomainDictionary, DomainIndex, IndexWriter, OnDemandDomainIndex, bitmapBytes, crcOf, postingsOf, type IndexShardFiles, type Posting, type ShardFormat, type ShardLimits,
 } from './format';
 
 const serialize = (ids: number[]): Uint8Array => new RoaringBitmap32(ids).serialize('portable');
@@ -289,5 +294,64 @@ describe('OnDemandDomainIndex', () => {
     new OnDemandDomainIndex(good.source).verifyAll();
     expect(good.log).toEqual([0, 1, 2]);
     expect(() => new OnDemandDomainIndex({ sizes: [], read: () => files[0]! })).toThrow(expect.objectContaining({ code: 'CCP_ERR_INDEX_FORMAT' }));
+  });
+});
+
+describe('facts files (IndexWriter with facts)', () => {
+  /** Entry i's records: one per dataset of its postings, an entry in three without any (a dataset with no facts). */
+  const recordsOf = (e: ReturnType<typeof entries>[number], i: number): Buffer =>
+    i % 3 === 2
+      ? Buffer.alloc(0)
+      : Buffer.concat([...new Set(e.postings.map((p) => p.datasetId))].map((datasetId) =>
+        encodeFactsRecord({ datasetId, hosts: i + 1, status: [i, 1, 0, 2], firstTs: 1_900_000_000 + i, lastTs: 1_900_000_100 + i, median: i % 2 ? null : i, p90: i % 2 ? null : 2 * i, languages: i % 4 ? [] : [['eng', 3], ['deu', 1]] })));
+
+  function build(list: ReturnType<typeof entries>, limits?: ShardLimits): (IndexShardFiles & { facts: Buffer })[] {
+    const w = new IndexWriter(serialize, limits, { facts: true });
+    list.forEach((e, i) => w.add(Buffer.from(e.domain), e.d64, e.postings, recordsOf(e, i)));
+    return w.finishWithFacts();
+  }
+
+  it('one facts file per shard, entry for entry: resident, on demand and in place give each entry its records back', async () => {
+    const list = entries(3000, true);
+    const shards = build(list, { maxDomains: 1200 });
+    expect(shards.map((s) => new DomainDictionary(s.domains).size)).toEqual([1200, 1200, 600]);
+    const resident = new DomainIndex(shards, null, shards.map((s) => s.facts));
+    const onDemand = new OnDemandDomainIndex({ sizes: shards.map((s) => new DomainDictionary(s.domains).size), read: (k) => shards[k]! });
+    const dir = await mkdtemp(join(tmpdir(), 'ccpipe-facts-files-'));
+    try {
+      const refs = await Promise.all(shards.map(async (s, k) => {
+        const ref = async (name: string, b: Buffer): Promise<ShardFileRef> => {
+          await writeFile(join(dir, name), b);
+          return { path: join(dir, name), size: b.length, crc32: crcOf(b), name };
+        };
+        return { shard: { domains: await ref(`d${k}`, s.domains), bitmaps: await ref(`b${k}`, s.bitmaps), postings: await ref(`p${k}`, s.postings) }, facts: await ref(`f${k}`, s.facts) };
+      }));
+      const inPlace = await FileDomainIndex.open(refs.map((r) => r.shard), null, { facts: refs.map((r) => r.facts) });
+      try {
+        const want = list.map((e, i) => recordsOf(e, i).toString('hex'));
+        for (const index of [resident, onDemand, inPlace]) expect(list.map((_, i) => index.facts(i)!.toString('hex'))).toEqual(want);
+        expect(decodeFactsRecords(resident.facts(3)!).map((x) => x.record.datasetId)).toEqual([1, 3, 5].slice(0, 1 + (3 % 3)));
+      } finally {
+        await inPlace.close();
+      }
+      // a facts file of another shard (another number of entries) is refused, resident and in place
+      await expect(FileDomainIndex.open(refs.map((r) => r.shard), null, { facts: [refs[2]!.facts, refs[1]!.facts, refs[0]!.facts] })).rejects.toMatchObject({ code: 'CCP_ERR_INDEX_FORMAT' });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+    expect(() => new DomainIndex(shards, null, [shards[0]!.facts, shards[0]!.facts.subarray(0, 20), shards[2]!.facts])).toThrow(expect.objectContaining({ code: 'CCP_ERR_INDEX_FORMAT' }));
+    // a version without facts: null for every entry
+    expect(new DomainIndex(shards).facts(0)).toBeNull();
+  });
+
+  it('the byte limit counts the facts file: a shard starts earlier when its facts would pass maxBytes', () => {
+    const list = entries(2000, true);
+    const without = shardsOf(list, { maxBytes: 40_000 });
+    // records the writer takes as they are: 200 bytes an entry make the facts file each shard's biggest
+    const w = new IndexWriter(serialize, { maxBytes: 40_000 }, { facts: true });
+    for (const e of list) w.add(Buffer.from(e.domain), e.d64, e.postings, Buffer.alloc(200, 7));
+    const withFacts = w.finishWithFacts();
+    expect(withFacts.length).toBeGreaterThan(without.length);
+    for (const s of withFacts) for (const b of [s.domains, s.bitmaps, s.postings, s.facts]) expect(b.length).toBeLessThanOrEqual(40_000);
   });
 });

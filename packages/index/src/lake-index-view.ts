@@ -1,9 +1,10 @@
 import { RoaringBitmap32 } from 'roaring';
 import {
   canonicalizeUrl, formatDomain64, registeredDomainOf, pageAfter, runLanes, sortMatches, surtOf, urlId, urlIdHex, type AcrossItem, type AcrossQuery,
-  type AcrossResult, type CaptureItem, type CaptureOptions, type DatasetSummary, type DomainDatasets, type IndexView, type PageItem, type PageQuery,
+  type AcrossResult, type CaptureItem, type CaptureOptions, type DatasetSummary, type DomainDatasets, type DomainFacts, type IndexView, type PageItem, type PageQuery,
   type PageResult, type PageRow, type UrlItem,
 } from '@ccpipe/core';
+import { decodeFactsRecords, toDomainFacts } from './domain-facts';
 import { IndexFormatError, type DomainEntries, type LakeFileEntry, type Posting } from './format';
 import { positionsOf, type OrderingFile } from './orderings';
 import type { TopDomainsFile } from './top-domains';
@@ -56,7 +57,14 @@ export class LakeIndexView implements IndexView {
     const ids = RoaringBitmap32.deserialize(this.index.bitmap(i), 'portable').toArray();
     const counts = new Map<number, number>();
     for (const p of this.index.postings(i)) counts.set(p.datasetId, (counts.get(p.datasetId) ?? 0) + p.rows);
-    return { domain, domain64: formatDomain64(this.index.d64(i)), datasets: ids.map((datasetId) => ({ datasetId, urlCount: counts.get(datasetId) ?? 0 })) };
+    const facts = this.factsOf(i);
+    return {
+      domain, domain64: formatDomain64(this.index.d64(i)),
+      datasets: ids.map((datasetId) => {
+        const f = facts.get(datasetId);
+        return { datasetId, urlCount: counts.get(datasetId) ?? 0, ...(f !== undefined && { facts: f }) };
+      }),
+    };
   }
 
   async urls(domain: string, datasetId: number, offset: number, limit: number): Promise<{ total: number; items: UrlItem[] }> {
@@ -239,6 +247,12 @@ export class LakeIndexView implements IndexView {
   private idOf(url: string): string {
     const sub = this.loaded.collisions[url];
     return urlIdHex(sub !== undefined ? BigInt(sub) : urlId(url));
+  }
+
+  /** Entry i's facts by dataset (none for a version written without facts, or a dataset without a record). */
+  private factsOf(i: number): Map<number, DomainFacts> {
+    const b = this.index.facts(i);
+    return new Map(b === null ? [] : decodeFactsRecords(b).map(({ record }) => [record.datasetId, toDomainFacts(record)]));
   }
 }
 

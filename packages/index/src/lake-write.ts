@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { PART_COLUMNS, DUCKDB_VECTOR_SIZE } from '@ccpipe/adapters';
 import { runLanes, type ObjectStore } from '@ccpipe/core';
+import { addFacts, type FactsColumns } from './domain-facts';
 import { appendTo, queryRows, sqlList, sqlString } from './duck';
 import { IndexFormatError, crcOf, indexLayout, type LakeFileEntry } from './format';
 import { buildLocator } from './lake-locator';
@@ -12,13 +13,20 @@ import type { MergeCache } from './merge-cache';
 export const LAKE_COLUMNS: readonly string[] = ['domain64', ...PART_COLUMNS.map((c) => c.name).filter((n) => n !== 'dataset_id')];
 
 /**
- * The narrow column set (`lakeColumns: 'api'`): what the API serves (`/v1/urls`, `/v1/url` with its WARC location)
- * plus `domain` and `raw_url`. The other part columns (host, surt, mime, digest, outlinks, …) stay in the batch
- * parts, which the merger never deletes.
+ * The narrow column set (`lakeColumns: 'api'`): what the API serves (`/v1/urls`, `/v1/url` with its WARC location,
+ * `languages` and `content_length`) plus `domain` and `raw_url`. The other part columns (host, surt, mime, digest,
+ * outlinks, …) stay in the batch parts, which the merger never deletes. `languages` and `content_length` come last
+ * (since stop 20, for the domain facts and the API), so the page columns url … title stay one contiguous range.
  */
 export const LAKE_API_COLUMNS: readonly string[] = [
-  'domain64', 'url_id', 'url', 'raw_url', 'domain', 'ts', 'status', 'title', 'text', 'warc_filename', 'warc_offset', 'warc_length',
+  'domain64', 'url_id', 'url', 'raw_url', 'domain', 'ts', 'status', 'title', 'text', 'warc_filename', 'warc_offset', 'warc_length', 'languages', 'content_length',
 ];
+
+/**
+ * {@link LAKE_API_COLUMNS} of a lake begun before stop 20 (no `languages`, `content_length`): such a lake keeps them
+ * (its files keep one schema), and its domain facts have no languages and a null content-length median and p90.
+ */
+export const LAKE_API_COLUMNS_V1: readonly string[] = LAKE_API_COLUMNS.filter((c) => c !== 'languages' && c !== 'content_length');
 
 /**
  * {@link LAKE_API_COLUMNS} without `url_id` (`lakeColumns: 'lean'`): url_id is recomputable, readers take
@@ -35,6 +43,15 @@ export type LakeColumnSet = 'all' | 'api' | 'lean';
 /** The columns of a lake written with `set`. */
 export function lakeColumnsOf(set: LakeColumnSet): readonly string[] {
   return set === 'api' ? LAKE_API_COLUMNS : set === 'lean' ? LAKE_LEAN_COLUMNS : LAKE_COLUMNS;
+}
+
+/**
+ * The columns of an existing lake: those its status.json records (`lakeColumnList`, since stop 20), else those
+ * `set` had before (`'api'`/`'lean'` without `languages` and `content_length`).
+ */
+export function existingLakeColumns(set: LakeColumnSet, recorded: readonly string[] | undefined): readonly string[] {
+  if (recorded !== undefined) return recorded;
+  return set === 'api' ? LAKE_API_COLUMNS_V1 : set === 'lean' ? LAKE_API_COLUMNS_V1.filter((c) => c !== 'url_id') : LAKE_COLUMNS;
 }
 
 /**
@@ -165,6 +182,8 @@ export interface LakeTarget {
   old: OldLakeFile[];
   /** False when the partition has no staged rows (a compaction only folds its runs; `staged` may not exist). */
   fresh: boolean;
+  /** The partition's runs the new file does not fold in (they stay): read for the facts of its domains with new rows. */
+  keep?: OldLakeFile[];
 }
 
 /** Options of {@link writeLake}. */
@@ -186,6 +205,11 @@ export interface LakeWrite {
   putConcurrency?: number;
   /** Where the files written are kept for the next merge once uploaded (MergeOptions.cacheDir); default: deleted. */
   cache?: MergeCache;
+  /**
+   * Compute the domain facts of the domains receiving new rows (over the new files and the runs they keep) into
+   * table new_facts (domain-facts.ts), with the lake's fact columns; default: none.
+   */
+  facts?: FactsColumns;
 }
 
 let passSeq = 0;
@@ -292,6 +316,15 @@ export async function writeLake(conn: DuckDBConnection, store: ObjectStore, w: L
     if (written !== (counts.get(id) ?? 0) || written !== (expected.get(id) ?? 0)) {
       throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'lake file row count differs from its inputs', { key: t.key, written, expected: expected.get(id) ?? 0 });
     }
+  }
+  // The facts of the domains receiving new rows, over every row the version holds of them: the staged rows, the runs
+  // folded in (less their superseded rows) and the runs kept — what the new files and the kept runs hold. Only those domains' facts change (a superseded row's replacement is a new row of the same domain); the
+  // others of the partition keep theirs, so the cost follows the new rows' domains, not the partitions.
+  if (w.facts !== undefined && withNew.length > 0) {
+    await conn.run(`CREATE OR REPLACE TEMP TABLE facts_domains AS SELECT DISTINCT dataset_id::INTEGER AS dataset_id, domain64 FROM staged WHERE ${targetsWhere(withNew)}`);
+    const files = withNew.flatMap((t) => [...t.old, ...(t.keep ?? [])].map((o) => ({ path: o.path, datasetId: t.datasetId, fileId: o.fileId })));
+    await addFacts(conn, { staged: targetsWhere(withNew), files }, w.facts, 'facts_domains');
+    await conn.run('DROP TABLE facts_domains');
   }
   const entries: LakeFileEntry[] = new Array(w.targets.length);
   await runLanes(w.targets.length, w.putConcurrency ?? 8, async (i) => {

@@ -70,7 +70,7 @@ describe('runMerge through an ObjectStore without a local directory', () => {
     // one merge input that grows with the lake, docs/s3.md); v1 has files b2 does not touch, so this is not vacuous —
     // and v1's domain index shard, which the merge reads from its local copy one shard at a time.
     expect(v1Files.length).toBeGreaterThanOrEqual(2);
-    const v1Shard = ['domains-0000.bin', 'domain-datasets-0000.bin', 'postings-0000.bin'].map((f) => indexLayout.versionFile('v000001', f));
+    const v1Shard = ['domains-0000.bin', 'domain-datasets-0000.bin', 'postings-0000.bin', 'facts-0000.bin'].map((f) => indexLayout.versionFile('v000001', f));
     // — and the lake files it wrote, read back for the dataset's orderings (without a merge cache nothing keeps them)
     const read = [...new Set(mem.ranges.map((r) => r.key))].sort();
     const v2New = Object.keys(await lakeRows(mem, 'v000002')).filter((k) => !v1Files.includes(k));
@@ -226,7 +226,7 @@ describe('runMerge with a cacheDir (lake files and shards kept across merges)', 
     // what is left: v2's lake files and shard files, each under its size and CRC32 — v1's rewritten files are gone
     const v2 = JSON.parse(Buffer.from((await cached.get(indexLayout.versionFile('v000002', 'files.json')))!).toString('utf8')) as LakeFileEntry[];
     const toc = JSON.parse(Buffer.from((await cached.get(indexLayout.toc('v000002')))!).toString('utf8')) as { files: Record<string, { size: number; crc32: number }> };
-    const shards = ['domains-0000.bin', 'domain-datasets-0000.bin', 'postings-0000.bin'].map((n) => ({ key: indexLayout.versionFile('v000002', n), bytes: toc.files[n]!.size, crc32: toc.files[n]!.crc32 }));
+    const shards = ['domains-0000.bin', 'domain-datasets-0000.bin', 'postings-0000.bin', 'facts-0000.bin'].map((n) => ({ key: indexLayout.versionFile('v000002', n), bytes: toc.files[n]!.size, crc32: toc.files[n]!.crc32 }));
     expect(await cachedFiles()).toEqual([...v2, ...shards].map(entryOf).sort());
     expect(r2.rewrittenFiles).toBeGreaterThan(0);
     expect(v2.some((f) => f.key.includes('v000001'))).toBe(true); // files carried over stay cached too

@@ -12,7 +12,8 @@ import {
   type IndexManifest, type IngestTotals, type LakeFileEntry, type Posting, type ShardBuild, type ShardLimits, type VersionStatus,
 } from './format';
 import { collectGarbage, versionSeq } from './gc';
-import { NEW_POSTINGS, dropSuperseded, lakeColumnsOf, runsToFold, stageNewRows, writeLake, type LakeColumnSet, type LakeTarget, type OldLakeFile } from './lake-write';
+import { FACTS_SELECT, NEW_FACTS, decodeFactsRecords, encodeFactsRecord, factsColumnsOf, factsFileName, factsRecordOf, type FactsRecord } from './domain-facts';
+import { NEW_POSTINGS, dropSuperseded, existingLakeColumns, lakeColumnsOf, runsToFold, stageNewRows, writeLake, type LakeColumnSet, type LakeTarget, type OldLakeFile } from './lake-write';
 import { openLocalInputs } from './local-inputs';
 import { clearInbox, listNewBatches, markerScanOf, nextInboxState, readMarkers, type Marker } from './merge-inbox';
 import { MergeCache, type CachedObject } from './merge-cache';
@@ -120,6 +121,13 @@ export interface MergeOptions {
   rescan?: boolean;
   /** A merge lease whose heartbeat is older than this is taken over (merge-lease.ts). Default 30 min. */
   leaseTtlMs?: number;
+  /**
+   * Compute the per-(domain, dataset) facts (`DomainFacts`: hosts, status classes, languages, capture time range,
+   * content-length median and p90) and write them beside the index shards (default true; domain-facts.ts). A merge
+   * computes them for the partitions it writes and carries the previous version's over for the others; false writes
+   * a version without facts (benchmarks measure their cost with it).
+   */
+  facts?: boolean;
 }
 
 /** What one merge did. */
@@ -331,6 +339,9 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
   if (prevColumns !== null && prevColumns !== columnSet) {
     throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'lakeColumns cannot change once the lake exists', { lakeColumns: columnSet, lake: prevColumns });
   }
+  // the lake's real columns: an 'api' or 'lean' lake begun before stop 20 keeps its narrower list
+  const lakeCols = prev === null ? lakeColumnsOf(columnSet) : existingLakeColumns(columnSet, prev.status.lakeColumnList);
+  const facts = opts.facts !== false;
   const compact = opts.compact === true;
   const maxRuns = compact ? 1 : (opts.lakeMaxRuns ?? DEFAULT_MAX_RUNS);
   if (!Number.isInteger(maxRuns) || maxRuns < 1) throw new CcpError('CCP_ERR_CONFIG', 'lakeMaxRuns must be an integer ≥ 1', { detail: { lakeMaxRuns: maxRuns } });
@@ -383,6 +394,7 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
     const reader = await db.connect();
     side = reader;
     await conn.run(NEW_POSTINGS);
+    await conn.run(NEW_FACTS);
     // what the previous version lists (size, CRC32) for each file a merge may read: the cache's check
     const listed = new Map<string, CachedObject>();
     for (const f of prev?.files ?? []) listed.set(f.key, { key: f.key, bytes: f.bytes, crc32: f.crc32 });
@@ -406,7 +418,7 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
     const replaced = new Set<string>();
     const newFiles: LakeFileEntry[] = [];
     /** Partitions to write: their new rows (counted after de-duplication) and the runs the new file folds in. */
-    let plan: { a: { datasetId: number; prefix: string; rows: number }; fold: OldLakeFile[] }[] = [];
+    let plan: { a: { datasetId: number; prefix: string; rows: number }; fold: OldLakeFile[]; keep: OldLakeFile[] }[] = [];
     if (parts.length > 0) {
       // Parts are told apart by their rank in path order: DuckDB's file_index (the position in this sorted list), an
       // integer per row instead of a filename string joined back to a table (≈ 0.3 s CPU less per 1M rows).
@@ -432,14 +444,14 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
       await stageNewRows(
         conn,
         `SELECT r.* EXCLUDE (file_row_number), (r.file_index + 1)::INTEGER AS _f, r.file_row_number AS _r, dom.domain64, dom.prefix FROM ${partsSql} r JOIN dom USING (domain)`,
-        lakeColumnsOf(columnSet), opts.dropText ?? false,
+        lakeCols, opts.dropText ?? false,
       );
       rowsIn = Number((await (await conn.runAndReadAll(`SELECT sum(num_rows) FROM parquet_file_metadata(${sqlList(parts)})`)).getRowsJS())[0]![0]);
       // Nothing reads the parts after staging: local copies of a remote store's parts go now.
       await inputs.release(partKeys);
       phase('domains');
       const lakeKeys = (prev?.files ?? []).map((f) => f.key);
-      newCollisions = await resolveCollisions(conn, await inputs.fetch(lakeKeys), collisions, lakeColumnsOf(columnSet).includes('url_id'), reader);
+      newCollisions = await resolveCollisions(conn, await inputs.fetch(lakeKeys), collisions, lakeCols.includes('url_id'), reader);
       phase('collisions');
       const affected = (await queryRows(conn, 'SELECT dataset_id AS d, prefix AS p, count(*) AS n FROM staged GROUP BY 1, 2 ORDER BY 1, 2')).map((r) => ({
         datasetId: Number(r['d']), prefix: r['p'] as string, rows: Number(r['n']),
@@ -452,7 +464,7 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
       await inputs.release(lakeKeys.filter((k) => !keep.has(k)));
       const oldPaths = await inputs.fetch(candidates.map((f) => f.key));
       const oldOf = new Map<string, OldLakeFile>(candidates.map((f, i) => [f.key, oldLakeFile(f, oldPaths[i]!, -(i + 1))]));
-      await dropSuperseded(conn, [...oldOf.values()], lakeColumnsOf(columnSet).includes('url_id') ? 'url_id' : 'url');
+      await dropSuperseded(conn, [...oldOf.values()], lakeCols.includes('url_id') ? 'url_id' : 'url');
       const losing = new Set((await queryRows(conn, 'SELECT DISTINCT _f FROM lose_old')).map((r) => Number(r['_f'])));
       // New rows per partition once de-duplication has deleted the losers: a partition whose new rows all lost (a
       // recapture older than the lake's row) gets no file, and the run policy weighs what is really written.
@@ -465,9 +477,10 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
         const a = { ...p, rows: left.get(partitionKey(p)) ?? 0 };
         const runs = (runsOf.get(partitionKey(a)) ?? []).map((f) => oldOf.get(f.key)!);
         const fold = runsToFold(runs.map((r) => r.rows), a.rows, runs.flatMap((r, i) => (losing.has(r.fileId) ? [i] : [])), maxRuns);
-        return { a, fold: runs.filter((_, i) => fold.has(i)) };
+        return { a, fold: runs.filter((_, i) => fold.has(i)), keep: runs.filter((_, i) => !fold.has(i)) };
       }).filter((p) => p.a.rows > 0 || p.fold.length > 0);
-      const planned = new Set(plan.flatMap((p) => p.fold.map((r) => r.key)));
+      // a written partition's facts read the runs it keeps too: those copies stay until its group is written
+      const planned = new Set(plan.flatMap((p) => [...p.fold, ...(facts ? p.keep : [])].map((r) => r.key)));
       await inputs.release(candidates.map((f) => f.key).filter((k) => !planned.has(k)));
     } else {
       // nothing staged: the folds below skip no old row
@@ -482,7 +495,7 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
       for (const runs of extra) {
         // file ids below those of the runs de-duplication saw, so no lose_old row can name one of these
         const fold = runs.map((f) => oldLakeFile(f, paths[k]!, -(1_000_000_000 + k++)));
-        plan.push({ a: { datasetId: runs[0]!.datasetId, prefix: runs[0]!.prefix, rows: 0 }, fold });
+        plan.push({ a: { datasetId: runs[0]!.datasetId, prefix: runs[0]!.prefix, rows: 0 }, fold, keep: [] });
       }
     }
     if (plan.length > 0) {
@@ -495,10 +508,11 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
         if (group.length === 0) return;
         await lease.check();
         const lake = await writeLake(conn, store, {
-          targets: group, columns: lakeColumnsOf(columnSet), rowGroupSize: opts.rowGroupSize,
+          targets: group, columns: lakeCols, rowGroupSize: opts.rowGroupSize,
           compressionLevel: zstdLevel, parquetVersion: opts.parquetVersion ?? 'V2', tmpDir: tmp, dropText: opts.dropText ?? false, ...(cache && { cache }),
+          ...(facts && { facts: factsColumnsOf(lakeCols) }),
         });
-        await inputs.release(group.flatMap((g) => g.old.map((o) => o.key)));
+        await inputs.release(group.flatMap((g) => [...g.old, ...(g.keep ?? [])].map((o) => o.key)));
         // the runs just folded are not in the new version: their cached copies go now, not after the publish, so the
         // cache never holds both the old and the rewritten lake
         for (const o of group.flatMap((g) => g.old)) {
@@ -511,9 +525,9 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
         group = [];
         groupRows = 0;
       };
-      for (const { a, fold } of plan) {
+      for (const { a, fold, keep } of plan) {
         for (const o of fold) replaced.add(o.key);
-        group.push({ datasetId: a.datasetId, prefix: a.prefix, key: indexLayout.lakeFile(a.datasetId, a.prefix, version), old: fold, fresh: a.rows > 0 });
+        group.push({ datasetId: a.datasetId, prefix: a.prefix, key: indexLayout.lakeFile(a.datasetId, a.prefix, version), old: fold, fresh: a.rows > 0, keep: facts ? keep : [] });
         groupRows += a.rows + fold.reduce((s, o) => s + o.rows, 0);
         if (groupRows >= passRows) await flush();
       }
@@ -529,13 +543,15 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
     const writeShard = async (b: ShardBuild): Promise<void> => {
       const n = shardFileNames(shardNo++);
       // each file built, written and dropped before the next (one shard file in memory at a time)
-      for (const [name, build] of [[n.domains, () => b.domains()], [n.bitmaps, () => b.bitmaps()], [n.postings, () => b.postings()]] as const) {
+      const files: [string, () => Buffer][] = [[n.domains, () => b.domains()], [n.bitmaps, () => b.bitmaps()], [n.postings, () => b.postings()]];
+      if (b.facts !== undefined) files.push([factsFileName(shardNo - 1), b.facts]);
+      for (const [name, build] of files) {
         const bytes = build();
         await out.put(name, bytes);
         if (cache) shardFiles.push(await cache.putBytes(indexLayout.versionFile(version, name), bytes));
       }
     };
-    const built = await buildIndex(conn, prev, prevIndex?.index ?? null, replaced, newFiles, writeShard, opts.indexShards);
+    const built = await buildIndex(conn, prev, prevIndex?.index ?? null, replaced, newFiles, writeShard, facts, opts.indexShards);
     if (prevIndex !== null) await inputs.release(prevIndex.keys);
     for (const k of prevIndex?.keys ?? []) {
       const e = listed.get(k);
@@ -544,7 +560,7 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
     const status: VersionStatus = {
       version, parent: prev?.toc.version ?? null, createdAt, batchesMerged: markers.length, batchesTotal: merged.size + markers.length, rowsIn,
       urls: built.urls, domains: built.domains, lakeFiles: built.files.length, lakeBytes: built.files.reduce((s, f) => s + f.bytes, 0),
-      rewrittenFiles: newFiles.length, collisions: Object.keys(collisions).length, partitionBits: bits, lakeColumns: columnSet, ...nextInboxState(prev?.status, scan, withoutEntry, scanAt), datasets: built.datasets,
+      rewrittenFiles: newFiles.length, collisions: Object.keys(collisions).length, partitionBits: bits, lakeColumns: columnSet, lakeColumnList: [...lakeCols], ...nextInboxState(prev?.status, scan, withoutEntry, scanAt), datasets: built.datasets,
       ...(await ingestTotalsOf(store, prev?.status ?? null, merged, markers).then((ingested) => ({ ingested }), () => ({}))), mergeMs: Date.now() - t0,
     };
     if (opts.orderings !== false) {
@@ -556,7 +572,7 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
       const orderings = await writeOrderings(conn, store, {
         version, files: built.files, rebuild: changed, previous: prev === null ? [] : await readOrderings(store, prev.toc.version, prev.toc),
         pathsOf: (keys) => inputs.fetch(keys), releasePaths: (keys) => inputs.release(keys),
-        withSize: lakeColumnsOf(columnSet).includes('content_length'), tmpDir: tmp,
+        withSize: lakeCols.includes('content_length'), tmpDir: tmp,
       });
       await out.put(ORDERINGS_FILE, jsonBytes(orderings));
       // a phase of its own, taken out of the index phase it sits in
@@ -611,26 +627,29 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
  * new_postings, streamed sorted by domain). The previous dictionary is walked in place and the new runs come one
  * DuckDB chunk at a time; each shard of the new index is handed to `writeShard` as soon as the next one starts, so
  * memory is one shard's growing files (IndexWriter), not the index's, nor an object per domain; the last one when
- * the walk ends. Returns the shards' sizes for shards.json.
+ * the walk ends. Returns the shards' sizes for shards.json. With `facts`, each shard gets its facts file: a domain's
+ * datasets in table new_facts (the partitions this merge wrote) take those, the others keep the previous version's
+ * records byte for byte (none when it had no facts).
  * @throws IndexFormatError when a domain's key differs between the previous version and the new runs
  */
 async function buildIndex(
   conn: DuckDBConnection, prev: VersionBase | null, dict: OnDemandDomainIndex | null, replaced: ReadonlySet<string>, newFiles: readonly LakeFileEntry[],
-  writeShard: (b: ShardBuild) => Promise<void>, limits?: ShardLimits,
+  writeShard: (b: ShardBuild) => Promise<void>, facts: boolean, limits?: ShardLimits,
 ) {
   const files = [...(prev?.files ?? []).filter((f) => !replaced.has(f.key)), ...newFiles].sort((a, b) => (a.key < b.key ? -1 : 1));
   const fileIdx = new Map(files.map((f, i) => [f.key, i]));
-  const w = new IndexWriter((ids) => new RoaringBitmap32(ids).serialize('portable'), limits);
+  const w = new IndexWriter((ids) => new RoaringBitmap32(ids).serialize('portable'), limits, { facts });
   const ds = new Map<number, { urlCount: number; domainCount: number }>();
   let urls = 0;
   const drain = async (): Promise<void> => {
     for (const b of w.takeClosed()) await writeShard(b);
   };
-  const emit = (name: Uint8Array, d64: bigint, list: Posting[]): void => {
+  const emit = (name: Uint8Array, d64: bigint, list: Posting[], fresh: readonly FactsRecord[], old: Buffer | null): void => {
     if (list.length === 0) return; // every row of the domain was in replaced files and none came back (cannot happen: rows are only superseded)
     // a dataset's runs in file-key order (older versions first): the order its URLs are paged in
     list.sort((a, b) => a.datasetId - b.datasetId || a.file - b.file);
-    w.add(name, d64, list);
+    // an entry without new facts keeps its records as they are (no decoding: most entries, in a small merge)
+    w.add(name, d64, list, !facts ? undefined : fresh.length === 0 ? (old ?? undefined) : factsOfEntry(list, fresh, old));
     list.forEach((p, k) => {
       const d = ds.get(p.datasetId) ?? { urlCount: 0, domainCount: 0 };
       d.urlCount += p.rows;
@@ -649,18 +668,23 @@ async function buildIndex(
   // apart, or none), so completed ones are written as it goes
   const upTo = async (name: Buffer | null): Promise<void> => {
     for (; dict !== null && i < dict.size && (name === null || Buffer.compare(dict.nameBytes(i), name) < 0); i++) {
-      emit(dict.nameBytes(i), dict.d64(i), kept(i));
+      emit(dict.nameBytes(i), dict.d64(i), kept(i), [], facts ? dict.facts(i) : null);
       if (w.closedPending) await drain();
     }
   };
-  const flush = async (name: Buffer, d64: bigint, list: Posting[]): Promise<void> => {
+  const flush = async (name: Buffer, d64: bigint | null, list: Posting[], fresh: FactsRecord[]): Promise<void> => {
     await upTo(name);
+    let old: Buffer | null = null;
     if (dict !== null && i < dict.size && Buffer.compare(dict.nameBytes(i), name) === 0) {
-      if (dict.d64(i) !== d64) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'a domain changed its key between versions', { domain: name.toString('utf8') });
+      // a domain with new facts and no new run (its partition was written, its runs kept) takes the previous key
+      if (d64 !== null && dict.d64(i) !== d64) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'a domain changed its key between versions', { domain: name.toString('utf8') });
+      d64 = dict.d64(i);
       list.push(...kept(i));
+      if (facts) old = dict.facts(i);
       i++;
     }
-    emit(name, d64, list);
+    if (d64 === null) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'a domain has facts but no rows', { domain: name.toString('utf8') });
+    emit(name, d64, list, fresh, old);
     if (w.closedPending) await drain();
   };
   // the new runs name their file by its number in `files` (a join here), not by its key: a string per run crossing
@@ -673,25 +697,55 @@ async function buildIndex(
       app.endRow();
     }
   });
-  let group: { domain: string; d64: bigint; list: Posting[] } | null = null;
-  const runs = 'SELECT domain, domain64, dataset_id, file, first, rows FROM new_postings LEFT JOIN index_files USING (file_key) ORDER BY domain, dataset_id';
-  for await (const [domains, d64s, datasets, fileNos, firsts, rows] of streamColumns(conn, runs)) {
+  let group: { domain: string; d64: bigint | null; list: Posting[]; fresh: FactsRecord[] } | null = null;
+  // the new runs and the new facts (kind 1) in one stream, by domain then dataset
+  const nulls = FACTS_SELECT.split(',').map(() => 'NULL').join(', ');
+  const runs = `SELECT domain, domain64, dataset_id, 0 AS kind, file, first, rows, ${nulls} FROM new_postings LEFT JOIN index_files USING (file_key)
+    ${facts ? `UNION ALL SELECT domain, NULL, dataset_id, 1, NULL, NULL, NULL, ${FACTS_SELECT} FROM new_facts` : ''} ORDER BY domain, dataset_id, kind`;
+  for await (const [domains, d64s, datasets, kinds, fileNos, firsts, rows, ...factCols] of streamColumns(conn, runs)) {
     for (let k = 0; k < domains!.length; k++) {
       const domain = domains![k] as string;
       if (group === null || group.domain !== domain) {
-        if (group !== null) await flush(Buffer.from(group.domain, 'utf8'), group.d64, group.list);
-        group = { domain, d64: domain64FromInt64(d64s![k] as bigint), list: [] };
+        if (group !== null) await flush(Buffer.from(group.domain, 'utf8'), group.d64, group.list, group.fresh);
+        group = { domain, d64: null, list: [], fresh: [] };
       }
+      if (Number(kinds![k]) === 1) {
+        group.fresh.push(factsRecordOf(Number(datasets![k]), factCols.map((c) => c[k])));
+        continue;
+      }
+      group.d64 ??= domain64FromInt64(d64s![k] as bigint);
       const file = fileNos![k] as number | null;
       if (file === null) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'a new posting names a lake file this merge did not write', { domain });
       group.list.push({ datasetId: Number(datasets![k]), file, first: Number(firsts![k]), rows: Number(rows![k]) });
     }
   }
-  if (group !== null) await flush(Buffer.from(group.domain, 'utf8'), group.d64, group.list);
+  if (group !== null) await flush(Buffer.from(group.domain, 'utf8'), group.d64, group.list, group.fresh);
   await upTo(null);
   for (const b of w.shards()) await writeShard(b); // what is left: the shard in progress (and any not drained)
   return {
     files, urls, domains: w.size, shardSizes: w.shardSizes(),
     datasets: [...ds].sort((a, b) => a[0] - b[0]).map(([datasetId, c]) => ({ datasetId, ...c })),
   };
+}
+
+/**
+ * A domain's facts records for the new version, in dataset order, for the datasets of its postings `list`: the fresh
+ * one where this merge computed it (its partition was written), else the previous version's record copied byte for
+ * byte (`old`: the entry's records there; none when it had no facts, so that dataset has none).
+ */
+function factsOfEntry(list: readonly Posting[], fresh: readonly FactsRecord[], old: Buffer | null): Buffer {
+  // nothing to carry over (a domain new to the index, or a version before facts): the fresh records, already in dataset order
+  if (old === null || old.length === 0) return fresh.length === 1 ? encodeFactsRecord(fresh[0]!) : Buffer.concat(fresh.map(encodeFactsRecord));
+  const byFresh = new Map(fresh.map((r) => [r.datasetId, r]));
+  const byOld = new Map(old === null || old.length === 0 ? [] : decodeFactsRecords(old).map((x) => [x.record.datasetId, old.subarray(x.start, x.end)]));
+  const parts: Buffer[] = [];
+  let prevDataset = -1;
+  for (const p of list) {
+    if (p.datasetId === prevDataset) continue;
+    prevDataset = p.datasetId;
+    const f = byFresh.get(p.datasetId);
+    const b = f !== undefined ? encodeFactsRecord(f) : byOld.get(p.datasetId);
+    if (b !== undefined) parts.push(b);
+  }
+  return parts.length === 1 ? parts[0]! : Buffer.concat(parts);
 }

@@ -4,6 +4,7 @@ import type { LocalInputs } from './local-inputs';
 import { FileDomainIndex, type ShardFileRef } from './file-index';
 import type { DomainIdsSnapshot } from './domain-ids';
 import { BatchSet } from './batch-set';
+import { FACTS_FILE, factsFileName } from './domain-facts';
 import {
   DomainDictionary, DomainIndex, INDEX_FILES, OnDemandDomainIndex, IndexFormatError, LEGACY_SHARD, SHARD_TABLE, crcOf, indexLayout, jsonBytes, parseJson, shardFileNames, type IndexManifest, type IndexShardFiles,
   type DomainEntries, type LakeFileEntry, type ShardTable, type VersionStatus, type VersionToc,
@@ -32,6 +33,8 @@ export interface VersionHead extends VersionBase {
   shardNames: Record<keyof IndexShardFiles, string>[];
   /** Domains per shard from shards.json (null for a version written before it). */
   shardSizes: number[] | null;
+  /** Each shard's facts file name (domain-facts.ts), or null for a version written without facts. */
+  factsNames: string[] | null;
 }
 
 /** The manifest, or an empty one before the first merge. @throws IndexFormatError CCP_ERR_INDEX_FORMAT */
@@ -49,9 +52,11 @@ export async function readManifest(store: ObjectStore): Promise<IndexManifest> {
  * when a file is gone (e.g. collected by GC).
  */
 export async function loadVersion(store: ObjectStore, version: string, tocCrc32: number): Promise<LoadedVersion> {
-  const { shardNames, shardSizes, ...base } = await loadVersionHead(store, version, tocCrc32);
-  const got = await getAll(store, version, base.toc, shardNames.flatMap((n) => [n.domains, n.bitmaps, n.postings]));
-  const index = new DomainIndex(shardNames.map((n) => ({ domains: got.get(n.domains)!, bitmaps: got.get(n.bitmaps)!, postings: got.get(n.postings)! })), shardSizes);
+  const { shardNames, shardSizes, factsNames, ...base } = await loadVersionHead(store, version, tocCrc32);
+  const got = await getAll(store, version, base.toc, [...shardNames.flatMap((n) => [n.domains, n.bitmaps, n.postings]), ...(factsNames ?? [])]);
+  const index = new DomainIndex(
+    shardNames.map((n) => ({ domains: got.get(n.domains)!, bitmaps: got.get(n.bitmaps)!, postings: got.get(n.postings)! })), shardSizes, factsNames?.map((n) => got.get(n)!) ?? null,
+  );
   return { ...base, index };
 }
 
@@ -63,13 +68,14 @@ export async function loadVersion(store: ObjectStore, version: string, tocCrc32:
  */
 export async function loadVersionInPlace(store: ObjectStore, version: string, tocCrc32: number, inputs: LocalInputs, signal?: AbortSignal): Promise<LoadedVersion> {
   const head = await loadVersionHead(store, version, tocCrc32);
-  const { shardNames, shardSizes, ...base } = head;
+  const { shardNames, shardSizes, factsNames, ...base } = head;
   const keys = shardKeys(head);
   try {
     const paths = await shardPaths(head, inputs, keys);
     const ref = (name: string): ShardFileRef => ({ path: paths.get(name)!, size: base.toc.files[name]!.size, crc32: base.toc.files[name]!.crc32, name });
     const files = shardNames.map((n) => ({ domains: ref(n.domains), bitmaps: ref(n.bitmaps), postings: ref(n.postings) }));
-    const index = await FileDomainIndex.open(files, shardSizes, { ...(!inputs.inPlace && { onClose: () => inputs.release(keys) }), ...(signal && { signal }) });
+    const facts = factsNames?.map(ref);
+    const index = await FileDomainIndex.open(files, shardSizes, { ...(!inputs.inPlace && { onClose: () => inputs.release(keys) }), ...(signal && { signal }), ...(facts && { facts }) });
     return { ...base, index };
   } catch (err) {
     await inputs.release(keys);
@@ -77,15 +83,20 @@ export async function loadVersionInPlace(store: ObjectStore, version: string, to
   }
 }
 
-/** The store keys of a version's shard files, in the order of {@link shardFileNames}' triples. */
+/** The file names of a version's shards: {@link shardFileNames}' triples, then the facts files (if any). */
+function shardFiles(head: VersionHead): string[] {
+  return [...head.shardNames.flatMap((n) => [n.domains, n.bitmaps, n.postings]), ...(head.factsNames ?? [])];
+}
+
+/** The store keys of a version's shard files, in the order of {@link shardFiles}. */
 function shardKeys(head: VersionHead): string[] {
-  return head.shardNames.flatMap((n) => [n.domains, n.bitmaps, n.postings]).map((n) => indexLayout.versionFile(head.toc.version, n));
+  return shardFiles(head).map((n) => indexLayout.versionFile(head.toc.version, n));
 }
 
 /** The local paths of a version's shard files (file name → path), fetched through `inputs` by their `keys`. */
 async function shardPaths(head: VersionHead, inputs: LocalInputs, keys: readonly string[]): Promise<Map<string, string>> {
   const fetched = await inputs.fetch(keys);
-  return new Map(head.shardNames.flatMap((n) => [n.domains, n.bitmaps, n.postings]).map((n, i) => [n, fetched[i]!]));
+  return new Map(shardFiles(head).map((n, i) => [n, fetched[i]!]));
 }
 
 /** A version's JSON files (each checked like {@link loadVersion} does) and its shard table, no shard read. */
@@ -104,6 +115,7 @@ export async function loadVersionHead(store: ObjectStore, version: string, tocCr
     status: parseJson<VersionStatus>(got.get('status.json')!, 'status.json'),
     shardNames,
     shardSizes: table === null ? null : table.shards.map((e) => e.domains),
+    factsNames: factsNamesOf(toc, shardNames.length),
   };
 }
 
@@ -132,9 +144,10 @@ export async function openIndexOnDemand(
     checkAgainstToc(toc, name, b);
     return b;
   };
-  const read = (k: number): IndexShardFiles => {
+  const read = (k: number): IndexShardFiles & { facts?: Buffer } => {
     const n = head.shardNames[k]!;
-    return { domains: readChecked(n.domains), bitmaps: readChecked(n.bitmaps), postings: readChecked(n.postings) };
+    const f = head.factsNames?.[k];
+    return { domains: readChecked(n.domains), bitmaps: readChecked(n.bitmaps), postings: readChecked(n.postings), ...(f !== undefined && { facts: readChecked(f) }) };
   };
   // a version written before shards.json is one shard: its size is its dictionary's
   const sizes = head.shardSizes ?? [new DomainDictionary(readChecked(head.shardNames[0]!.domains)).size];
@@ -172,9 +185,23 @@ function shardNamesOf(toc: VersionToc, table: ShardTable | null): Record<keyof I
   return names;
 }
 
-/** Resident bytes of a version's domain index (its shard files), from its table of contents. */
+/**
+ * The facts file names of a version with `shards` shards, one per shard, or null when it lists none (written before
+ * facts, or with them turned off). @throws IndexFormatError when it lists some but not exactly one per shard
+ */
+function factsNamesOf(toc: VersionToc, shards: number): string[] | null {
+  const listed = Object.keys(toc.files).filter((f) => FACTS_FILE.test(f));
+  if (listed.length === 0) return null;
+  const names = Array.from({ length: shards }, (_, k) => factsFileName(k));
+  if (listed.length !== shards || !names.every((n) => toc.files[n] !== undefined)) {
+    throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'the facts files do not match the index shards', { version: toc.version, listed: listed.length, expected: shards });
+  }
+  return names;
+}
+
+/** Resident bytes of a version's domain index (its shard files and facts files), from its table of contents. */
 export function residentBytesOf(toc: VersionToc): number {
-  return Object.entries(toc.files).reduce((a, [name, f]) => a + (SHARD_FILE.test(name) ? f.size : 0), 0);
+  return Object.entries(toc.files).reduce((a, [name, f]) => a + (SHARD_FILE.test(name) || FACTS_FILE.test(name) ? f.size : 0), 0);
 }
 
 /** What a version has folded in, without its dictionary, bitmaps or postings (a few KB to read). Same checks as loadVersion. */
