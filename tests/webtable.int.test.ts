@@ -250,6 +250,27 @@ describe('the web table over HTTP on cc-mirror-dev (every record kept)', () => {
     expect((await get('/v1/pages?dataset_id=99')).body.error.code).toBe('CCP_ERR_API_DATASET_NOT_FOUND');
   });
 
+  it('/v1/datasets/{id}/domains: the largest domains of a crawl as the CDX counts them; /v1/domain: facts as the CDX has them', async () => {
+    for (const crawl of DEV_CRAWLS) {
+      const d = ids[crawl]!;
+      const counts = new Map<string, number>();
+      for (const url of expected.get(d)!.keys()) counts.set(registeredDomainOf(url)!, (counts.get(registeredDomainOf(url)!) ?? 0) + 1);
+      const want = [...counts].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, 8).map(([domain, url_count]) => ({ domain, url_count }));
+      const r = await get(`/v1/datasets/${d}/domains?limit=8`);
+      expect([r.status, r.body.items]).toEqual([200, want]);
+    }
+    const dom = await get(`/v1/domain/${BULK}`);
+    for (const ds of dom.body.datasets) {
+      const rows = [...expected.get(ds.dataset_id)!.values()].filter((c) => registeredDomainOf(c.url) === BULK);
+      const cls = (k: number) => rows.filter((c) => Math.floor(c.status / 100) === k).length;
+      expect(ds.status_classes).toEqual({ '2xx': cls(2), '3xx': cls(3), '4xx': cls(4), '5xx': cls(5) });
+      expect([ds.first_ts, ds.last_ts]).toEqual([iso(Math.min(...rows.map((c) => c.ts))), iso(Math.max(...rows.map((c) => c.ts)))]);
+      expect(ds.hosts).toBe(new Set(rows.map((c) => new URL(c.url).hostname)).size);
+      const sz = rows.map((c) => sizes.get(`${ds.dataset_id} ${c.url}`)!).sort((a, b) => a - b);
+      expect(ds.content_length_median).toBe(sz[Math.ceil(sz.length / 2) - 1]);
+    }
+  });
+
   it('row-key order: the registered domain first, then its subdomains, www. folded into the domain', async () => {
     const { items } = await walk(`/v1/domain/${BULK}/pages?limit=1000&dataset_id=${ids[DEV_CRAWLS[0]]}`);
     const surts: string[] = items.map((i) => i.surt);

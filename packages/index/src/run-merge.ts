@@ -20,6 +20,7 @@ import { MergeCache, type CachedObject } from './merge-cache';
 import { acquireMergeLease, type MergeLease } from './merge-lease';
 import { openStageRoot } from './stage-root';
 import { ORDERINGS_FILE, readOrderings, writeOrderings } from './orderings';
+import { TOP_DOMAINS_FILE, TopDomains } from './top-domains';
 import { VersionWriter, loadVersionHead, loadVersionSummary, openIndexOnDemand, readManifest, type VersionBase } from './version-files';
 
 /** Options of {@link runMerge}. */
@@ -586,6 +587,7 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
     await out.put('domain-ids.json', jsonBytes(ids.snapshot()));
     await out.put('collisions.json', jsonBytes(collisions));
     await out.put('batches.json', merged.with(markers.map(([k]) => k)).toBytes());
+    await out.put(TOP_DOMAINS_FILE, jsonBytes(built.top));
     await out.put('status.json', jsonBytes(status));
     const tocCrc32 = await out.finish(prev?.toc.version ?? null, createdAt);
     phase('index');
@@ -640,6 +642,7 @@ async function buildIndex(
   const fileIdx = new Map(files.map((f, i) => [f.key, i]));
   const w = new IndexWriter((ids) => new RoaringBitmap32(ids).serialize('portable'), limits, { facts });
   const ds = new Map<number, { urlCount: number; domainCount: number }>();
+  const top = new TopDomains();
   let urls = 0;
   const drain = async (): Promise<void> => {
     for (const b of w.takeClosed()) await writeShard(b);
@@ -650,12 +653,19 @@ async function buildIndex(
     list.sort((a, b) => a.datasetId - b.datasetId || a.file - b.file);
     // an entry without new facts keeps its records as they are (no decoding: most entries, in a small merge)
     w.add(name, d64, list, !facts ? undefined : fresh.length === 0 ? (old ?? undefined) : factsOfEntry(list, fresh, old));
+    let inDataset = 0;
     list.forEach((p, k) => {
       const d = ds.get(p.datasetId) ?? { urlCount: 0, domainCount: 0 };
       d.urlCount += p.rows;
       if (k === 0 || list[k - 1]!.datasetId !== p.datasetId) d.domainCount += 1;
       ds.set(p.datasetId, d);
       urls += p.rows;
+      inDataset += p.rows;
+      // the domain's count in this dataset is complete at its last run: a candidate for the largest domains
+      if (k === list.length - 1 || list[k + 1]!.datasetId !== p.datasetId) {
+        top.add(p.datasetId, () => Buffer.from(name).toString('utf8'), inDataset);
+        inDataset = 0;
+      }
     });
   };
   const kept = (i: number): Posting[] =>
@@ -723,7 +733,7 @@ async function buildIndex(
   await upTo(null);
   for (const b of w.shards()) await writeShard(b); // what is left: the shard in progress (and any not drained)
   return {
-    files, urls, domains: w.size, shardSizes: w.shardSizes(),
+    files, urls, domains: w.size, shardSizes: w.shardSizes(), top: top.toFile(),
     datasets: [...ds].sort((a, b) => a[0] - b[0]).map(([datasetId, c]) => ({ datasetId, ...c })),
   };
 }

@@ -19,11 +19,15 @@ export class TopDomains {
 
   constructor(private readonly k = TOP_DOMAINS_KEPT) {}
 
-  /** A domain's URL count in one dataset. */
-  add(datasetId: number, domain: string, urls: number): void {
+  /**
+   * A domain's URL count in one dataset. `domain` may be a function: called only when the count could enter the list
+   * (an index build walks every domain, and most never come near a list of the largest).
+   */
+  add(datasetId: number, domain: string | (() => string), urls: number): void {
     let h = this.heaps.get(datasetId);
     if (h === undefined) this.heaps.set(datasetId, (h = []));
-    const e: [string, number] = [domain, urls];
+    if (h.length >= this.k && urls < h[0]![1]) return;
+    const e: [string, number] = [typeof domain === 'string' ? domain : domain(), urls];
     if (h.length < this.k) {
       h.push(e);
       this.up(h, h.length - 1);
