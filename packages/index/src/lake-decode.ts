@@ -49,33 +49,14 @@ export function decodeFlatChunk(chunk: Uint8Array, schemaPath: SchemaTree[], cod
   const strings = type === 'BYTE_ARRAY' && mode === 'bytes';
   const nums = strings ? null : new Float64Array(rows).fill(NaN);
   const vals: (Uint8Array | null)[] | null = strings ? new Array(rows).fill(null) : null;
-  const reader = { view: new DataView(chunk.buffer, chunk.byteOffset, chunk.byteLength), offset: 0 };
-  let dictionary: DecodedArray | null = null;
   let row = 0;
-  while (row < rows && reader.offset < chunk.byteLength) {
-    const header = parquetHeader(reader);
-    const body = chunk.subarray(reader.offset, reader.offset + header.compressed_page_size);
-    reader.offset += header.compressed_page_size;
-    if (header.type === 'DICTIONARY_PAGE') {
-      const page = decompressPage(body, header.uncompressed_page_size, codec, compressors);
-      dictionary = readPlain({ view: new DataView(page.buffer, page.byteOffset, page.byteLength), offset: 0 }, type, header.dictionary_page_header!.num_values, el.type_length);
-      continue;
-    }
-    if (header.type !== 'DATA_PAGE' && header.type !== 'DATA_PAGE_V2') continue; // index pages: nothing to decode
-    const { num_values: n, encoding } = header.type === 'DATA_PAGE' ? header.data_page_header! : header.data_page_header_v2!;
-    const page = header.type === 'DATA_PAGE'
-      ? readDataPage(decompressPage(body, header.uncompressed_page_size, codec, compressors), header.data_page_header!, decoder)
-      : readDataPageV2(body, header, decoder);
-    const defs = page.definitionLevels ?? [];
-    const data = page.dataPage;
-    const dict = encoding.endsWith('_DICTIONARY') ? dictionary : null;
-    if (encoding.endsWith('_DICTIONARY') && dict === null) throw new Error('parquet dictionary page missing');
-    let k = 0;
-    const take = Math.min(n, rows - row);
+  for (const page of dataPages(chunk, decoder, codec, compressors)) {
+    if (row >= rows) break;
+    const { defs, at } = page.read();
+    const take = Math.min(page.rows, rows - row);
     for (let r = 0; r < take; r++, row++) {
       if (maxDef > 0 && defs.length > 0 && defs[r] !== maxDef) continue; // null (defs are empty when no row is)
-      const v = dict === null ? data[k++] : dict[data[k++] as number];
-      if (v === undefined) throw new Error('parquet page holds fewer values than its levels, or a dictionary index out of range');
+      const v = at();
       if (vals !== null) vals[row] = v as Uint8Array;
       else if (type === 'BYTE_ARRAY') nums![row] = codePoints(v as Uint8Array);
       // exact, and truncating like hyparquet's own timestamp parsers (a float division would round ns, floor negatives)
@@ -171,41 +152,65 @@ export function decodeFlatRows(chunk: Uint8Array, schemaPath: SchemaTree[], code
   const maxDef = el.repetition_type === 'REQUIRED' ? 0 : 1;
   const decoder = { type: el.type, element: el, schemaPath, codec, compressors } as unknown as ColumnDecoder;
   const out: (Uint8Array | null)[] = new Array(Math.max(0, hi - lo)).fill(null);
+  let row = 0;
+  for (const page of dataPages(chunk, decoder, codec, compressors)) {
+    if (row >= Math.min(rows, hi)) break;
+    if (row + page.rows <= lo) {
+      row += page.rows; // a page before the rows wanted: never decompressed
+      continue;
+    }
+    const { defs, at } = page.read();
+    const take = Math.min(page.rows, rows - row);
+    for (let r = 0; r < take; r++, row++) {
+      if (maxDef > 0 && defs.length > 0 && defs[r] !== maxDef) continue;
+      const v = at();
+      if (row >= lo && row < hi) out[row - lo] = v as Uint8Array;
+    }
+  }
+  return out;
+}
+
+/**
+ * The data pages of one flat column chunk, in order: each with its value slots (rows: V1 counts them in num_values,
+ * V2 in num_rows) and `read()`, which decompresses and decodes it only when called — its definition levels and
+ * `at()`, the next value (a dictionary index resolved through the chunk's dictionary page, which is always read).
+ * @throws Error on a malformed chunk (from hyparquet's readers)
+ */
+function* dataPages(chunk: Uint8Array, decoder: ColumnDecoder, codec: CompressionCodec, compressors: Compressors): Generator<{ rows: number; read(): { defs: ArrayLike<number>; at(): unknown } }> {
+  const el = (decoder as unknown as { element: SchemaTree['element'] }).element;
   const reader = { view: new DataView(chunk.buffer, chunk.byteOffset, chunk.byteLength), offset: 0 };
   let dictionary: DecodedArray | null = null;
-  let row = 0;
-  while (row < Math.min(rows, hi) && reader.offset < chunk.byteLength) {
+  while (reader.offset < chunk.byteLength) {
     const header = parquetHeader(reader);
     const body = chunk.subarray(reader.offset, reader.offset + header.compressed_page_size);
     reader.offset += header.compressed_page_size;
     if (header.type === 'DICTIONARY_PAGE') {
       const page = decompressPage(body, header.uncompressed_page_size, codec, compressors);
-      dictionary = readPlain({ view: new DataView(page.buffer, page.byteOffset, page.byteLength), offset: 0 }, el.type, header.dictionary_page_header!.num_values, el.type_length);
+      dictionary = readPlain({ view: new DataView(page.buffer, page.byteOffset, page.byteLength), offset: 0 }, el.type!, header.dictionary_page_header!.num_values, el.type_length);
       continue;
     }
-    if (header.type !== 'DATA_PAGE' && header.type !== 'DATA_PAGE_V2') continue;
-    // a flat column's page holds one value slot per row: V1 counts them in num_values, V2 in num_rows
-    const n = header.type === 'DATA_PAGE' ? header.data_page_header!.num_values : header.data_page_header_v2!.num_rows;
-    if (row + n <= lo) {
-      row += n;
-      continue;
-    }
-    const encoding = header.type === 'DATA_PAGE' ? header.data_page_header!.encoding : header.data_page_header_v2!.encoding;
-    const page = header.type === 'DATA_PAGE'
-      ? readDataPage(decompressPage(body, header.uncompressed_page_size, codec, compressors), header.data_page_header!, decoder)
-      : readDataPageV2(body, header, decoder);
-    const defs = page.definitionLevels ?? [];
-    const data = page.dataPage;
-    const dict = encoding.endsWith('_DICTIONARY') ? dictionary : null;
-    if (encoding.endsWith('_DICTIONARY') && dict === null) throw new Error('parquet dictionary page missing');
-    let k = 0;
-    const take = Math.min(n, rows - row);
-    for (let r = 0; r < take; r++, row++) {
-      if (maxDef > 0 && defs.length > 0 && defs[r] !== maxDef) continue;
-      const v = dict === null ? data[k++] : dict[data[k++] as number];
-      if (v === undefined) throw new Error('parquet page holds fewer values than its levels, or a dictionary index out of range');
-      if (row >= lo && row < hi) out[row - lo] = v as Uint8Array;
-    }
+    if (header.type !== 'DATA_PAGE' && header.type !== 'DATA_PAGE_V2') continue; // index pages: nothing to decode
+    const v1 = header.type === 'DATA_PAGE';
+    const rows = v1 ? header.data_page_header!.num_values : header.data_page_header_v2!.num_rows;
+    const encoding = v1 ? header.data_page_header!.encoding : header.data_page_header_v2!.encoding;
+    const dict = dictionary;
+    yield {
+      rows,
+      read: () => {
+        const page = v1 ? readDataPage(decompressPage(body, header.uncompressed_page_size, codec, compressors), header.data_page_header!, decoder) : readDataPageV2(body, header, decoder);
+        const data = page.dataPage;
+        const byDict = encoding.endsWith('_DICTIONARY');
+        if (byDict && dict === null) throw new Error('parquet dictionary page missing');
+        let k = 0;
+        return {
+          defs: page.definitionLevels ?? [],
+          at: () => {
+            const v = byDict ? dict![data[k++] as number] : data[k++];
+            if (v === undefined) throw new Error('parquet page holds fewer values than its levels, or a dictionary index out of range');
+            return v;
+          },
+        };
+      },
+    };
   }
-  return out;
 }
