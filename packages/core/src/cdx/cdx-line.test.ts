@@ -171,6 +171,7 @@ describe('bad lines give typed errors', () => {
       ['in a key', usual.replace('"offset"', '"off\u0000set"')],
       ['a tab between tokens', usual.replace(', "length"', ',\t"length"')],
       ['a CR inside the block', usual.replace('.com/\u0001', '.com/\r')],
+      ['a newline inside a lone line (the fuzz suite found it passing)', usual.replace('.com/\u0001', '.com/\n')],
       ['U+001F in the last value', usual.replace('a.warc.gz', 'a.warc.gz\u001f')],
     ];
     test.each(variants)('%s', (_name, line) => {

@@ -303,7 +303,8 @@ export class SpecialCharFinder {
  *   spacing: reason `json`), `url`/`filename`/`length`/`offset` are missing, or a number is not decimal.
  */
 export function parseCdxLine(line: string, lineNo?: number): CdxRecord {
-  return parseCdxLineAt(line, 0, line.length, lineNo, new SpecialCharFinder(line).within(0, line.length));
+  // a `\n` inside a lone line is a control character too (in a block it only ends lines)
+  return parseCdxLineAt(line, 0, line.length, lineNo, line.includes('\n') || new SpecialCharFinder(line).within(0, line.length));
 }
 
 /**
