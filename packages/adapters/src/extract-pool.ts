@@ -19,7 +19,7 @@ export interface ExtractionPoolOptions {
   onTimeoutRetry?: (outcome: TimeoutRetryOutcome) => void;
   /** DOM for Readability; default `linkedom`. */
   dom?: DomImpl;
-  /** Passed to extractDocument (defaults there: 2 MiB, 100,000 elements, depth 256, 1,000 links). */
+  /** Passed to extractDocument (defaults there: 2 MiB, 100,000 elements, depth 128, 1,000 links). */
   maxBytes?: number;
   maxElements?: number;
   maxDepth?: number;

@@ -1,7 +1,7 @@
 import { blockText, normalizeText } from './block-text';
 import type { DomDocument } from './dom-types';
 import { ExtractError, isStackOverflow } from './extract-error';
-import { dropInterBlockWhitespace, stripInert, truncateUtf8 } from './html-prep';
+import { dropInterBlockWhitespace, hasDocumentSkeleton, stripInert, truncateUtf8 } from './html-prep';
 import { collectOutlinks } from './outlinks';
 import { parseDom, type DomImpl, type ParsedDom } from './parse-dom';
 import { runReadability } from './run-readability';
@@ -12,8 +12,12 @@ import { measureTree } from './tree-stats';
 export const DEFAULT_MAX_BYTES = 2 * 1024 * 1024;
 /** Element cap when none is given (the largest of 1,171 corpus pages has about 16,000). */
 export const DEFAULT_MAX_ELEMENTS = 100_000;
-/** Nesting cap when none is given. Real pages stay under ~60; Readability slows down steeply on deep chains and overflows the stack near depth 5,000. */
-export const DEFAULT_MAX_DEPTH = 256;
+/**
+ * Nesting cap when none is given. Real pages stay at ≤ 51 (1,171 corpus pages). Readability's cost grows steeply with
+ * depth (it overflows the stack near 5,000): the fuzz suite found a 250-deep chain of `<p><div>` (2 KB, no
+ * `<html>`/`<body>`, so jsdom) taking ~5.8 s of CPU, 128-deep ~1 s; the cap was 256 until then (#24).
+ */
+export const DEFAULT_MAX_DEPTH = 128;
 /** Outlink cap when none is given. */
 export const DEFAULT_MAX_OUTLINKS = 1_000;
 
@@ -69,8 +73,10 @@ function cleanOptional(v: string | null | undefined): string | undefined {
  * check after parsing would refuse anyway. The estimate errs low ({@link scanTagNesting}); `guard` below still
  * checks the DOM itself.
  */
-function preGuard(html: string, maxElements: number, maxDepth: number): void {
-  const scan = scanTagNesting(html, maxElements, maxDepth);
+function preGuard(html: string, dom: DomImpl, maxElements: number, maxDepth: number): void {
+  // the page goes to jsdom (an HTML-standard parser) when asked or when linkedom cannot take it (parseDom)
+  const html5 = dom === 'jsdom' || !hasDocumentSkeleton(html);
+  const scan = scanTagNesting(html, maxElements, maxDepth, { html5 });
   if (scan.overElements) {
     throw new ExtractError('CCP_ERR_EXTRACT_TOO_MANY_ELEMENTS', 'page has more elements than the cap', {
       detail: { maxElements, dom: 'none' },
@@ -154,7 +160,7 @@ export function extractDocument(html: string, opts: ExtractOptions): Extracted {
   const maxDepth = opts.maxDepth ?? DEFAULT_MAX_DEPTH;
   let parsed: ParsedDom | undefined;
   try {
-    preGuard(lean, maxElements, maxDepth);
+    preGuard(lean, opts.dom ?? 'linkedom', maxElements, maxDepth);
     parsed = parseDom(lean, opts.dom ?? 'linkedom');
     guard(parsed, maxElements, maxDepth);
     const p = parsed;
