@@ -5,6 +5,7 @@
 //   FUZZ_SEED   a number, or `random` (a fresh seed, printed). Default 24: `npm test` runs the same inputs each time.
 //   FUZZ_SCALE  multiplies every target's input count (default 1; `npm run fuzz` uses 10).
 //   FUZZ_CASE   run only this case number (with the seed a failure printed) to replay one input.
+//   FUZZ_VERBOSE=1 prints each case number before running it (to find an input that hangs).
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { CcpError } from '@ccpipe/core';
@@ -121,11 +122,15 @@ export async function fuzz<T>(target: FuzzTarget<T>): Promise<FuzzReport> {
   const baseHeap = process.memoryUsage().heapUsed;
   let heapGrowthMb = 0;
   const sampleEvery = Math.max(50, Math.floor(count / 20));
+  // printed before the run too, so that a run killed by a hang can be replayed
+  process.stdout.write(`fuzz ${target.name}: seed=${FUZZ_SEED} cases=${count} starting\n`);
+  const verbose = process.env.FUZZ_VERBOSE === '1';
   const t0 = performance.now();
   const cpu0 = process.cpuUsage();
   for (let k = 0; k < count && failures.length < MAX_FAILURES; k++) {
     const i = ONLY_CASE ?? k;
     const input = target.generate(caseRng(FUZZ_SEED, target.name, i), i);
+    if (verbose) process.stdout.write(`fuzz ${target.name}: case ${i}\n`);
     const started = process.cpuUsage();
     const wallStart = performance.now();
     try {
