@@ -32,7 +32,12 @@ beforeAll(() => {
     spinWorker,
     `const { parentPort } = require('node:worker_threads');
 const on = parentPort.on.bind(parentPort);
-parentPort.on = (ev, fn) => on(ev, ev !== 'message' ? fn : (m) => { if (m.html.includes(${JSON.stringify(SPIN)})) for (;;) {} fn(m); });
+parentPort.on = (ev, fn) => on(ev, ev !== 'message' ? fn : (m) => {
+  if (m.html.includes(${JSON.stringify(SPIN)})) for (;;) {}
+  const slow = /<!--slow:(\\d+)-->/.exec(m.html); // busy for that many ms, then extracts
+  if (slow) for (const end = Date.now() + Number(slow[1]); Date.now() < end;) {}
+  fn(m);
+});
 require(${JSON.stringify(defaultExtractWorkerPath())});
 `,
   );
@@ -75,29 +80,54 @@ describe('ExtractionPool', () => {
     }
   });
 
-  it('kills a document that never finishes, replaces the worker and keeps serving', async () => {
-    const pool = new ExtractionPool({ size: 1, timeoutMs: 1_000, workerPath: spinWorker });
+  it('kills a document that never finishes, retries it once with the longer limit, replaces the worker and keeps serving', async () => {
+    const outcomes: string[] = [];
+    // limits the real page queued behind stays well within on a loaded machine
+    const pool = new ExtractionPool({ size: 1, timeoutMs: 1_500, retryTimeoutMs: 2_000, workerPath: spinWorker, onTimeoutRetry: (o) => outcomes.push(o) });
     try {
       await pool.start();
       const t0 = Date.now();
       const stuck = pool.extract(`<html><body>${SPIN}<p>x</p></body></html>`, 'https://ex.com/');
-      const queued = pool.extract(normal.html, normal.url); // waits behind the stuck one
+      const queued = pool.extract(normal.html, normal.url); // waits behind the stuck one (its retry goes first)
       const err = await stuck.catch((e: unknown) => e as CcpError);
-      expect(err).toMatchObject({ code: 'CCP_ERR_EXTRACT_TIMEOUT', retryable: false });
-      expect(Date.now() - t0).toBeGreaterThanOrEqual(900);
+      expect(err).toMatchObject({ code: 'CCP_ERR_EXTRACT_TIMEOUT', retryable: false, detail: { timeoutMs: 1_500, retryTimeoutMs: 2_000 } });
+      expect(Date.now() - t0).toBeGreaterThanOrEqual(3_400);
       expect((await queued).text.length).toBeGreaterThan(500);
-      expect(pool.stats()).toMatchObject({ timeouts: 1, restarts: 1, completed: 1 });
+      expect(pool.stats()).toMatchObject({ timeouts: 2, restarts: 2, completed: 1, failed: 1, retried: { ok: 0, timeout: 1, failed: 0 } });
+      expect(outcomes).toEqual(['timeout']);
     } finally {
       await pool.close();
     }
   });
 
-  it('times out a real page that is slower than a tiny limit', async () => {
-    const pool = new ExtractionPool({ size: 1, timeoutMs: 1 });
+  it('times out a real page that is slower than a tiny limit (no retry when retryTimeoutMs is 0)', async () => {
+    const pool = new ExtractionPool({ size: 1, timeoutMs: 1, retryTimeoutMs: 0 });
     try {
       await pool.start();
       expect(await codeOf(pool.extract(pages[0]!.html, pages[0]!.url))).toBe('CCP_ERR_EXTRACT_TIMEOUT');
-      expect(pool.stats().restarts).toBe(1);
+      expect(pool.stats()).toMatchObject({ timeouts: 1, restarts: 1, retried: { ok: 0, timeout: 0, failed: 0 } });
+    } finally {
+      await pool.close();
+    }
+  });
+
+  // #24: under load a 152 KB page that extracts in 2.2 s alone ran past the 10 s limit and was kept without text.
+  it('extracts a page that ran past the limit once when its retry, with 3x the limit by default, finishes', async () => {
+    const outcomes: string[] = [];
+    const pool = new ExtractionPool({ size: 1, timeoutMs: 1_000, workerPath: spinWorker, onTimeoutRetry: (o) => outcomes.push(o) });
+    try {
+      await pool.start();
+      // busy 1.5 s: past the 1 s limit, well within the retry's 3 s
+      const slow = normal.html.replace(/<body([^>]*)>/i, '<body$1><!--slow:1500-->');
+      const r = await pool.extract(slow, normal.url);
+      expect(r).toEqual(extractDocument(normal.html, { url: normal.url }));
+      expect(pool.stats()).toMatchObject({ completed: 1, failed: 0, timeouts: 1, restarts: 1, retried: { ok: 1, timeout: 0, failed: 0 } });
+      // a retry that fails otherwise is told apart
+      const ac = new AbortController();
+      const stuck = pool.extract(`<html><body>${SPIN}</body></html>`, 'https://ex.com/', ac.signal);
+      setTimeout(() => ac.abort(), 1_500); // during the retry
+      expect(await codeOf(stuck)).toBe('CCP_ERR_EXTRACT_ABORTED');
+      expect(outcomes).toEqual(['ok', 'failed']);
     } finally {
       await pool.close();
     }

@@ -9,9 +9,17 @@ export interface ExtractionPoolOptions {
   size?: number;
   /** Per-document time limit; past it the worker is killed and replaced. Default 5,000 ms. */
   timeoutMs?: number;
+  /**
+   * A document that ran past `timeoutMs` is tried once more, first in the queue, with this limit before it fails
+   * with `CCP_ERR_EXTRACT_TIMEOUT`: on a busy machine a page that takes 2 s alone ran past a 10 s limit. Default
+   * 3 × `timeoutMs`; 0 turns the retry off.
+   */
+  retryTimeoutMs?: number;
+  /** Told how each retried document ended (once per retry), for metrics. Must not throw. */
+  onTimeoutRetry?: (outcome: TimeoutRetryOutcome) => void;
   /** DOM for Readability; default `linkedom`. */
   dom?: DomImpl;
-  /** Passed to extractDocument (defaults there: 2 MiB, 100,000 elements, depth 256, 1,000 links). */
+  /** Passed to extractDocument (defaults there: 2 MiB, 100,000 elements, depth 128, 1,000 links). */
   maxBytes?: number;
   maxElements?: number;
   maxDepth?: number;
@@ -39,11 +47,20 @@ export interface ExtractionPoolOptions {
 /** Replacement workers in a row that may fail to start before the pool gives up (`CCP_ERR_EXTRACT_UNAVAILABLE`). */
 export const MAX_RESPAWN_FAILURES = 5;
 
+/**
+ * How a document retried after a timeout ended: extracted, timed out again, or failed otherwise (its page refused,
+ * its worker died, aborted, pool closed). A closed set, safe as a metric label.
+ */
+export type TimeoutRetryOutcome = 'ok' | 'timeout' | 'failed';
+
 /** Counters since start, for metrics. */
 export interface ExtractionPoolStats {
   completed: number;
   failed: number;
+  /** Attempts that ran past their limit (a retried document that times out again counts twice). */
   timeouts: number;
+  /** Retried documents by how they ended. */
+  retried: Record<TimeoutRetryOutcome, number>;
   restarts: number;
   queued: number;
   busy: number;
@@ -57,6 +74,8 @@ interface Job {
   reject(e: unknown): void;
   signal: AbortSignal | undefined;
   onAbort: (() => void) | undefined;
+  /** True once the document timed out and was queued again with the retry limit. */
+  retried: boolean;
 }
 
 interface Slot {
@@ -79,8 +98,8 @@ export function defaultExtractWorkerPath(): string {
 
 /**
  * Runs extractDocument() in worker threads with a heap cap and a per-document time limit. A document
- * that runs past `timeoutMs` fails with `CCP_ERR_EXTRACT_TIMEOUT`; its worker is terminated and
- * replaced and the pool keeps serving. A worker that dies (heap cap, crash) fails its document with
+ * that runs past `timeoutMs` is tried once more with `retryTimeoutMs` (default 3×) and then fails with
+ * `CCP_ERR_EXTRACT_TIMEOUT`; each time its worker is terminated and replaced and the pool keeps serving. A worker that dies (heap cap, crash) fails its document with
  * `CCP_ERR_EXTRACT_WORKER` and is replaced too; a replacement that cannot start is tried again with backoff, and a
  * pool whose workers cannot start at all fails every document with `CCP_ERR_EXTRACT_UNAVAILABLE` (not a document
  * failure: the caller should stop). Documents wait in an unbounded FIFO queue: bound
@@ -91,6 +110,9 @@ export function defaultExtractWorkerPath(): string {
 export class ExtractionPool {
   private readonly size: number;
   private readonly timeoutMs: number;
+  private readonly retryTimeoutMs: number;
+  private readonly onTimeoutRetry: ((outcome: TimeoutRetryOutcome) => void) | undefined;
+  private readonly retried: Record<TimeoutRetryOutcome, number> = { ok: 0, timeout: 0, failed: 0 };
   private readonly workerPath: string;
   private readonly config: ExtractWorkerConfig;
   private readonly limits: NonNullable<ConstructorParameters<typeof Worker>[1]>['resourceLimits'];
@@ -110,6 +132,8 @@ export class ExtractionPool {
   constructor(opts: ExtractionPoolOptions = {}) {
     this.size = Math.max(1, Math.floor(opts.size ?? 1));
     this.timeoutMs = opts.timeoutMs ?? 5_000;
+    this.retryTimeoutMs = Math.max(0, opts.retryTimeoutMs ?? 3 * this.timeoutMs);
+    this.onTimeoutRetry = opts.onTimeoutRetry;
     this.respawnDelayMs = opts.respawnDelayMs ?? 500;
     this.workerPath = opts.workerPath ?? defaultExtractWorkerPath();
     const options: ExtractWorkerConfig['options'] = { dom: opts.dom ?? 'linkedom' };
@@ -157,7 +181,7 @@ export class ExtractionPool {
     if (signal?.aborted) return Promise.reject(abortedError());
     if (!this.starting) this.start().catch(() => {}); // failures reach the job through `broken`
     return new Promise<Extracted>((resolve, reject) => {
-      const job: Job = { id: ++this.seq, html, url, resolve, reject, signal, onAbort: undefined };
+      const job: Job = { id: ++this.seq, html, url, resolve, reject, signal, onAbort: undefined, retried: false };
       if (signal) {
         job.onAbort = () => this.abort(job);
         signal.addEventListener('abort', job.onAbort, { once: true });
@@ -169,7 +193,7 @@ export class ExtractionPool {
 
   /** Counters since start. */
   stats(): ExtractionPoolStats {
-    return { ...this.counts, queued: this.queue.length, busy: this.slots.filter((s) => s.job).length };
+    return { ...this.counts, retried: { ...this.retried }, queued: this.queue.length, busy: this.slots.filter((s) => s.job).length };
   }
 
   /** Terminates the workers; queued and running documents fail with `CCP_ERR_EXTRACT_CLOSED`. Idempotent. */
@@ -225,16 +249,31 @@ export class ExtractionPool {
       if (!slot.online || slot.dead || slot.job) continue;
       const job = this.queue.shift() as Job;
       slot.job = job;
-      slot.timer = setTimeout(() => {
-        this.counts.timeouts++;
-        this.replace(slot, new ExtractError('CCP_ERR_EXTRACT_TIMEOUT', 'document took longer than the time limit', {
-          detail: { timeoutMs: this.timeoutMs },
-        }));
-      }, this.timeoutMs);
+      slot.timer = setTimeout(() => this.onTimeout(slot, job), job.retried ? this.retryTimeoutMs : this.timeoutMs);
       slot.worker.ref();
       const req: ExtractRequest = { id: job.id, html: job.html, url: job.url };
       slot.worker.postMessage(req);
     }
+  }
+
+  /**
+   * A document ran past its limit: its worker is replaced either way. The first time, the document goes back to the
+   * front of the queue with the retry limit (the machine may have been busy); the second time it fails.
+   */
+  private onTimeout(slot: Slot, job: Job): void {
+    if (slot.dead || slot.job !== job) return;
+    this.counts.timeouts++;
+    if (!job.retried && this.retryTimeoutMs > 0) {
+      job.retried = true;
+      slot.job = undefined; // kept out of replace(): it is not settled
+      this.replace(slot, undefined);
+      this.queue.unshift(job);
+      this.pump();
+      return;
+    }
+    this.replace(slot, new ExtractError('CCP_ERR_EXTRACT_TIMEOUT', 'document took longer than the time limit', {
+      detail: job.retried ? { timeoutMs: this.timeoutMs, retryTimeoutMs: this.retryTimeoutMs } : { timeoutMs: this.timeoutMs },
+    }));
   }
 
   private onReply(slot: Slot, reply: ExtractReply): void {
@@ -292,7 +331,7 @@ export class ExtractionPool {
     for (const job of this.queue.splice(0)) this.settle(job, this.broken);
   }
 
-  /** Fails the slot's document with `err`, kills its worker and puts a fresh one in its place. */
+  /** Fails the slot's document (if any) with `err`, kills its worker and puts a fresh one in its place. */
   private replace(slot: Slot, err: unknown): void {
     if (slot.dead) return;
     slot.dead = true;
@@ -333,6 +372,11 @@ export class ExtractionPool {
   private settle(job: Job, err: unknown, result?: Extracted): void {
     if (job.signal && job.onAbort) job.signal.removeEventListener('abort', job.onAbort);
     job.onAbort = undefined;
+    if (job.retried) {
+      const outcome: TimeoutRetryOutcome = err === undefined ? 'ok' : err instanceof ExtractError && err.code === 'CCP_ERR_EXTRACT_TIMEOUT' ? 'timeout' : 'failed';
+      this.retried[outcome]++;
+      this.onTimeoutRetry?.(outcome);
+    }
     if (err === undefined) job.resolve(result as Extracted);
     else {
       if (err instanceof ExtractError && err.code !== 'CCP_ERR_EXTRACT_CLOSED' && err.code !== 'CCP_ERR_EXTRACT_ABORTED') {

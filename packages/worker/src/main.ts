@@ -37,7 +37,10 @@ export async function workerMain(flags: Partial<Record<ConfigKey, unknown>>, env
       defer(() => store.close());
       const reader = new UndiciRangeReader({ baseUrl: config.baseUrl, connections: config.connections, userAgent: USER_AGENT, expectGzip: true, observer: metrics.fetch });
       defer(() => reader.close());
-      const pool = new ExtractionPool({ size: config.extractThreads ?? Math.max(1, availableParallelism()), timeoutMs: config.extractTimeoutMs, dom: config.dom });
+      const pool = new ExtractionPool({
+        size: config.extractThreads ?? Math.max(1, availableParallelism()), timeoutMs: config.extractTimeoutMs, dom: config.dom,
+        onTimeoutRetry: metrics.extractTimeoutRetry,
+      });
       await pool.start();
       defer(() => pool.close());
       defer(() => closeDuckDbParquetEngine());

@@ -1,5 +1,5 @@
 import { Counter, Histogram, type Registry } from 'prom-client';
-import type { RangeReaderObserver } from '@ccpipe/adapters';
+import type { ExtractionPoolOptions, RangeReaderObserver } from '@ccpipe/adapters';
 import type { BatchEvents } from './process-batch';
 import type { WorkerEvents } from './run-worker';
 
@@ -9,6 +9,8 @@ export function workerMetrics(registry: Registry): {
   worker: WorkerEvents;
   fetch: RangeReaderObserver;
   extractSeconds: Histogram;
+  /** For ExtractionPool's `onTimeoutRetry`: how each document retried after a timeout ended. */
+  extractTimeoutRetry: NonNullable<ExtractionPoolOptions['onTimeoutRetry']>;
 } {
   const registers = [registry];
   const batchesDone = new Counter({ name: 'ccpipe_worker_batches_done_total', help: 'batches completed (marker written)', registers });
@@ -26,8 +28,17 @@ export function workerMetrics(registry: Registry): {
   const partBytes = new Counter({ name: 'ccpipe_worker_parquet_bytes_written_total', help: 'bytes of Parquet parts written', registers });
   const batchSeconds = new Histogram({ name: 'ccpipe_worker_batch_seconds', help: 'time to process one batch', buckets: [0.5, 1, 2, 5, 10, 20, 40, 80, 160, 320], registers });
   const extractSeconds = new Histogram({ name: 'ccpipe_worker_extraction_seconds', help: 'time to extract one page', buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10], registers });
+  const timeoutRetries = new Counter({
+    name: 'ccpipe_worker_extraction_timeout_retries_total',
+    help: 'documents tried again after running past the extraction time limit, by outcome (ok, timeout, failed)',
+    labelNames: ['outcome'],
+    registers,
+  });
+  // every outcome from the start, so a rate over a series that has not happened yet reads 0, not "no data"
+  for (const outcome of ['ok', 'timeout', 'failed'] as const) timeoutRetries.inc({ outcome }, 0);
   return {
     extractSeconds,
+    extractTimeoutRetry: (outcome) => timeoutRetries.inc({ outcome }),
     batch: {
       onRecord: (e) => {
         if (e.ok) indexed.inc();

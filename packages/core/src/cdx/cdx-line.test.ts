@@ -3,7 +3,8 @@ import { join, resolve } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { hasCode } from '../errors';
 import { formatCdxLine } from './cdx-format';
-import { CDX_FIELD_ORDER, cdxLineReason, parseCdxLine, type CdxRecord } from './cdx-line';
+import { parseCdxText } from './zipnum';
+import { CDX_FIELD_ORDER, cdxLineReason, parseCdxLine, parseCdxLineAt, type CdxRecord } from './cdx-line';
 
 const CORPUS = join(resolve(__dirname, '../../../..'), '../shared/corpus');
 const lines = (t: string): string[] => t.split('\n').filter((l) => l.length > 0);
@@ -156,6 +157,49 @@ describe('bad lines give typed errors', () => {
     expect((caught as { detail: { lineNo: number } }).detail.lineNo).toBe(42);
     // Messages never carry the line itself (it holds a URL).
     expect((caught as Error).message).not.toContain('missiondefrance');
+  });
+
+  // Found by the fuzz suite (#24): the any-order scan let a raw control character through to a bare SyntaxError
+  // from JSON.parse, and the usual-order scan took it into the URL. Every path and key order now refuses it alike.
+  describe('a raw control character in the JSON part is a json error whatever the path', () => {
+    const usual = 'com,example)/ 20320611223029 {"url": "https://example.com/\u0001", "length": "10", "offset": "0", "filename": "a.warc.gz"}';
+    const variants: Array<[string, string]> = [
+      ['usual key order (canonical scan)', usual],
+      ['unusual key order (any-order scan)', 'com,example)/ 20320611223029 {"length": "10", "url": "https://example.com/\u0001", "offset": "0", "filename": "a.warc.gz"}'],
+      ['with a backslash (JSON.parse)', usual.replace('"a.warc.gz"', '"a\\u002ewarc.gz"')],
+      ['other spacing (JSON.parse)', usual.replace(/": "/g, '":"')],
+      ['in a key', usual.replace('"offset"', '"off\u0000set"')],
+      ['a tab between tokens', usual.replace(', "length"', ',\t"length"')],
+      ['a CR inside the block', usual.replace('.com/\u0001', '.com/\r')],
+      ['a newline inside a lone line (the fuzz suite found it passing)', usual.replace('.com/\u0001', '.com/\n')],
+      ['U+001F in the last value', usual.replace('a.warc.gz', 'a.warc.gz\u001f')],
+    ];
+    test.each(variants)('%s', (_name, line) => {
+      expect(line).toMatch(/[\u0000-\u001f]/);
+      let caught: unknown;
+      try {
+        parseCdxLine(line, 7);
+      } catch (err) {
+        caught = err;
+      }
+      expect(hasCode(caught, 'CCP_ERR_CDX_LINE')).toBe(true);
+      expect(cdxLineReason(caught)).toBe('json');
+    });
+
+    test('in a block, the newline ending a line and a CR before it are not part of the JSON', () => {
+      const ok = usual.replace('\u0001', '');
+      const text = `${ok}\r\n${ok}\n`;
+      const nl = text.indexOf('\n');
+      expect(parseCdxLineAt(text, 0, nl, 1, false).url).toBe('https://example.com/');
+      expect(parseCdxLineAt(text, nl + 1, text.length - 1, 2, false).url).toBe('https://example.com/');
+      // A block: the bad line is an error of its own; escaped, CRLF and later clean lines around it still parse.
+      const escaped = ok.replace('"a.warc.gz"', '"a\\u002ewarc.gz"');
+      const block = parseCdxText([ok, usual, `${escaped}\r`, ok.replace('"0"', '"\u0002"'), ok, ''].join('\n'));
+      expect(block.records.map((r) => r.filename)).toEqual(['a.warc.gz', 'a.warc.gz', 'a.warc.gz']);
+      expect(block.errors.map((e) => [e.lineNo, e.reason])).toEqual([[2, 'json'], [4, 'json']]);
+      // DEL (U+007F) and characters above are not control characters to JSON: kept.
+      expect(parseCdxLine(ok.replace('.com/', '.com/\u007f\u0085')).url).toBe('https://example.com/\u007f\u0085');
+    });
   });
 
   test('the real line itself parses (the cases above differ from it only by the breakage)', () => {

@@ -1,7 +1,7 @@
 import { isAscii } from 'node:buffer';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { FormatError } from '../errors';
-import { cdxLineReason, parseCdxLineAt, type CdxLineReason, type CdxRecord } from './cdx-line';
+import { cdxLineReason, parseCdxLineAt, SpecialCharFinder, type CdxLineReason, type CdxRecord } from './cdx-line';
 import type { ClusterIdxEntry } from './cluster-idx';
 
 /** Error code of a ZipNum block that does not inflate. */
@@ -55,16 +55,15 @@ function parseInto(text: string, lineNo: number, out: CdxBlockResult): number {
   const { records, errors } = out;
   let start = 0;
   const n = text.length;
-  // Next backslash at or after `start`; found once per stretch so that the per-line check costs nothing.
-  let bs = text.indexOf('\\');
+  // Backslashes and control characters are found once per stretch, so that the per-line check costs nothing.
+  const special = new SpecialCharFinder(text);
   while (start < n) {
     let nl = text.indexOf('\n', start);
     if (nl < 0) nl = n;
     lineNo++;
     if (nl > start && !(nl === start + 1 && text.charCodeAt(start) === 13)) {
-      if (bs >= 0 && bs < start) bs = text.indexOf('\\', start);
       try {
-        records.push(parseCdxLineAt(text, start, nl, lineNo, bs >= 0 && bs < nl));
+        records.push(parseCdxLineAt(text, start, nl, lineNo, special.within(start, nl)));
       } catch (err) {
         errors.push({ lineNo, reason: cdxLineReason(err), error: err });
       }

@@ -5,11 +5,16 @@ import { CcpError } from '../errors';
 import { extractDocument } from './extract-document';
 import { ExtractError, isStackOverflow } from './extract-error';
 import { truncateUtf8 } from './html-prep';
+import { parseDom } from './parse-dom';
 import { runReadability } from './run-readability';
 
 jest.mock('./run-readability', () => {
   const actual = jest.requireActual('./run-readability');
   return { ...actual, runReadability: jest.fn(actual.runReadability) };
+});
+jest.mock('./parse-dom', () => {
+  const actual = jest.requireActual('./parse-dom');
+  return { ...actual, parseDom: jest.fn(actual.parseDom) };
 });
 
 const SH = resolve(__dirname, '../../../../../shared/corpus/scrapinghub-article-extraction-benchmark');
@@ -145,6 +150,37 @@ describe('extractDocument: bounds', () => {
       expect((caught as ExtractError).retryable).toBe(false);
     }
     expect(extractDocument(deepPage(100), { url: 'https://ex.com/' }).text).toBe('deep');
+  });
+
+  // #24: jsdom took 3–5 s over these 11 KB (and 8–9 s over 22 KB) before the check on the DOM refused them.
+  it('refuses a small page built to be deep before any DOM is built', () => {
+    const spy = parseDom as jest.MockedFunction<typeof parseDom>;
+    const pages = [
+      '<table><td>'.repeat(1_000), // no <html>/<body>: went to jsdom
+      '<table><td>'.repeat(2_000),
+      '<div>'.repeat(3_000),
+      `<html><body>${'<table><td>'.repeat(1_000)}</body></html>`,
+      '<a><div></a>'.repeat(1_000), // to jsdom, whose adoption agency nests these 1,000 deep (the fuzz suite found it)
+    ];
+    for (const html of pages) {
+      spy.mockClear();
+      let caught: unknown;
+      try {
+        extractDocument(html, { url: 'https://ex.com/' });
+      } catch (err) {
+        caught = err;
+      }
+      expect((caught as ExtractError).code).toBe('CCP_ERR_EXTRACT_DEPTH');
+      expect((caught as ExtractError).detail).toEqual({ maxDepth: 128, dom: 'none' });
+      expect(spy).not.toHaveBeenCalled();
+    }
+    spy.mockClear();
+    const many = `<html><body>${'<p>x</p>'.repeat(600)}</body></html>`;
+    expect(codeOf(() => extractDocument(many, { url: 'https://ex.com/', maxElements: 500 }))).toBe('CCP_ERR_EXTRACT_TOO_MANY_ELEMENTS');
+    expect(spy).not.toHaveBeenCalled();
+    // Under the caps the page is parsed as before.
+    expect(extractDocument(`<html><body>${'<table><td>'.repeat(25)}deep</body></html>`, { url: 'https://ex.com/' }).text).toBe('deep');
+    expect(spy).toHaveBeenCalled();
   });
 
   it('maps a stack overflow inside Readability to CCP_ERR_EXTRACT_DEPTH and other throws to CCP_ERR_EXTRACT_FAILED', () => {

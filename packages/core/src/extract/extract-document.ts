@@ -1,18 +1,23 @@
 import { blockText, normalizeText } from './block-text';
 import type { DomDocument } from './dom-types';
 import { ExtractError, isStackOverflow } from './extract-error';
-import { dropInterBlockWhitespace, stripInert, truncateUtf8 } from './html-prep';
+import { dropInterBlockWhitespace, hasDocumentSkeleton, stripInert, truncateUtf8 } from './html-prep';
 import { collectOutlinks } from './outlinks';
 import { parseDom, type DomImpl, type ParsedDom } from './parse-dom';
 import { runReadability } from './run-readability';
+import { scanTagNesting } from './tag-nesting';
 import { measureTree } from './tree-stats';
 
 /** Input cap when none is given: 2 MiB of UTF-8. */
 export const DEFAULT_MAX_BYTES = 2 * 1024 * 1024;
 /** Element cap when none is given (the largest of 1,171 corpus pages has about 16,000). */
 export const DEFAULT_MAX_ELEMENTS = 100_000;
-/** Nesting cap when none is given. Real pages stay under ~60; Readability slows down steeply on deep chains and overflows the stack near depth 5,000. */
-export const DEFAULT_MAX_DEPTH = 256;
+/**
+ * Nesting cap when none is given. Real pages stay at ≤ 51 (1,171 corpus pages). Readability's cost grows steeply with
+ * depth (it overflows the stack near 5,000): the fuzz suite found a 250-deep chain of `<p><div>` (2 KB, no
+ * `<html>`/`<body>`, so jsdom) taking ~5.8 s of CPU, 128-deep ~1 s; the cap was 256 until then (#24).
+ */
+export const DEFAULT_MAX_DEPTH = 128;
 /** Outlink cap when none is given. */
 export const DEFAULT_MAX_OUTLINKS = 1_000;
 
@@ -60,6 +65,26 @@ function normalizeLang(v: string | null | undefined): string | null {
 function cleanOptional(v: string | null | undefined): string | undefined {
   const t = v == null ? '' : normalizeText(v);
   return t ? t : undefined;
+}
+
+/**
+ * The limits checked on the raw tags, before any DOM is built: building one is where a small page made to be deep
+ * costs seconds (jsdom took 3–5 s over 11 KB of nested `<table><td>`), so it must not happen for a page the
+ * check after parsing would refuse anyway. The estimate errs low ({@link scanTagNesting}); `guard` below still
+ * checks the DOM itself.
+ */
+function preGuard(html: string, dom: DomImpl, maxElements: number, maxDepth: number): void {
+  // the page goes to jsdom (an HTML-standard parser) when asked or when linkedom cannot take it (parseDom)
+  const html5 = dom === 'jsdom' || !hasDocumentSkeleton(html);
+  const scan = scanTagNesting(html, maxElements, maxDepth, { html5 });
+  if (scan.overElements) {
+    throw new ExtractError('CCP_ERR_EXTRACT_TOO_MANY_ELEMENTS', 'page has more elements than the cap', {
+      detail: { maxElements, dom: 'none' },
+    });
+  }
+  if (scan.overDepth) {
+    throw new ExtractError('CCP_ERR_EXTRACT_DEPTH', 'page is nested deeper than the cap', { detail: { maxDepth, dom: 'none' } });
+  }
 }
 
 function guard(parsed: ParsedDom, maxElements: number, maxDepth: number): void {
@@ -118,7 +143,8 @@ function extractFrom(doc: DomDocument, parsed: ParsedDom, html: string, opts: Ex
  * Extracts the main text, title, language and outlinks of one HTML page with Mozilla Readability.
  * When Readability finds no article, `text` is the body's text (`article: false`), so short pages
  * still get text. Cost is bounded: input is cut at `maxBytes`, and pages over `maxElements` or
- * `maxDepth` are refused before Readability runs. It has no time limit of its own: run untrusted
+ * `maxDepth` are refused before any DOM is built (an estimate from the raw tags that errs low) and again on
+ * the DOM before Readability runs (`detail.dom` says which: `none` for the first). It has no time limit of its own: run untrusted
  * pages through a pool that can kill a worker (`ExtractionPool` in @ccpipe/adapters).
  *
  * Pure and deterministic: no I/O, no scripts run, no resources loaded.
@@ -130,10 +156,13 @@ function extractFrom(doc: DomDocument, parsed: ParsedDom, html: string, opts: Ex
 export function extractDocument(html: string, opts: ExtractOptions): Extracted {
   const { html: capped, truncated } = truncateUtf8(html, opts.maxBytes ?? DEFAULT_MAX_BYTES);
   const lean = dropInterBlockWhitespace(stripInert(capped));
+  const maxElements = opts.maxElements ?? DEFAULT_MAX_ELEMENTS;
+  const maxDepth = opts.maxDepth ?? DEFAULT_MAX_DEPTH;
   let parsed: ParsedDom | undefined;
   try {
+    preGuard(lean, opts.dom ?? 'linkedom', maxElements, maxDepth);
     parsed = parseDom(lean, opts.dom ?? 'linkedom');
-    guard(parsed, opts.maxElements ?? DEFAULT_MAX_ELEMENTS, opts.maxDepth ?? DEFAULT_MAX_DEPTH);
+    guard(parsed, maxElements, maxDepth);
     const p = parsed;
     parsed = undefined; // extractFrom owns it from here
     return extractFrom(p.document, p, lean, opts, truncated);

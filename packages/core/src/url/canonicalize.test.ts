@@ -66,6 +66,19 @@ describe('canonicalizeUrl against WHATWG urltestdata', () => {
     expect(new Set(deviations)).toEqual(NODE20_REJECTS);
   });
 
+  it('stays idempotent when collapsing // leaves a dot segment (found by the fuzz suite)', () => {
+    for (const [raw, url] of [
+      ['http://.p://.p://..///', 'http://.p/'],
+      ['http://ex.com/a//../b', 'http://ex.com/a/b'],
+      ['http://ex.com/a/b//./c/', 'http://ex.com/a/b/c/'],
+      ['http://ex.com//..', 'http://ex.com/'],
+      ['http://ex.com/a//..x/', 'http://ex.com/a/..x/'],
+    ]) {
+      expect(canonicalizeUrl(raw!).url).toBe(url);
+      expect(canonicalizeUrl(url!).url).toBe(url);
+    }
+  });
+
   it('every expected failure fails for us too, with CCP_ERR_URL_INVALID', () => {
     const failures = wpt.filter((c) => c.failure);
     expect(failures.length).toBe(267);

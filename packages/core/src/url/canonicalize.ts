@@ -26,8 +26,17 @@ export interface CanonicalUrl {
   surt: string;
 }
 
+// A `.` or `..` segment: WHATWG resolved every one, unless it followed an empty segment (`//..`).
+const DOT_SEGMENT = /\/\.\.?(?:\/|$)/;
+
 function canonicalPath(pathname: string): string {
-  const p = pathname.includes('//') ? pathname.replace(/\/{2,}/g, '/') : pathname;
+  let p = pathname;
+  if (p.includes('//')) {
+    p = p.replace(/\/{2,}/g, '/');
+    // Collapsing `//..` leaves a `..` that a second parse would resolve (`//.p://../` → `/.p:/../` → `/`): resolve it
+    // now, so that canonicalizing a canonical URL gives it back (found by the fuzz suite, #24).
+    if (DOT_SEGMENT.test(p)) p = new URL(p, 'http://h').pathname;
+  }
   return normalizePercent(p);
 }
 
