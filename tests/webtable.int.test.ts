@@ -330,4 +330,31 @@ describe('the web table over HTTP on cc-mirror-dev (every record kept)', () => {
     expect((await get('/v1/domain/not-crawled.example/pages')).body.error.code).toBe('CCP_ERR_API_DOMAIN_NOT_FOUND');
     expect((await get(`/v1/domain/${BULK}/pages?dataset_id=99`)).body.error.code).toBe('CCP_ERR_API_DATASET_NOT_FOUND');
   });
+
+  // last: it publishes a third version (the policy applied to the lake)
+  it('--text-versions 1 on the merged lake: only the newest capture of each URL keeps its text, the older say text_dropped', async () => {
+    const [d40, d44] = [ids[DEV_CRAWLS[0]]!, ids[DEV_CRAWLS[1]]!];
+    const both = [...expected.get(d40)!.keys()].filter((u) => expected.get(d44)!.has(u) && (texts.get(`${d40} ${u}`) ?? '').length > 0 && (texts.get(`${d44} ${u}`) ?? '').length > 0);
+    expect(both.length).toBeGreaterThan(5);
+    const r = await runMerge({ store: new FsObjectStore({ root: dir }), dataDir: dir, rowGroupSize: 64, keepVersions: 3, graceMs: 60_000, textVersions: 1 });
+    expect(r).toMatchObject({ published: true, batches: 0 });
+    // the lake had no policy: every URL's older capture is ranked out (one per URL both crawls hold, text or not)
+    expect(r.textDropped).toBe([...expected.get(d40)!.keys()].filter((u) => expected.get(d44)!.has(u)).length);
+    for (const url of both.slice(0, 10)) {
+      const res = await get(`/v1/url?url=${encodeURIComponent(url)}&include=text`);
+      expect(res.version).toBe(r.version);
+      expect(res.body.text_versions).toBe(1);
+      const [a, b] = [expected.get(d40)!.get(url)!, expected.get(d44)!.get(url)!];
+      const newest = a.ts > b.ts ? d40 : d44; // a tie goes to the higher dataset id
+      for (const c of res.body.captures as any[]) {
+        if (c.dataset_id === newest) {
+          expect(c.text).toBe(texts.get(`${c.dataset_id} ${url}`));
+          expect(c).not.toHaveProperty('text_dropped');
+        } else {
+          expect([c.text, c.text_length, c.text_dropped]).toEqual([null, null, true]);
+          expect(c.status).toBe(expected.get(c.dataset_id)!.get(url)!.status); // the metadata stays
+        }
+      }
+    }
+  });
 });

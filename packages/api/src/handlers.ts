@@ -1,5 +1,5 @@
 import { domainToUnicode } from 'node:url';
-import { TOP_DOMAINS_KEPT, UrlError, canonicalizeUrl, registeredDomainOf } from '@ccpipe/core';
+import { TOP_DOMAINS_KEPT, UrlError, canonicalizeUrl, registeredDomainOf, textKept } from '@ccpipe/core';
 import type { DomainFacts, IndexView } from '@ccpipe/core';
 import type { AclPrincipal } from './acl';
 import { ApiError } from './api-error';
@@ -180,15 +180,20 @@ export async function getUrl(ctx: RequestContext, query: URLSearchParams): Promi
     throw err;
   }
   const names = datasetNames(ctx.view);
-  const captures = (await ctx.view.captures(url, { text: include.has('text') })).filter((c) => visible(ctx, c.datasetId));
+  const every = await ctx.view.captures(url, { text: include.has('text') });
+  // the content-versions policy ranks a URL's captures in every dataset (hidden ones too: their texts were dropped alike)
+  const versions = ctx.view.textVersions ?? null;
+  const kept = textKept(every.map((c) => ({ datasetId: c.datasetId, ts: Date.parse(c.ts) })), versions);
+  const captures = every.flatMap((c, i) => (visible(ctx, c.datasetId) ? [{ c, dropped: !kept[i] }] : []));
   if (captures.length === 0) throw new ApiError('CCP_ERR_API_URL_NOT_FOUND', 'no capture of this URL');
   return {
     url,
-    url_id: (captures[0] as { urlId: string }).urlId,
+    url_id: captures[0]!.c.urlId,
     domain,
     ...(domain !== null && unicodeOf(domain)),
     version: ctx.view.version,
-    captures: captures.map((c) => ({
+    ...(versions !== null && { text_versions: versions }),
+    captures: captures.map(({ c, dropped }) => ({
       dataset_id: c.datasetId,
       dataset: names.get(c.datasetId) ?? null,
       ts: c.ts,
@@ -198,6 +203,7 @@ export async function getUrl(ctx: RequestContext, query: URLSearchParams): Promi
       language: c.language,
       content_length: c.contentLength,
       ...(include.has('text') && textField(c.text ?? null)),
+      ...(dropped && { text_dropped: true }),
       warc: { filename: c.warc.filename, offset: c.warc.offset, length: c.warc.length },
     })),
   };

@@ -219,6 +219,10 @@ export class LakeIndexView implements IndexView {
     await this.index.close?.();
   }
 
+  get textVersions(): number | null {
+    return this.loaded.status.textVersions ?? null;
+  }
+
   /** Progress facts of this version (status.json) for /v1/status. */
   status(): LoadedVersion['status'] {
     return this.loaded.status;

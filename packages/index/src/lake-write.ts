@@ -71,6 +71,8 @@ export interface OldLakeFile {
   path: string;
   /** Its row id space in `lose` (negative: old rows lose ties against new ones). */
   fileId: number;
+  /** Some of its rows lose their text (table `strip_old`, the content-versions policy: text-versions.ts). */
+  stripText?: boolean;
 }
 
 /**
@@ -96,6 +98,11 @@ function lakeColumnExpr(c: string, dropText: boolean): string {
   return c === 'text' && dropText ? 'NULL::VARCHAR AS text' : c === 'raw_url' ? 'NULLIF(raw_url, url) AS raw_url' : c;
 }
 
+/** An old file's `text`, null for its rows listed in table strip_old (the content-versions policy). */
+function stripTextExpr(fileId: number): string {
+  return `CASE WHEN EXISTS (SELECT 1 FROM strip_old s WHERE s._f = ${fileId} AND s._r = o.file_row_number) THEN NULL ELSE text END AS text`;
+}
+
 /**
  * One row per (dataset, canonical URL) over the staged new rows and the previous files `old` of the partitions
  * receiving rows — the latest capture wins (ts, then new over old, then the later batch part, then the WARC
@@ -104,7 +111,8 @@ function lakeColumnExpr(c: string, dropText: boolean): string {
  * url_id): keys repeated among the staged rows, and old rows whose key a staged row has — taken from temp table
  * `lake_hits` that resolveCollisions left (the lake rows sharing an id with a new row: no second scan of the lake;
  * the lake is already de-duplicated, so two old rows never share a key). Only those rows are ranked, reading the
- * old columns of the files they sit in. Losing new rows are deleted from `staged`;
+ * old columns of the files they sit in (`lake_hits` stays for the content-versions policy: text-versions.ts; the merge
+ * drops it). Losing new rows are deleted from `staged`;
  * losing old rows stay listed in temp table `lose_old (_f, _r)` for the per-partition COPY to skip, and their files
  * must be rewritten.
  */
@@ -145,8 +153,6 @@ export async function dropSuperseded(conn: DuckDBConnection, old: readonly OldLa
   await conn.run('CREATE OR REPLACE TEMP TABLE lose_old AS SELECT _f, _r FROM lose WHERE _f < 0');
   await conn.run('DROP TABLE lose');
   await conn.run('DROP TABLE old_hit');
-  await conn.run('DROP TABLE IF EXISTS lake_hits');
-  await conn.run('DROP TABLE IF EXISTS lake_hit_files');
 }
 
 /**
@@ -242,7 +248,7 @@ export async function writeLake(conn: DuckDBConnection, store: ObjectStore, w: L
     const inputs = [
       ...(t.fresh ? [`SELECT ${cols} FROM staged WHERE dataset_id = ${t.datasetId} AND prefix = ${sqlString(t.prefix)}`] : []),
       ...t.old.map((o) =>
-        `SELECT ${w.columns.map((c) => lakeColumnExpr(c, w.dropText)).join(', ')} FROM read_parquet(${sqlString(o.path)}, hive_partitioning = false, file_row_number = true) o
+        `SELECT ${w.columns.map((c) => (c === 'text' && o.stripText === true && !w.dropText ? stripTextExpr(o.fileId) : lakeColumnExpr(c, w.dropText))).join(', ')} FROM read_parquet(${sqlString(o.path)}, hive_partitioning = false, file_row_number = true) o
          WHERE NOT EXISTS (SELECT 1 FROM lose_old l WHERE l._f = ${o.fileId} AND l._r = o.file_row_number)`),
     ];
     if (inputs.length === 0) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'a lake file with neither new rows nor runs to fold', { key: t.key });

@@ -21,6 +21,7 @@ import { acquireMergeLease, type MergeLease } from './merge-lease';
 import { openStageRoot } from './stage-root';
 import { ORDERINGS_FILE, readOrderings, writeOrderings } from './orderings';
 import { TOP_DOMAINS_FILE, TopDomains } from './top-domains';
+import { lakeFileId, markTextVersions } from './text-versions';
 import { VersionWriter, loadVersionHead, loadVersionSummary, openIndexOnDemand, readManifest, type VersionBase } from './version-files';
 
 /** Options of {@link runMerge}. */
@@ -129,6 +130,13 @@ export interface MergeOptions {
    * a version without facts (benchmarks measure their cost with it).
    */
   facts?: boolean;
+  /**
+   * The content-versions policy (text-versions.ts): only the newest N captures of a URL across datasets keep their
+   * text; 'all' keeps every text. It stays with the lake: a merge without it applies the previous version's policy.
+   * Tightening it (from 'all', or to a smaller N) ranks every URL of the lake once and rewrites the files holding
+   * texts beyond it, even with no new batch; text already dropped does not come back when it is loosened.
+   */
+  textVersions?: number | 'all';
 }
 
 /** What one merge did. */
@@ -147,6 +155,8 @@ export interface MergeResult {
   /** Lake files of the version now current. */
   lakeFiles: number;
   newCollisions: number;
+  /** Captures whose text this merge dropped under the content-versions policy: new rows, and lake rows (rewritten). */
+  textDropped: number;
   /**
    * How this merge found its batches ('inbox', or 'full': every marker listed, merge-inbox.ts), and how many it found
    * with no inbox entry — after a lake's first merges, batches of a worker of an older ccpipe still running.
@@ -176,6 +186,17 @@ async function collectQuietly(
   } catch (err) {
     return { collectedVersions: [], gcError: inboxError ?? errorCode(err) };
   }
+}
+
+/**
+ * The content-versions policy of a merge: `opt` when given ('all' = none), else the lake's (`prev`, its previous
+ * version's). @throws CcpError CCP_ERR_CONFIG when it is neither 'all' nor a whole number ≥ 1.
+ */
+function textVersionsOf(opt: number | 'all' | undefined, prev: number | undefined): number | undefined {
+  if (opt === 'all') return undefined;
+  if (opt === undefined) return prev;
+  if (!Number.isInteger(opt) || opt < 1) throw new CcpError('CCP_ERR_CONFIG', "textVersions must be a whole number ≥ 1 or 'all'", { detail: { textVersions: opt } });
+  return opt;
 }
 
 /** A lake partition's map key. */
@@ -344,6 +365,9 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
   const lakeCols = prev === null ? lakeColumnsOf(columnSet) : existingLakeColumns(columnSet, prev.status.lakeColumnList);
   const facts = opts.facts !== false;
   const compact = opts.compact === true;
+  const textVersions = textVersionsOf(opts.textVersions, prev?.status.textVersions);
+  // a tighter policy than the lake's (or a first one) ranks every URL of the lake once, even with nothing new to merge
+  const tightened = prev !== null && textVersions !== undefined && !(opts.dropText ?? false) && (prev.status.textVersions ?? Infinity) > textVersions;
   const maxRuns = compact ? 1 : (opts.lakeMaxRuns ?? DEFAULT_MAX_RUNS);
   if (!Number.isInteger(maxRuns) || maxRuns < 1) throw new CcpError('CCP_ERR_CONFIG', 'lakeMaxRuns must be an integer ≥ 1', { detail: { lakeMaxRuns: maxRuns } });
   const zstdLevel = opts.compressionLevel ?? DEFAULT_LAKE_ZSTD_LEVEL;
@@ -358,13 +382,13 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
   for (const f of prev?.files ?? []) runsOf.set(partitionKey(f), [...(runsOf.get(partitionKey(f)) ?? []), f]);
   const compactable = compact ? [...runsOf.values()].filter((runs) => runs.length > 1) : [];
   phase('load');
-  if (markers.length === 0 && compactable.length === 0) {
+  if (markers.length === 0 && compactable.length === 0 && !tightened) {
     // inbox entries of batches merged before (a redelivered batch writes its entry again) or gone go now
     const gc = await collectQuietly(store, manifest, now(), opts.graceMs, [...found.entries.keys()]);
     const s = prev?.status;
     return {
       version: manifest.current, published: false, batches: 0, rowsIn: 0, urls: s?.urls ?? 0, domains: s?.domains ?? 0, rewrittenFiles: 0, rowsWritten: 0,
-      lakeFiles: prev?.files.length ?? 0, newCollisions: 0, scan, withoutInbox: 0, ...gc, ms: Date.now() - t0,
+      lakeFiles: prev?.files.length ?? 0, newCollisions: 0, textDropped: 0, scan, withoutInbox: 0, ...gc, ms: Date.now() - t0,
     };
   }
   const seq = Math.max(0, ...manifest.versions.map((v) => versionSeq(v.version)), ...manifest.retired.map((v) => versionSeq(v.version))) + 1;
@@ -420,6 +444,21 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
     const newFiles: LakeFileEntry[] = [];
     /** Partitions to write: their new rows (counted after de-duplication) and the runs the new file folds in. */
     let plan: { a: { datasetId: number; prefix: string; rows: number }; fold: OldLakeFile[]; keep: OldLakeFile[] }[] = [];
+    const lakeKeys = (prev?.files ?? []).map((f) => f.key);
+    const fileNo = new Map(lakeKeys.map((k, i) => [k, i]));
+    /** The previous lake files' local copies, once fetched (the collision check and the content-versions policy read them all). */
+    let lakePaths: string[] | null = null;
+    const oldFileOf = (f: LakeFileEntry): OldLakeFile => oldLakeFile(f, lakePaths![fileNo.get(f.key)!]!, lakeFileId(fileNo.get(f.key)!));
+    let textDropped = 0;
+    /** Ids (lakeFileId) of the lake files holding rows whose text the content-versions policy drops now. */
+    let stripFiles = new Set<number>();
+    const applyTextVersions = async (staged: boolean): Promise<void> => {
+      if (textVersions === undefined || (opts.dropText ?? false)) return;
+      const files = (prev?.files ?? []).map((f, i) => ({ path: lakePaths![i]!, datasetId: f.datasetId }));
+      const tv = await markTextVersions(conn, { versions: textVersions, files, scope: tightened ? 'all' : 'hits', staged, key: lakeCols.includes('url_id') ? 'url_id' : 'url' });
+      textDropped = tv.newRows + tv.oldRows;
+      stripFiles = tv.files;
+    };
     if (parts.length > 0) {
       // Parts are told apart by their rank in path order: DuckDB's file_index (the position in this sorted list), an
       // integer per row instead of a filename string joined back to a table (≈ 0.3 s CPU less per 1M rows).
@@ -451,21 +490,21 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
       // Nothing reads the parts after staging: local copies of a remote store's parts go now.
       await inputs.release(partKeys);
       phase('domains');
-      const lakeKeys = (prev?.files ?? []).map((f) => f.key);
-      newCollisions = await resolveCollisions(conn, await inputs.fetch(lakeKeys), collisions, lakeCols.includes('url_id'), reader);
+      lakePaths = await inputs.fetch(lakeKeys);
+      newCollisions = await resolveCollisions(conn, lakePaths, collisions, lakeCols.includes('url_id'), reader);
       phase('collisions');
       const affected = (await queryRows(conn, 'SELECT dataset_id AS d, prefix AS p, count(*) AS n FROM staged GROUP BY 1, 2 ORDER BY 1, 2')).map((r) => ({
         datasetId: Number(r['d']), prefix: r['p'] as string, rows: Number(r['n']),
       }));
       // The collision check needed every lake file; only the runs of partitions receiving rows are read again
-      // (superseded rows are found among them), so staged copies of the others go now (an S3 merge would otherwise
-      // hold the whole lake on local disk until the end).
+      // (superseded rows are found among them), and the files the content-versions policy rewrites: staged copies of
+      // the others go once the plan is made (an S3 merge would otherwise hold the whole lake on local disk until the end).
       const candidates = affected.flatMap((a) => runsOf.get(partitionKey(a)) ?? []);
-      const keep = new Set(candidates.map((f) => f.key));
-      await inputs.release(lakeKeys.filter((k) => !keep.has(k)));
-      const oldPaths = await inputs.fetch(candidates.map((f) => f.key));
-      const oldOf = new Map<string, OldLakeFile>(candidates.map((f, i) => [f.key, oldLakeFile(f, oldPaths[i]!, -(i + 1))]));
+      const oldOf = new Map<string, OldLakeFile>(candidates.map((f) => [f.key, oldFileOf(f)]));
       await dropSuperseded(conn, [...oldOf.values()], lakeCols.includes('url_id') ? 'url_id' : 'url');
+      await applyTextVersions(true);
+      await conn.run('DROP TABLE IF EXISTS lake_hits');
+      await conn.run('DROP TABLE IF EXISTS lake_hit_files');
       const losing = new Set((await queryRows(conn, 'SELECT DISTINCT _f FROM lose_old')).map((r) => Number(r['_f'])));
       // New rows per partition once de-duplication has deleted the losers: a partition whose new rows all lost (a
       // recapture older than the lake's row) gets no file, and the run policy weighs what is really written.
@@ -480,12 +519,39 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
         const fold = runsToFold(runs.map((r) => r.rows), a.rows, runs.flatMap((r, i) => (losing.has(r.fileId) ? [i] : [])), maxRuns);
         return { a, fold: runs.filter((_, i) => fold.has(i)), keep: runs.filter((_, i) => !fold.has(i)) };
       }).filter((p) => p.a.rows > 0 || p.fold.length > 0);
-      // a written partition's facts read the runs it keeps too: those copies stay until its group is written
-      const planned = new Set(plan.flatMap((p) => [...p.fold, ...(facts ? p.keep : [])].map((r) => r.key)));
-      await inputs.release(candidates.map((f) => f.key).filter((k) => !planned.has(k)));
     } else {
       // nothing staged: the folds below skip no old row
       await conn.run('CREATE TEMP TABLE lose_old (_f INTEGER, _r BIGINT)');
+      if (tightened) {
+        lakePaths = await inputs.fetch(lakeKeys);
+        await applyTextVersions(false);
+      }
+    }
+    // The files holding rows whose text the policy drops now are rewritten: folded by their partition's new file, or
+    // by a file of their own in a partition receiving no rows (each partition's other runs stay, unless compacting).
+    if (stripFiles.size > 0) {
+      const byPartition = new Map<string, LakeFileEntry[]>();
+      for (const id of stripFiles) {
+        const f = prev!.files[-id - 1]!;
+        byPartition.set(partitionKey(f), [...(byPartition.get(partitionKey(f)) ?? []), f]);
+      }
+      for (const [pk, files] of byPartition) {
+        const strip = new Set(files.map((f) => f.key));
+        const p = plan.find((q) => partitionKey(q.a) === pk);
+        if (p !== undefined) {
+          p.fold.push(...p.keep.filter((o) => strip.has(o.key)));
+          p.keep = p.keep.filter((o) => !strip.has(o.key));
+        } else {
+          const runs = (runsOf.get(pk) ?? []).map(oldFileOf);
+          plan.push({ a: { datasetId: files[0]!.datasetId, prefix: files[0]!.prefix, rows: 0 }, fold: compact ? runs : runs.filter((o) => strip.has(o.key)), keep: [] });
+        }
+      }
+      for (const p of plan) for (const o of p.fold) o.stripText = stripFiles.has(o.fileId);
+    }
+    if (lakePaths !== null) {
+      // a written partition's facts read the runs it keeps too: those copies stay until its group is written
+      const planned = new Set(plan.flatMap((p) => [...p.fold, ...(facts ? p.keep : [])].map((r) => r.key)));
+      await inputs.release(lakeKeys.filter((k) => !planned.has(k)));
     }
     // Compaction: every other partition with more than one run is folded into one file too (no new rows).
     if (compact) {
@@ -561,7 +627,7 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
     const status: VersionStatus = {
       version, parent: prev?.toc.version ?? null, createdAt, batchesMerged: markers.length, batchesTotal: merged.size + markers.length, rowsIn,
       urls: built.urls, domains: built.domains, lakeFiles: built.files.length, lakeBytes: built.files.reduce((s, f) => s + f.bytes, 0),
-      rewrittenFiles: newFiles.length, collisions: Object.keys(collisions).length, partitionBits: bits, lakeColumns: columnSet, lakeColumnList: [...lakeCols], ...nextInboxState(prev?.status, scan, withoutEntry, scanAt), datasets: built.datasets,
+      rewrittenFiles: newFiles.length, collisions: Object.keys(collisions).length, partitionBits: bits, ...(textVersions !== undefined && { textVersions }), lakeColumns: columnSet, lakeColumnList: [...lakeCols], ...nextInboxState(prev?.status, scan, withoutEntry, scanAt), datasets: built.datasets,
       ...(await ingestTotalsOf(store, prev?.status ?? null, merged, markers).then((ingested) => ({ ingested }), () => ({}))), mergeMs: Date.now() - t0,
     };
     if (opts.orderings !== false) {
@@ -606,7 +672,7 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
     phase('publish');
     return {
       version, published: true, batches: markers.length, rowsIn, urls: built.urls, domains: built.domains, rewrittenFiles: newFiles.length,
-      rowsWritten: newFiles.reduce((n, f) => n + f.rows, 0), lakeFiles: built.files.length, newCollisions, scan, withoutInbox: withoutEntry, ...gc, ms: Date.now() - t0,
+      rowsWritten: newFiles.reduce((n, f) => n + f.rows, 0), lakeFiles: built.files.length, newCollisions, textDropped, scan, withoutInbox: withoutEntry, ...gc, ms: Date.now() - t0,
     };
   } catch (err) {
     // A damaged input (a CRC or format check, or DuckDB refusing a Parquet file) may be a cached copy gone bad on

@@ -106,6 +106,11 @@ export interface VersionStatus {
   collisions: number;
   /** Domain-prefix bits of the lake's hive partitioning (fixed for the lake's lifetime). */
   partitionBits: number;
+  /**
+   * The content-versions policy the lake obeys (text-versions.ts): only the newest N captures of a URL keep their
+   * text. Absent: every capture keeps it.
+   */
+  textVersions?: number;
   /** Lake column set ('all' part columns, 'api', or 'lean' = api without url_id); absent in versions written before the choice existed = 'all'. */
   lakeColumns?: 'all' | 'api' | 'lean';
   /**

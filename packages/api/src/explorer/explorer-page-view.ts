@@ -55,7 +55,7 @@ function renderCapture(cap) {
     ['HTTP status', statusText(cap.status)],
     ['Language', cap.language ? String(cap.language) : 'unknown'],
     ['Response size', typeof cap.content_length === 'number' ? formatBytes(cap.content_length) + ' (' + plural(cap.content_length, 'byte', 'bytes') + ')' : 'unknown'],
-    ['Text length', typeof cap.text_length === 'number' ? plural(cap.text_length, 'character', 'characters') : 'no text'],
+    ['Text length', typeof cap.text_length === 'number' ? plural(cap.text_length, 'character', 'characters') : cap.text_dropped ? 'not kept: only the newest ' + plural(currentUrl.body.text_versions, 'capture keeps', 'captures keep') + ' its text' : 'no text'],
     ['WARC file', el('span', { class: 'mono warc-file' }, String(w.filename))],
     ['WARC record', el('span', { class: 'mono warc-range' }, 'offset ' + NF.format(w.offset) + ', ' + plural(w.length, 'byte', 'bytes'))],
   ];
@@ -63,7 +63,7 @@ function renderCapture(cap) {
   const text = typeof cap.text === 'string' ? cap.text : null;
   $('capture-text').textContent = text === null ? '' : text;
   $('capture-text').hidden = text === null || text === '';
-  $('text-note').textContent = text === null || text === '' ? '(none for this capture)' : cap.text_truncated ? '(cut at 1 MiB)' : '';
+  $('text-note').textContent = cap.text_dropped ? '(not kept for this capture: the index keeps the newest texts of a page only; the WARC record has it)' : text === null || text === '' ? '(none for this capture)' : cap.text_truncated ? '(cut at 1 MiB)' : '';
 }
 
 /** n / p: the newer or older capture of the page shown. */

@@ -55,6 +55,28 @@ describe('ccpipe merge', () => {
     }
   });
 
+  it('--text-versions sets the lake\'s content-versions policy: the result counts the texts dropped; bad values are refused', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'ccpipe-cli-merge-'));
+    try {
+      const store = new FsObjectStore({ root: dir });
+      const out: string[] = [];
+      const merge = async (...flags: string[]) => {
+        const program = new Command('ccpipe').exitOverride();
+        registerMergeCommand(program, { write: (l) => void out.push(l) });
+        await program.parseAsync(['node', 'ccpipe', 'merge', '--data', dir, ...flags]);
+      };
+      for (const d of [1, 2]) await putBatch(store, d, `b${d}`, [partRow(d, 'https://www.example.com/', `2030010${d}000000`, { text: `t${d}` })]);
+      await expect(merge('--text-versions', '0')).rejects.toMatchObject({ code: 'CCP_ERR_CONFIG', message: "--text-versions must be a whole number ≥ 1 or 'all'" });
+      await expect(merge('--text-versions', 'three')).rejects.toMatchObject({ code: 'CCP_ERR_CONFIG' });
+      await merge('--text-versions', '1');
+      expect(JSON.parse(out[0]!)).toMatchObject({ published: true, urls: 2, textDropped: 1 });
+      await merge('--text-versions', 'all');
+      expect(JSON.parse(out[1]!)).toMatchObject({ published: false, textDropped: 0 });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('--min-new-ratio, --max-wait and --rescan-every belong to the merger service (--every) and take numbers', async () => {
     const merge = async (...args: string[]) => {
       const program = new Command('ccpipe').exitOverride();

@@ -53,6 +53,14 @@ function memoryLimitFlag(v: unknown): string {
   throw new CcpError('CCP_ERR_CONFIG', "--memory-limit must be a size such as '256MB', '1GB' or '1.5GiB'");
 }
 
+/** Parses `--text-versions`: a whole number ≥ 1, or `all`. @throws CcpError CCP_ERR_CONFIG otherwise. */
+export function textVersionsFlag(v: unknown): number | 'all' {
+  if (v === 'all') return 'all';
+  const n = typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : NaN;
+  if (!Number.isSafeInteger(n) || n < 1) throw new CcpError('CCP_ERR_CONFIG', "--text-versions must be a whole number ≥ 1 or 'all'", { detail: { textVersions: v } });
+  return n;
+}
+
 /** Parses `--lake-columns`. @throws Error naming the allowed sets. */
 function lakeColumnsFlag(v: unknown): LakeColumnSet {
   if (v === 'all' || v === 'api' || v === 'lean') return v;
@@ -63,7 +71,8 @@ function lakeColumnsFlag(v: unknown): LakeColumnSet {
  * `ccpipe merge`: folds every completed batch of the data store into a new index version (docs/index-format.md) and
  * prints `MergeResult` as one JSON line on stdout; progress goes to stderr (phase lines on a TTY, pino JSON
  * otherwise). `--data`, `--lake-row-group-size`, `--merge-cache-dir` and `--log-level` come from the config table; merge-only flags:
- * `--keep-versions` (default 3), `--grace-ms` (default 600000), `--drop-text`, `--memory-limit` (default 256MB),
+ * `--keep-versions` (default 3), `--grace-ms` (default 600000), `--drop-text`, `--text-versions N|all` (the content-versions
+ * policy, docs/webtable.md), `--memory-limit` (default 256MB),
  * `--lake-columns all|api|lean` (default all; fixed once the lake exists, docs/index-format.md), `--lake-max-runs`
  * (default 4: files per lake partition, docs/index-format.md), `--lake-zstd-level` (default 1; 9 for a lake written
  * once and read long), `--compact` (fold every partition into one file, even with nothing new to merge), `--rescan`
@@ -80,6 +89,7 @@ export function registerMergeCommand(program: Command, io: MergeCommandIo = { wr
     .option('--keep-versions <n>', 'index versions kept in the manifest (older ones are retired, then deleted after the grace period)')
     .option('--grace-ms <ms>', 'how long a retired version stays readable before GC deletes it')
     .option('--drop-text', 'store text as null in the lake')
+    .option('--text-versions <n>', "keep the text of only the newest n captures of each URL across datasets (older ones keep their metadata), or 'all' (the default for a new lake); stays with the lake once set")
     .option('--memory-limit <size>', "DuckDB memory limit, e.g. '256MB' (the default; it spills to a temp dir beyond it)")
     .option('--lake-columns <set>', "lake columns: 'all' (every part column), 'api' (what the API and analytics need) or 'lean' ('api' without url_id); fixed once the lake exists")
     .option('--lake-max-runs <n>', 'most files a lake partition may hold (default 4; 1 = rewrite each partition receiving rows whole)')
@@ -115,6 +125,7 @@ export function registerMergeCommand(program: Command, io: MergeCommandIo = { wr
         keepVersions: intFlag('keep-versions', opts['keepVersions'], 3, 1),
         graceMs: intFlag('grace-ms', opts['graceMs'], 600_000, 0),
         dropText: opts['dropText'] === true,
+        ...(opts['textVersions'] !== undefined && { textVersions: textVersionsFlag(opts['textVersions']) }),
         ...(opts['memoryLimit'] !== undefined && { memoryLimit: memoryLimitFlag(opts['memoryLimit']) }),
         ...(opts['lakeColumns'] !== undefined && { lakeColumns: lakeColumnsFlag(opts['lakeColumns']) }),
         ...(opts['lakeMaxRuns'] !== undefined && { lakeMaxRuns: intFlag('lake-max-runs', opts['lakeMaxRuns'], DEFAULT_MAX_RUNS, 1) }),

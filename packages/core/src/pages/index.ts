@@ -3,3 +3,4 @@ export {
 } from './page-query';
 export type { PageFilter, PageKey, PageOrder, PageQuery, PageResult, PageRow, PageSort, StatusMatch } from './page-query';
 export { domainFactsOf, type FactsRow } from './domain-facts';
+export { compareNewestFirst, textKept, type VersionedCapture } from './text-versions';

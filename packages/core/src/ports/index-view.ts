@@ -153,6 +153,11 @@ export interface IndexView {
   pagesAcross?(q: AcrossQuery): Promise<AcrossResult | null>;
   /** Completed batches the version holds, per dataset id (for ingest status). Optional: in-memory views omit it. */
   batchesMerged?(): ReadonlyMap<number, number>;
+  /**
+   * The content-versions policy the version's lake obeys: only the newest N captures of a URL across datasets keep
+   * their text (core textKept). Absent or null: every capture keeps it.
+   */
+  readonly textVersions?: number | null;
 }
 
 /** The current version, following manifest flips. */
