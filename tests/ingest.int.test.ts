@@ -4,12 +4,12 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { batchId, type Batch } from '@ccpipe/core';
-import { AmqpBatchPublisher, AmqpConnection, declareTopology, deleteTopology, topologyNames } from '@ccpipe/adapters';
+import { batchId, emptyDatasetRegistry, ensureDatasetIn, layout, parseDatasetRegistry, serializeDatasetRegistry, withStoreId, type Batch } from '@ccpipe/core';
+import { AmqpBatchPublisher, AmqpConnection, deadLetterInfo, declareTopology, deleteTopology, topologyNames } from '@ccpipe/adapters';
 import { serveMirror, type MirrorServer } from '@ccpipe/mirror';
 import { CC_MIRROR_DEV, loadOracle, oracleUrlForm } from './support/corpus';
 import { readParquetRows } from './support/parquet';
@@ -180,6 +180,8 @@ describe('batcher + 2 workers over RabbitMQ and a mirror server', () => {
         { ...base, filename: 'crawl-data/%2e%2e/x.warc.gz' },
       ],
     };
+    // published by hand for the worker's store: its registry names the dataset as a batcher would have
+    await writeFile(join(run.data, layout.datasetRegistry()), serializeDatasetRegistry(ensureDatasetIn(emptyDatasetRegistry(), CRAWL, CRAWL, '2030-01-01T00:00:00Z').registry));
     await publisher.publish(evil);
     await publisher.close();
     await conn.close();
@@ -191,5 +193,44 @@ describe('batcher + 2 workers over RabbitMQ and a mirror server', () => {
     expect(body).toMatchObject({ rows: 0, failed: 4, failures: { CCP_ERR_SSRF: 4 } });
     expect(hits).toBe(0);
     expect(dirname(marker)).toContain('dataset_id=1');
+  }, 600_000);
+
+  it('a worker over another data store than its batcher dead-letters every batch and writes nothing (issue #22 repro)', async () => {
+    // the worker's store: CC-MAIN-2030-44 is its dataset 1; the batcher's own store gets CC-MAIN-2030-40 as its dataset 1
+    const workerStore = await newRun();
+    const batcherStore = { ...(await newRun()), prefix: workerStore.prefix };
+    runs.push(batcherStore);
+    const theirs = withStoreId(ensureDatasetIn(emptyDatasetRegistry(), 'CC-MAIN-2030-44', 'CC-MAIN-2030-44', '2030-01-01T00:00:00Z').registry, () => 'worker-store-0001').registry;
+    await writeFile(join(workerStore.data, layout.datasetRegistry()), serializeDatasetRegistry(theirs));
+    const m = await mirror();
+    const summary = await runBatcher(batcherStore, m.url, ['--max-blocks', '2']);
+    const batches = summary['batches'] as number;
+    expect(batches).toBeGreaterThan(0);
+    const published = parseDatasetRegistry(await readFile(join(batcherStore.data, layout.datasetRegistry())));
+    expect(published.datasets.map((d) => [d.id, d.name])).toEqual([[1, CRAWL]]);
+    expect(published.storeId).toMatch(/^[0-9a-f-]{36}$/);
+    const w = worker(workerStore, m.url);
+    const conn = new AmqpConnection({ url: RABBITMQ, reconnect: { maxAttempts: 3 } });
+    await conn.start();
+    const ch = await conn.createChannel();
+    try {
+      const names = topologyNames(workerStore.prefix);
+      await waitFor('every batch dead-lettered', async () => (await ch.checkQueue(names.deadLetterQueue)).messageCount === batches, 300_000, 250);
+      const reasons = new Set<string>();
+      for (let msg = await ch.get(names.deadLetterQueue, { noAck: true }); msg; msg = await ch.get(names.deadLetterQueue, { noAck: true })) {
+        reasons.add(deadLetterInfo(msg.properties.headers as Record<string, unknown>).reason);
+      }
+      expect([...reasons]).toEqual(['CCP_ERR_BATCH_FOREIGN_STORE']);
+    } finally {
+      await ch.close().catch(() => undefined);
+      await conn.close();
+    }
+    w.child.kill('SIGTERM');
+    expect((await w.exited).code).toBe(0);
+    // the worker said why, and filed nothing under its dataset 1
+    const failed = w.logs.filter((l) => l['msg'] === 'batch failed');
+    expect(failed.map((l) => [l['action'], l['reason']])).toEqual(Array(batches).fill(['dead-letter', 'CCP_ERR_BATCH_FOREIGN_STORE']));
+    expect(JSON.stringify(failed[0])).toContain('the batch was published for data store');
+    expect(await markersIn(workerStore.data)).toEqual([]);
   }, 600_000);
 });

@@ -23,6 +23,8 @@ export interface BatcherParams {
   crawl: string;
   dataset: string;
   datasetId: number;
+  /** The data store's id (its registry's storeId), named by every batch so a worker over another store refuses it. */
+  store?: string;
   fingerprint: string;
   plan: readonly PlannedBlock[];
   /** Plan index to start from (from the checkpoint). */
@@ -299,6 +301,7 @@ function batchBlock(p: BatcherParams, ordinal: number, bytes: Uint8Array, summar
       crawl: p.crawl,
       dataset: p.dataset,
       datasetId: p.datasetId,
+      ...(p.store !== undefined && { store: p.store }),
       blockNo: ordinal,
       seq,
       records: kept.slice(seq * p.batchSize, (seq + 1) * p.batchSize),

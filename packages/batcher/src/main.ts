@@ -87,7 +87,7 @@ export async function batcherMain(
         return 0;
       }
 
-      const dataset = await ensureDataset(store, datasetName, crawl, new Date());
+      const { entry: dataset, storeId } = await ensureDataset(store, datasetName, crawl, new Date());
       const filter = compileFilter(filterSpecOf(config), { registeredDomainOf });
 
       const connection = new AmqpConnection({
@@ -122,6 +122,7 @@ export async function batcherMain(
             crawl,
             dataset: datasetName,
             datasetId: dataset.id,
+            store: storeId,
             fingerprint,
             plan,
             startIndex,

@@ -5,6 +5,9 @@ import { parseJson, type VersionStatus } from './format';
 /** What a merge reads of a batch's completion marker. */
 export interface Marker {
   datasetId: number;
+  /** The dataset's name and the data store's id the batch named (markers of older workers have neither). */
+  dataset?: string;
+  store?: string;
   part: string | null;
   rows?: number;
   failed?: number;

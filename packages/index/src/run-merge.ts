@@ -1,7 +1,7 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RoaringBitmap32 } from 'roaring';
-import { CcpError, domain64FromInt64, domain64ToInt64, errorCode, layout, type ObjectStore } from '@ccpipe/core';
+import { CcpError, domain64FromInt64, domain64ToInt64, errorCode, foreignBatchReason, layout, parseDatasetRegistry, type ObjectStore } from '@ccpipe/core';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { BatchSet } from './batch-set';
 import { resolveCollisions } from './collisions';
@@ -155,6 +155,12 @@ export interface MergeResult {
   /** Lake files of the version now current. */
   lakeFiles: number;
   newCollisions: number;
+  /**
+   * Completed batches not merged because their marker names another data store, or a dataset id that means another
+   * dataset in this one (core foreignBatchReason); their inbox entries stay, so every merge reports them until they
+   * are removed.
+   */
+  foreignBatches: number;
   /** Captures whose text this merge dropped under the content-versions policy: new rows, and lake rows (rewritten). */
   textDropped: number;
   /**
@@ -375,7 +381,16 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
   const scanAt = now();
   const scan = markerScanOf(prev?.status, opts.rescan);
   const found = await listNewBatches(store, merged, scan);
-  const markers = [...(await readMarkers(store, found.pending))].flatMap(([key, m]) => (m === null ? [] : [[key, m] as [string, Marker]]));
+  const read = [...(await readMarkers(store, found.pending))].flatMap(([key, m]) => (m === null ? [] : [[key, m] as [string, Marker]]));
+  // A marker naming another data store, or a dataset id that means another dataset here (a worker over another store
+  // than its batcher, older than the workers' own check): not merged, reported at every merge, its inbox entry kept.
+  const registryBytes = await store.get(layout.datasetRegistry());
+  const registry = registryBytes === null ? null : parseDatasetRegistry(registryBytes);
+  const foreignOf = (m: Marker) => (registry === null || m.dataset === undefined ? null : foreignBatchReason(registry, { store: m.store, dataset: m.dataset, datasetId: m.datasetId }));
+  const foreign = read.filter(([, m]) => foreignOf(m) !== null);
+  const markers = foreign.length === 0 ? read : read.filter(([, m]) => foreignOf(m) === null);
+  const foreignKeys = new Set(foreign.map(([k]) => k));
+  const inboxDone = (): string[] => [...found.entries].filter(([, marker]) => !foreignKeys.has(marker)).map(([entry]) => entry);
   const withoutEntry = markers.filter(([key]) => found.withoutEntry.has(key)).length;
   // a partition's runs (its lake files, oldest first: file keys carry the version that wrote them)
   const runsOf = new Map<string, LakeFileEntry[]>();
@@ -384,11 +399,11 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
   phase('load');
   if (markers.length === 0 && compactable.length === 0 && !tightened) {
     // inbox entries of batches merged before (a redelivered batch writes its entry again) or gone go now
-    const gc = await collectQuietly(store, manifest, now(), opts.graceMs, [...found.entries.keys()]);
+    const gc = await collectQuietly(store, manifest, now(), opts.graceMs, inboxDone());
     const s = prev?.status;
     return {
       version: manifest.current, published: false, batches: 0, rowsIn: 0, urls: s?.urls ?? 0, domains: s?.domains ?? 0, rewrittenFiles: 0, rowsWritten: 0,
-      lakeFiles: prev?.files.length ?? 0, newCollisions: 0, textDropped: 0, scan, withoutInbox: 0, ...gc, ms: Date.now() - t0,
+      lakeFiles: prev?.files.length ?? 0, newCollisions: 0, textDropped: 0, foreignBatches: foreign.length, scan, withoutInbox: 0, ...gc, ms: Date.now() - t0,
     };
   }
   const seq = Math.max(0, ...manifest.versions.map((v) => versionSeq(v.version)), ...manifest.retired.map((v) => versionSeq(v.version))) + 1;
@@ -668,11 +683,11 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
     // deleted now is retried by the next merge; entries are never served for other bytes)
     await cache?.retain([...built.files.map((f) => ({ key: f.key, bytes: f.bytes, crc32: f.crc32 })), ...shardFiles]).catch(() => 0);
     // every entry listed names a batch this version holds (merged before or folded now) or one that is gone
-    const gc = await collectQuietly(store, next, now(), opts.graceMs, [...found.entries.keys()]);
+    const gc = await collectQuietly(store, next, now(), opts.graceMs, inboxDone());
     phase('publish');
     return {
       version, published: true, batches: markers.length, rowsIn, urls: built.urls, domains: built.domains, rewrittenFiles: newFiles.length,
-      rowsWritten: newFiles.reduce((n, f) => n + f.rows, 0), lakeFiles: built.files.length, newCollisions, textDropped, scan, withoutInbox: withoutEntry, ...gc, ms: Date.now() - t0,
+      rowsWritten: newFiles.reduce((n, f) => n + f.rows, 0), lakeFiles: built.files.length, newCollisions, textDropped, foreignBatches: foreign.length, scan, withoutInbox: withoutEntry, ...gc, ms: Date.now() - t0,
     };
   } catch (err) {
     // A damaged input (a CRC or format check, or DuckDB refusing a Parquet file) may be a cached copy gone bad on

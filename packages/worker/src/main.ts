@@ -16,6 +16,7 @@ import {
 } from '@ccpipe/adapters';
 import { workerMetrics } from './metrics';
 import { startWorker } from './run-worker';
+import { StoreIdentity } from './store-identity';
 
 const USER_AGENT = 'ccpipe/0.1 (+https://github.com/ccpipe/ccpipe)';
 
@@ -97,7 +98,8 @@ export async function workerMain(flags: Partial<Record<ConfigKey, unknown>>, env
           writePart: (rows) => writeParquetPart(rows, { engine: config.parquetEngine, includeText: config.includeText, rowGroupSize: config.rowGroupSize }),
           events: metrics.batch,
         },
-        { concurrency: config.concurrency, includeText: config.includeText },
+        // a batch published for another data store is dead-lettered before anything is written (store-identity.ts)
+        { concurrency: config.concurrency, includeText: config.includeText, identity: new StoreIdentity(store) },
         {
           onBatchDone: (e) => {
             metrics.worker.onBatchDone?.(e);

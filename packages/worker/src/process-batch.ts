@@ -30,6 +30,9 @@ export interface BatchMarker {
   v: 1;
   batchId: string;
   datasetId: number;
+  /** The dataset's name and the data store's id as the batch named them (absent in markers of older workers). */
+  dataset?: string;
+  store?: string;
   crawl: string;
   records: number;
   rows: number;
@@ -141,6 +144,8 @@ export async function processBatch(batch: Batch, deps: BatchDeps, opts: BatchOpt
     v: 1,
     batchId: batch.id,
     datasetId: batch.datasetId,
+    dataset: batch.dataset,
+    ...(batch.store !== undefined && { store: batch.store }),
     crawl: batch.crawl,
     records: batch.records.length,
     rows: rows.length,

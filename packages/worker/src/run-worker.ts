@@ -17,6 +17,11 @@ export interface WorkerOptions extends BatchOptions {
    * worker down instead of using up the batch's delivery limit in seconds. Default 1,000 / 30,000 ms.
    */
   requeueBackoff?: { baseMs: number; maxMs: number };
+  /**
+   * Checks each batch belongs in the worker's store before any of it is read or written (store-identity.ts); a batch
+   * it refuses is dead-lettered with its code. Default: none (tests over a bare store).
+   */
+  identity?: { check(batch: Batch): Promise<void> };
 }
 
 /** A running worker. */
@@ -68,6 +73,7 @@ export async function startWorker(consumer: BatchConsumer, deps: BatchDeps, opts
     let outcome: { ok: true } | { ok: false; error: unknown };
     try {
       batch = decodeBatch(d.body);
+      await opts.identity?.check(batch);
       const r = await processBatch(batch, deps, opts, signal);
       outcome = { ok: true };
       events.onBatchDone?.({ batchId: batch.id, marker: r.marker, skipped: r.skipped, redelivered: d.redelivered || d.deliveryCount > 0, ms: Date.now() - started });

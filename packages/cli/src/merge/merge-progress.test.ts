@@ -20,7 +20,7 @@ function fakeStream(isTTY: boolean): Writable & { isTTY: boolean; text(): string
 }
 
 const result: MergeResult = {
-  version: 'v000004', published: true, batches: 12, rowsIn: 43210, urls: 40000, domains: 345, rewrittenFiles: 9, rowsWritten: 45000, lakeFiles: 300, newCollisions: 0,
+  version: 'v000004', published: true, batches: 12, rowsIn: 43210, urls: 40000, domains: 345, rewrittenFiles: 9, rowsWritten: 45000, lakeFiles: 300, newCollisions: 0, textDropped: 0, foreignBatches: 0,
   scan: 'inbox', withoutInbox: 0, collectedVersions: ['v000001'], ms: 3200,
 };
 

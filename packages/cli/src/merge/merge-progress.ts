@@ -18,6 +18,9 @@ const secs = (ms: number): string => `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)
 /** What batches without an inbox entry mean (MergeResult.withoutInbox). */
 const WITHOUT_INBOX = 'a lake written before the merge inbox, or a worker of an older ccpipe still running; merges list every marker until an hour passes without one';
 
+/** What batches of another store mean (MergeResult.foreignBatches). */
+const FOREIGN = 'their markers name another data store, or a dataset id that means another dataset here: a worker ran with another --data than its batcher; they are not merged (delete their batch folders and inbox entries once checked)';
+
 /**
  * Progress of one merge. When `stream` is a TTY (a person is watching): one line per phase as it completes, with
  * its time and the time since the merge started, then a summary line with the rows read in and the URLs and
@@ -39,6 +42,7 @@ export function mergeProgress(opts: { stream: NodeJS.WritableStream & { isTTY?: 
             : `merge: nothing new; ${r.version ?? 'no version'} stays current with ${num(r.urls)} URLs in ${num(r.domains)} domains (${secs(r.ms)})`,
         );
         if (r.withoutInbox > 0) out(`merge: ${num(r.withoutInbox)} batches had no inbox entry (${WITHOUT_INBOX})`);
+        if (r.foreignBatches > 0) out(`merge: ${num(r.foreignBatches)} batches left out: ${FOREIGN}`);
         if (r.gcError !== undefined) out(`merge: garbage collection failed (${r.gcError}); the next merge deletes what is left`);
       },
       failed: (err) => out(`merge failed after ${secs(now() - started)}: ${err instanceof Error ? err.message : String(err)}`),
@@ -55,6 +59,7 @@ export function mergeProgress(opts: { stream: NodeJS.WritableStream & { isTTY?: 
         'merge done',
       );
       if (r.withoutInbox > 0) opts.log.warn({ batches: r.withoutInbox }, `batches without an inbox entry: ${WITHOUT_INBOX}`);
+      if (r.foreignBatches > 0) opts.log.warn({ batches: r.foreignBatches }, `batches left out: ${FOREIGN}`);
       if (r.gcError !== undefined) opts.log.warn({ code: r.gcError }, 'garbage collection failed after the merge; the next merge deletes what is left');
     },
     failed: (err) => opts.log.error({ err, ms: now() - started }, 'merge failed'),

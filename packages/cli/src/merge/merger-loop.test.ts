@@ -9,7 +9,7 @@ const silent = createLogger({ service: 'merger', level: 'silent' });
 const progress = (): MergeProgress => mergeProgress({ stream: { isTTY: false } as NodeJS.WritableStream & { isTTY: boolean }, log: silent });
 
 const result = (over: Partial<MergeResult>): MergeResult => ({
-  version: 'v000001', published: true, batches: 2, rowsIn: 100, urls: 90, domains: 7, rewrittenFiles: 3, rowsWritten: 100, lakeFiles: 3, newCollisions: 0, scan: 'inbox', withoutInbox: 0, collectedVersions: [], ms: 1500, ...over,
+  version: 'v000001', published: true, batches: 2, rowsIn: 100, urls: 90, domains: 7, rewrittenFiles: 3, rowsWritten: 100, lakeFiles: 3, newCollisions: 0, textDropped: 0, foreignBatches: 0, scan: 'inbox', withoutInbox: 0, collectedVersions: [], ms: 1500, ...over,
 });
 
 async function values(registry: Registry, name: string): Promise<Record<string, number>> {

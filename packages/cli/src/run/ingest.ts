@@ -6,7 +6,7 @@ import {
   ensureDataset, filterSpecOf, loadCheckpoint, loadClusterIdx, planBlocks, runBatcher, runFingerprint, TargetSet,
   type BatcherSummary, type FailedBlock, type PlannedBlock,
 } from '@ccpipe/batcher';
-import { startWorker } from '@ccpipe/worker';
+import { StoreIdentity, startWorker } from '@ccpipe/worker';
 import { ProcessedQueue, keptDeadLetters } from './processed-queue';
 import type { RunCounters } from './run-progress';
 
@@ -64,7 +64,7 @@ export async function ingestCrawls(p: IngestParams): Promise<CrawlIngest[]> {
 
     // Plan every crawl first (the dataset registry has one writer: register datasets one after the other).
     const runs: {
-      ingest: CrawlIngest; plan: PlannedBlock[]; fingerprint: string; startBatches: number | undefined; startRecords: number | undefined; startFailedBlocks: FailedBlock[] | undefined; startFailedCount: number | undefined;
+      ingest: CrawlIngest; store: string; plan: PlannedBlock[]; fingerprint: string; startBatches: number | undefined; startRecords: number | undefined; startFailedBlocks: FailedBlock[] | undefined; startFailedCount: number | undefined;
     }[] = [];
     for (const crawl of p.crawls) {
       const dataset = p.crawls.length === 1 && config.dataset ? config.dataset : crawl;
@@ -72,9 +72,9 @@ export async function ingestCrawls(p: IngestParams): Promise<CrawlIngest[]> {
       const plan = planBlocks(entries, { targets, maxBlocks: config.maxBlocks ?? null });
       const fingerprint = runFingerprint({ crawl, filter: filterSpec, batchSize: config.batchSize, targets: targets?.ranges ?? null, maxBlocks: config.maxBlocks ?? null });
       const cp = await loadCheckpoint(store, dataset, fingerprint);
-      const entry = await ensureDataset(store, dataset, crawl, new Date());
+      const { entry, storeId } = await ensureDataset(store, dataset, crawl, new Date());
       const resumedAt = cp?.done ? plan.length : Math.min(cp?.nextPlanIndex ?? 0, plan.length);
-      runs.push({ ingest: { crawl, dataset, datasetId: entry.id, planned: plan.length, resumedAt, summary: null, written: { rows: 0, failed: 0, failures: {} } }, plan, fingerprint, startBatches: cp?.batchesPublished, startRecords: cp?.recordsPublished, startFailedBlocks: cp?.failedBlocks, startFailedCount: cp?.failedBlockCount });
+      runs.push({ ingest: { crawl, dataset, datasetId: entry.id, planned: plan.length, resumedAt, summary: null, written: { rows: 0, failed: 0, failures: {} } }, store: storeId, plan, fingerprint, startBatches: cp?.batchesPublished, startRecords: cp?.recordsPublished, startFailedBlocks: cp?.failedBlocks, startFailedCount: cp?.failedBlockCount });
       counters.blocksPlanned += plan.length;
       counters.blocksRead += resumedAt;
       log.info({ crawl, dataset, datasetId: entry.id, planned: plan.length, resumeAt: resumedAt }, resumedAt >= plan.length ? 'crawl already ingested' : 'plan ready');
@@ -100,7 +100,7 @@ export async function ingestCrawls(p: IngestParams): Promise<CrawlIngest[]> {
         extract: (html, url, s) => pool.extract(html, url, s),
         writePart: (rows) => writeParquetPart(rows, { engine: config.parquetEngine, includeText: config.includeText, rowGroupSize: config.rowGroupSize }),
       },
-      { concurrency: config.concurrency, includeText: config.includeText },
+      { concurrency: config.concurrency, includeText: config.includeText, identity: new StoreIdentity(store) },
       {
         onBatchDone: (e) => {
           counters.batchesDone++;
@@ -136,7 +136,7 @@ export async function ingestCrawls(p: IngestParams): Promise<CrawlIngest[]> {
       todo.map(async (r) => {
         r.ingest.summary = await runBatcher(
           {
-            crawl: r.ingest.crawl, dataset: r.ingest.dataset, datasetId: r.ingest.datasetId, fingerprint: r.fingerprint, plan: r.plan,
+            crawl: r.ingest.crawl, dataset: r.ingest.dataset, datasetId: r.ingest.datasetId, store: r.store, fingerprint: r.fingerprint, plan: r.plan,
             startIndex: r.ingest.resumedAt, startBatches: r.startBatches, startRecords: r.startRecords, startFailedBlocks: r.startFailedBlocks, startFailedCount: r.startFailedCount, filter, targets, batchSize: config.batchSize, blockConcurrency: 4, publishWindow: 64, publishAttempts: 3,
           },
           {

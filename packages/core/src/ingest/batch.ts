@@ -25,6 +25,8 @@ export const BatchSchema = z.object({
   dataset: z.string().min(1),
   /** Stable id of `dataset` from the dataset registry (assigned by the batcher, the registry's one writer). */
   datasetId: z.number().int().min(0).max(0xffffffff),
+  /** The data store's id (its registry's `storeId`) the batch was published for; absent from older batchers. */
+  store: z.string().min(1).max(64).optional(),
   blockNo: z.number().int().min(0),
   seq: z.number().int().min(0),
   records: z.array(BatchRecordSchema),

@@ -10,7 +10,19 @@ const DatasetEntrySchema = z.object({
 /** One dataset: a named selection of captures (by default a crawl under the default filter). */
 export type DatasetEntry = z.infer<typeof DatasetEntrySchema>;
 
-const RegistrySchema = z.object({ v: z.literal(1), datasets: z.array(DatasetEntrySchema) });
+/** A data store's identity: written once into its registry, named by every batch published for the store. */
+const StoreIdSchema = z.string().regex(/^[A-Za-z0-9-]{8,64}$/);
+
+const RegistrySchema = z.object({
+  v: z.literal(1),
+  /**
+   * The store's identity, written once by the first batcher (registries written before it have none until a batcher
+   * adds it): a batch names it, so a worker or merge over another store refuses the batch instead of filing its rows
+   * under whatever dataset has the same id there.
+   */
+  storeId: StoreIdSchema.optional(),
+  datasets: z.array(DatasetEntrySchema),
+});
 /** The dataset registry as stored (`datasets.json`). Ids are stable forever once given. */
 export type DatasetRegistry = z.infer<typeof RegistrySchema>;
 
@@ -35,6 +47,54 @@ export function parseDatasetRegistry(bytes: Uint8Array): DatasetRegistry {
   return parsed.data;
 }
 
+/**
+ * The registry with a store id (`makeId()` when it has none yet). Pure but for `makeId`; the batcher, the registry's
+ * one writer, stores the result when `added`.
+ */
+export function withStoreId(reg: DatasetRegistry, makeId: () => string): { registry: DatasetRegistry; storeId: string; added: boolean } {
+  if (reg.storeId !== undefined) return { registry: reg, storeId: reg.storeId, added: false };
+  const storeId = StoreIdSchema.parse(makeId());
+  return { registry: { v: 1, storeId, datasets: reg.datasets }, storeId, added: true };
+}
+
+/** What a batch says of where its rows belong: the store it was published for and its dataset, by name and id. */
+export interface BatchIdentity {
+  /** The store id (absent in batches of a batcher older than store ids). */
+  store?: string | undefined;
+  dataset: string;
+  datasetId: number;
+}
+
+/** Why a batch does not belong in a store: its code (a DLQ reason, a metric label) and a message for the log. */
+export interface ForeignBatch {
+  /** `CCP_ERR_BATCH_FOREIGN_STORE`: published for another store; `CCP_ERR_BATCH_FOREIGN_DATASET`: its dataset id means another dataset (or none) here. */
+  code: 'CCP_ERR_BATCH_FOREIGN_STORE' | 'CCP_ERR_BATCH_FOREIGN_DATASET';
+  message: string;
+}
+
+/**
+ * Why the rows of a batch (or a batch marker) do not belong in the store whose registry is `reg` (null: the store has
+ * none), or null when they do: the batch names another store, or its dataset id means another dataset here (or
+ * nothing). A batch without a store id is checked on its dataset alone. Pure.
+ */
+export function foreignBatchReason(reg: DatasetRegistry | null, b: BatchIdentity): ForeignBatch | null {
+  const check = 'the batcher and this process use different data stores (check --data / CCPIPE_DATA of both)';
+  if (reg === null) {
+    return { code: 'CCP_ERR_BATCH_FOREIGN_STORE', message: `this data store has no dataset registry, so no batcher published for it: ${check}` };
+  }
+  if (b.store !== undefined && reg.storeId !== undefined && b.store !== reg.storeId) {
+    return { code: 'CCP_ERR_BATCH_FOREIGN_STORE', message: `the batch was published for data store ${b.store}, this is ${reg.storeId}: ${check}` };
+  }
+  const here = reg.datasets.find((d) => d.id === b.datasetId);
+  if (here === undefined) {
+    return { code: 'CCP_ERR_BATCH_FOREIGN_DATASET', message: `dataset id ${b.datasetId} (${b.dataset}) is not in this data store's registry: ${check}` };
+  }
+  if (here.name !== b.dataset) {
+    return { code: 'CCP_ERR_BATCH_FOREIGN_DATASET', message: `dataset id ${b.datasetId} is ${here.name} in this data store, the batch says ${b.dataset}: ${check}` };
+  }
+  return null;
+}
+
 /** Serializes a registry for storage. */
 export function serializeDatasetRegistry(reg: DatasetRegistry): Uint8Array {
   return Buffer.from(JSON.stringify(reg, null, 1) + '\n', 'utf8');
@@ -54,5 +114,5 @@ export function ensureDatasetIn(
   if (found) return { registry: reg, entry: found, added: false };
   const id = reg.datasets.reduce((m, d) => Math.max(m, d.id), 0) + 1;
   const entry = DatasetEntrySchema.parse({ id, name, crawl, createdAt: nowIso });
-  return { registry: { v: 1, datasets: [...reg.datasets, entry] }, entry, added: true };
+  return { registry: { ...reg, datasets: [...reg.datasets, entry] }, entry, added: true };
 }
