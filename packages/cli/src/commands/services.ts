@@ -23,7 +23,7 @@ export function registerServiceCommands(program: Command): void {
       process.exitCode = await batcherMain(configFlagsOf(opts, BATCHER), process.env, { resetCheckpoint: opts['resetCheckpoint'] === true });
     });
   addConfigFlags(
-    program.command('worker').description('consume batches: fetch WARC records, extract text, write Parquet parts and postings deltas'),
+    program.command('worker').description('consume batches: fetch WARC records, extract text, write Parquet parts and completion markers'),
     WORKER,
   ).action(async (opts: Record<string, unknown>) => {
     process.exitCode = await workerMain(configFlagsOf(opts, WORKER), process.env);

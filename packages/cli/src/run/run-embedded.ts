@@ -2,7 +2,7 @@ import * as path from 'node:path';
 import * as os from 'node:os';
 import { createServer } from 'node:net';
 import { Registry, collectDefaultMetrics } from 'prom-client';
-import { CcpError, type Config, type DomainPosting, type ObjectStore } from '@ccpipe/core';
+import { CcpError, type Config } from '@ccpipe/core';
 import { localStoreDir, openObjectStore, type Logger } from '@ccpipe/adapters';
 import { ingestStatusProvider } from '@ccpipe/api';
 import { serveMirror } from '@ccpipe/mirror';
@@ -91,7 +91,9 @@ export async function runEmbedded(opts: EmbeddedOptions, io: EmbeddedIo): Promis
     if (io.signal.aborted) throw new CcpError('CCP_ERR_ABORTED', 'interrupted before the API was up');
     log.info({ url: served.url, port: served.port, version: served.merge.version }, 'api listening');
 
-    for (const line of summaryLines(ingested, served.url, served.merge.version, await exampleDomain(store, opts.crawls === null))) io.print(line);
+    // the sample's bookshop, or the largest domain of the first crawl's dataset in the version served
+    const domain = opts.crawls === null ? SAMPLE_DOMAIN : await served.largestDomain(ingested[0]?.datasetId ?? 1);
+    for (const line of summaryLines(ingested, served.url, served.merge.version, domain)) io.print(line);
     const kept = (await keptDeadLetters(store)).length;
     if (kept > 0) io.print(`Note: ${kept} batch(es) could not be processed; they are kept under deadletters/ in the data directory and tried again by the next run.`);
     if (opts.exitAfterMerge) return 0;
@@ -129,19 +131,8 @@ export async function assertPortFree(port: number, host: string): Promise<void> 
   });
 }
 
-/** The domain to show in example queries: the sample's bookshop, or the one with most rows in a finished batch. */
-async function exampleDomain(store: ObjectStore, sample: boolean): Promise<string | null> {
-  if (sample) return 'maple-street-books.com';
-  for await (const o of store.list('batches/')) {
-    if (!o.key.endsWith('/postings.json')) continue;
-    const bytes = await store.get(o.key);
-    if (bytes === null) continue;
-    const delta = JSON.parse(Buffer.from(bytes).toString('utf8')) as { domains?: DomainPosting[] };
-    const best = [...(delta.domains ?? [])].filter((d) => d.domain !== '').sort((a, b) => b.rows - a.rows)[0];
-    if (best) return best.domain;
-  }
-  return null;
-}
+/** The bundled sample's domain shown in example queries. */
+const SAMPLE_DOMAIN = 'maple-street-books.com';
 
 /** ` (CODE: n, …)` by count, or nothing when no record failed. */
 function failuresText(failures: Record<string, number>): string {
