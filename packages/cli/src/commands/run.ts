@@ -8,7 +8,7 @@ import { STORE_KEYS, addConfigFlags, configFlagsOf } from './config-flags';
 const RUN: ConfigKey[] = [...STORE_KEYS,
   'logLevel', 'baseUrl', 'connections', 'clusterIdxDir', 'batchSize', 'maxBlocks', 'domainsFile', 'filterStatus', 'filterLanguages',
   'filterLanguageMode', 'filterMimes', 'filterMimesDetected', 'filterUrlRegex', 'filterUrlRegexExclude', 'filterDomainsAllow', 'filterDomainsDeny', 'prefetch', 'concurrency', 'extractThreads', 'extractTimeoutMs', 'dom', 'includeText',
-  'parquetEngine', 'rowGroupSize', 'lakeRowGroupSize',
+  'parquetEngine', 'rowGroupSize', 'lakeRowGroupSize', 'metricsPort', 'metricsHost',
 ];
 
 const CRAWL = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;

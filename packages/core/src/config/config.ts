@@ -96,7 +96,7 @@ export const OPTIONS = {
   crawl: opt(z.string().regex(/^[A-Za-z0-9._-]+$/).optional(), 'CCPIPE_CRAWL', 'crawl', 'crawl name, e.g. CC-MAIN-2024-30'),
   dataset: opt(z.string().regex(/^[A-Za-z0-9._-]+$/).optional(), 'CCPIPE_DATASET', 'dataset', 'dataset name (default: the crawl name)'),
   clusterIdxDir: opt(z.string().default('./cluster-idx'), 'CCPIPE_CLUSTER_IDX_DIR', 'cluster-idx-dir', 'local copies of cluster.idx: <dir>/<crawl>/cluster.idx'),
-  metricsPort: opt(port.optional(), 'CCPIPE_METRICS_PORT', 'metrics-port', '/metrics port (batcher 9000, worker 9001, merger service 9002 by default; a one-off merge serves only when set; 0 = any free port)'),
+  metricsPort: opt(port.optional(), 'CCPIPE_METRICS_PORT', 'metrics-port', '/metrics port (batcher 9000, worker 9001, merger service 9002 by default; a one-off merge and ccpipe run serve only when it is set; 0 = any free port)'),
   metricsHost: opt(z.string().default('0.0.0.0'), 'CCPIPE_METRICS_HOST', 'metrics-host', '/metrics bind address'),
   batchSize: opt(z.coerce.number().int().min(1).max(10_000).default(500), 'CCPIPE_BATCH_SIZE', 'batch-size', 'records per published batch'),
   maxBlocks: opt(z.coerce.number().int().min(1).optional(), 'CCPIPE_MAX_BLOCKS', 'max-blocks', 'stop after this many CDX blocks (sampling)'),
