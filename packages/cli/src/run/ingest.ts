@@ -86,6 +86,7 @@ export async function ingestCrawls(p: IngestParams): Promise<CrawlIngest[]> {
       runs.push({ ingest: { crawl, dataset, datasetId: entry.id, planned: plan.length, resumedAt, summary: null, written: { rows: 0, failed: 0, failures: {} } }, plan, fingerprint, startBatches: cp?.batchesPublished, startRecords: cp?.recordsPublished, startFailedBlocks: cp?.failedBlocks, startFailedCount: cp?.failedBlockCount });
       counters.blocksPlanned += plan.length;
       counters.blocksRead += resumedAt;
+      counters.blocksResumed += resumedAt;
       log.info({ crawl, dataset, datasetId: entry.id, planned: plan.length, resumeAt: resumedAt }, resumedAt >= plan.length ? 'crawl already ingested' : 'plan ready');
     }
     batcherM.planned.set(counters.blocksPlanned);
@@ -176,7 +177,11 @@ export async function ingestCrawls(p: IngestParams): Promise<CrawlIngest[]> {
                 checkpointAt.set(r.ingest.crawl, n);
                 setCheckpoint();
               },
-              onBlockFailed: (e) => log.error({ crawl: r.ingest.crawl, ordinal: e.ordinal, code: e.code }, 'CDX block skipped: it cannot be read or inflated'),
+              onBlockFailed: (e) => {
+                counters.blocksFailed++;
+                log.error({ crawl: r.ingest.crawl, ordinal: e.ordinal, code: e.code }, 'CDX block skipped: it cannot be read or inflated');
+                p.onProgress?.();
+              },
             }),
           },
         );
