@@ -1,5 +1,5 @@
 import { SingleBar } from 'cli-progress';
-import type { Logger } from '@ccpipe/adapters';
+import { CLEAR_LINE, terminalStatusLine, type Logger } from '@ccpipe/adapters';
 
 /** Counters of an embedded run, shared by the batchers and the worker. */
 export interface RunCounters {
@@ -49,7 +49,9 @@ export function runProgress(c: RunCounters, opts: { tty: boolean; log: Logger; i
       format: 'ingest {bar} {percentage}% | blocks {blocks}/{planned} | batches {done}/{published} | rows {rows}',
       stream: process.stderr,
       hideCursor: true,
+      forceRedraw: true, // log lines wipe its line (terminalStatusLine): it draws itself again below them
     });
+    const release = terminalStatusLine.hold(() => void process.stderr.write(CLEAR_LINE));
     const fields = () => ({ blocks: c.blocksRead, planned: c.blocksPlanned, done: c.batchesDone + c.batchesFailed, published: c.batchesPublished, rows: c.rows });
     bar.start(runBarState(c).total, 0, fields());
     return {
@@ -62,6 +64,7 @@ export function runProgress(c: RunCounters, opts: { tty: boolean; log: Logger; i
       stop: () => {
         if (stopped) return;
         stopped = true;
+        release();
         bar.stop();
       },
     };
