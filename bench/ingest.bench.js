@@ -6,7 +6,7 @@
 //     confirms (quorum queue, persistent messages), records/s; against the same run with a publisher that confirms
 //     at once (parse + filter + batching alone).
 //  2. worker: processBatch over every kept capture of CC-MAIN-2030-40, ONE thread (range read → WARC → charset →
-//     Readability/linkedom → canonical URL → keys → Parquet part + postings), docs/s; against extractDocument alone
+//     Readability/linkedom → canonical URL → keys → Parquet part), docs/s; against extractDocument alone
 //     on the same decoded pages. Goal: end-to-end ≥ 0.8 of extraction-only.
 //  3. Parquet bytes per capture of those parts, with and without text.
 // Needs RabbitMQ on 127.0.0.1:5672 for (1); it is skipped with a note when the broker is down.

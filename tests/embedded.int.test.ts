@@ -155,6 +155,31 @@ describe('ccpipe run --max-blocks', () => {
   }, 300_000);
 });
 
+describe('ccpipe run --metrics-port', () => {
+  it("serves the batcher's and the worker's metrics from the start, and on the API's /metrics once it is up", async () => {
+    const crawl = DEV_CRAWLS[0];
+    const p = startRun(['--data', await newDataDir(), '--port', '0', '--metrics-port', '0', '--metrics-host', '127.0.0.1', '--base-url', mirror!.url, '--crawl', crawl, '--max-blocks', '3', '--extract-threads', '1']);
+    const api = await apiUrlOf(p, 240_000);
+    const listening = p.logs.findIndex((l) => l['msg'] === 'metrics listening');
+    expect(listening).toBeGreaterThanOrEqual(0);
+    expect(listening).toBeLessThan(p.logs.findIndex((l) => l['msg'] === 'plan ready')); // before anything is read
+    const done = logLine(p, 'ingest done')!;
+    for (const url of [`http://127.0.0.1:${p.logs[listening]!['port'] as number}/metrics`, `${api}/metrics`]) {
+      const metrics = await (await fetch(url)).text();
+      expect(metrics).toMatch(/^ccpipe_batcher_blocks_planned 3$/m);
+      expect(metrics).toMatch(/^ccpipe_batcher_checkpoint_blocks 3$/m);
+      expect(metrics).toMatch(new RegExp(`^ccpipe_batcher_cdx_records_kept_total ${done['kept'] as number}$`, 'm'));
+      expect(metrics).toMatch(new RegExp(`^ccpipe_worker_batches_done_total ${done['batchesDone'] as number}$`, 'm'));
+      expect(metrics).toMatch(new RegExp(`^ccpipe_worker_parquet_rows_written_total ${done['rows'] as number}$`, 'm'));
+      expect(metrics).toMatch(/^ccpipe_batcher_http_requests_total [1-9]\d*$/m); // CDX blocks, apart from …
+      expect(metrics).toMatch(/^ccpipe_worker_http_requests_total [1-9]\d*$/m); // … the WARC records
+      expect(metrics).toMatch(/^process_resident_memory_bytes \d+/m);
+    }
+    p.child.kill('SIGTERM');
+    expect((await p.exited).code).toBe(0);
+  }, 300_000);
+});
+
 describe('ccpipe run stopped after its ingest', () => {
   it('a signal during the merge exits 130 without serving', async () => {
     const p = startRun(['--data', await newDataDir(), '--port', '0', '--base-url', mirror!.url, '--crawl', DEV_CRAWLS[0], '--max-blocks', '3', '--extract-threads', '1']);

@@ -72,6 +72,23 @@ function serviceLines(service: string): string[] {
   return block(block(compose, 'services', '').join('\n'), service, '  ');
 }
 
+describe('filter flags', () => {
+  const filterOptions = describeOptions().filter((o) => o.key.startsWith('filter'));
+
+  it.each(['batcher', 'run'])('gives ccpipe %s a flag for every filter rule of the config table', (name) => {
+    expect(filterOptions.map((o) => o.env)).toEqual(expect.arrayContaining(['CCPIPE_FILTER_MIMES_DETECTED', 'CCPIPE_FILTER_URL_REGEX_EXCLUDE', 'CCPIPE_FILTER_DOMAINS_ALLOW', 'CCPIPE_FILTER_DOMAINS_DENY']));
+    const cmd = buildProgram().commands.find((c) => c.name() === name)!;
+    expect(cmd.options.map((o) => o.long)).toEqual(expect.arrayContaining(filterOptions.map((o) => `--${o.flag}`)));
+  });
+
+  it('refuses a bad regex before the batcher starts, with CCP_ERR_CONFIG naming the flag', async () => {
+    await expect(buildProgram().parseAsync(['node', 'ccpipe', 'batcher', '--crawl', 'CC-MAIN-2024-30', '--url-regex-exclude', '(?<x'], { from: 'node' })).rejects.toMatchObject({
+      code: 'CCP_ERR_CONFIG',
+      message: expect.stringContaining('--url-regex-exclude / CCPIPE_FILTER_URL_REGEX_EXCLUDE: not a valid JavaScript regular expression'),
+    });
+  });
+});
+
 describe('docker-compose.yml', () => {
   it('names only env vars of the config table (CCPIPE_*, CC_*, RABBITMQ_*, LOG_*)', () => {
     const known = new Set(describeOptions().map((o) => o.env));

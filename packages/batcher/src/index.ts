@@ -5,5 +5,7 @@ export * from './datasets';
 export * from './empty-filter-watch';
 export * from './lines';
 export * from './main';
+export { batcherMetrics } from './metrics';
+export { chainEvents } from './progress';
 export * from './plan-blocks';
 export * from './targets';

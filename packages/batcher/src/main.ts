@@ -23,19 +23,27 @@ import { TargetSet } from './targets';
 
 const USER_AGENT = 'ccpipe/0.1 (+https://github.com/ccpipe/ccpipe)';
 
-/** The filter spec the config describes. */
+/**
+ * The filter spec the config describes. It is also what the dataset's checkpoint fingerprint records (runFingerprint),
+ * so every rule must be here, and a rule left unset must add no key: datasets begun before a rule existed keep their
+ * fingerprint.
+ */
 export function filterSpecOf(c: Config): Parameters<typeof compileFilter>[0] {
   return {
     status: c.filterStatus.length > 0 ? c.filterStatus : null,
     languages: c.filterLanguages.length > 0 ? { mode: c.filterLanguageMode, codes: c.filterLanguages } : null,
     ...(c.filterMimes ? { mimes: c.filterMimes } : {}),
     ...(c.filterUrlRegex ? { urlRegex: c.filterUrlRegex } : {}),
+    ...(c.filterMimesDetected ? { mimeDetected: c.filterMimesDetected } : {}),
+    ...(c.filterUrlRegexExclude ? { urlRegexExclude: c.filterUrlRegexExclude } : {}),
+    ...(c.filterDomainsAllow ? { domainsAllow: c.filterDomainsAllow } : {}),
+    ...(c.filterDomainsDeny ? { domainsDeny: c.filterDomainsDeny } : {}),
   };
 }
 
 /** What the batcher warns when its filter kept no record of a block-sized sample (or of a whole shorter run). */
 export const FILTER_KEPT_NOTHING =
-  'the filter kept no record: check --languages (ISO 639-3 codes), --status and --mimes against the dropped counts; to change a dataset\'s filter, run again with --reset-checkpoint';
+  'the filter kept no record: check --languages (ISO 639-3 codes), --status, --mimes and the other filter flags against the dropped counts; to change a dataset\'s filter, run again with --reset-checkpoint';
 
 /**
  * What a batcher started without a crawl says (compose starts it with `CCPIPE_CRAWL` unset when none was given, so

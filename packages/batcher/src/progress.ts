@@ -1,24 +1,28 @@
 import { SingleBar } from 'cli-progress';
-import type { Logger } from '@ccpipe/adapters';
+import { CLEAR_LINE, terminalStatusLine, type Logger, type StatusLine } from '@ccpipe/adapters';
 import type { BatcherEvents, BatcherSummary } from './batcher';
 
 /**
  * Progress of a run: a bar with ETA on a TTY (stderr), otherwise a JSON log line every `intervalMs`. Returns hooks
- * to chain after the metrics hooks, and `stop()`.
+ * to chain after the metrics hooks, and `stop()`. The bar holds `status` (default the process's) while it is drawn,
+ * so log lines on the terminal wipe it before they are written and it redraws below them (it redraws every tick).
  */
-export function batcherProgress(opts: { total: number; done: number; tty: boolean; log: Logger; intervalMs?: number; summary: () => BatcherSummary }): {
+export function batcherProgress(opts: { total: number; done: number; tty: boolean; log: Logger; intervalMs?: number; summary: () => BatcherSummary; stream?: NodeJS.WritableStream; status?: StatusLine }): {
   events: BatcherEvents;
   stop(): void;
 } {
   const started = Date.now();
   let blocks = opts.done;
   if (opts.tty) {
+    const stream = opts.stream ?? process.stderr;
     const bar = new SingleBar({
       format: 'blocks {bar} {value}/{total} | kept {kept} dropped {dropped} | {rate} rec/s | ETA {eta_formatted}',
-      stream: process.stderr,
+      stream,
       hideCursor: true,
       etaBuffer: 50,
+      forceRedraw: true,
     });
+    const release = (opts.status ?? terminalStatusLine).hold(() => void stream.write(CLEAR_LINE));
     bar.start(opts.total, opts.done, { kept: 0, dropped: 0, rate: 0 });
     return {
       events: {
@@ -30,7 +34,10 @@ export function batcherProgress(opts: { total: number; done: number; tty: boolea
           bar.update(blocks, { kept: s.kept, dropped: droppedTotal, rate: Math.round(s.records / secs) });
         },
       },
-      stop: () => bar.stop(),
+      stop: () => {
+        release();
+        bar.stop();
+      },
     };
   }
   const timer = setInterval(() => {

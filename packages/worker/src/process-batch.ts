@@ -1,4 +1,4 @@
-import { CcpError, layout, sortAndPost, type Batch, type ObjectStore, type PostingsDelta, type RangeReader } from '@ccpipe/core';
+import { CcpError, layout, sortPartRows, type Batch, type ObjectStore, type RangeReader } from '@ccpipe/core';
 import type { PartRow } from '@ccpipe/adapters';
 import { processRecord, type Extractor, type RecordFailure } from './process-record';
 
@@ -39,7 +39,11 @@ export interface BatchMarker {
   failed: number;
   failures: Record<string, number>;
   part: string | null;
-  postings: string | null;
+  /**
+   * Markers written by older workers name the batch's `postings.json` here (a postings delta nothing read; no longer
+   * written: the merge takes each domain's rows from the lake files it writes). Absent in new markers.
+   */
+  postings?: string | null;
   failuresFile: string | null;
   partBytes: number;
   finishedAt: string;
@@ -60,7 +64,7 @@ export type BatchOutcome = { skipped: true; marker: BatchMarker } | { skipped: f
 
 /**
  * Handles one batch: fetches and extracts every record (at most `concurrency` at once), writes the part (rows sorted
- * by domain, url, time), its postings delta and its failures, each atomically under names derived from the batch id,
+ * by domain, url, time) and its failures, each atomically under names derived from the batch id,
  * then the completion marker last and its inbox entry ({@link writeBatchMarker}). A batch whose marker exists is
  * skipped (its inbox entry written again: a crash may have come between the two), so a redelivery is harmless; a
  * crash before the marker leaves files the redelivery overwrites. A bad record is recorded in the failures file and never
@@ -117,9 +121,8 @@ export async function processBatch(batch: Batch, deps: BatchDeps, opts: BatchOpt
   const meanwhile = await doneBefore();
   if (meanwhile) return meanwhile;
 
-  const postings = sortAndPost(rows);
+  sortPartRows(rows);
   const partKey = layout.batchPart(batch.datasetId, batch.id);
-  const postingsKey = layout.batchPostings(batch.datasetId, batch.id);
   const failuresKey = layout.batchFailures(batch.datasetId, batch.id);
   let partBytes = 0;
   if (rows.length > 0) {
@@ -127,8 +130,6 @@ export async function processBatch(batch: Batch, deps: BatchDeps, opts: BatchOpt
     partBytes = part.length;
     await deps.store.put(partKey, part);
     deps.events?.onPartWritten?.({ rows: rows.length, bytes: part.length });
-    const delta: PostingsDelta = { v: 1, batchId: batch.id, datasetId: batch.datasetId, part: partKey, rows: rows.length, domains: postings };
-    await deps.store.put(postingsKey, Buffer.from(JSON.stringify(delta), 'utf8'));
   }
   if (failures.length > 0) {
     failures.sort((a, b) => a.i - b.i);
@@ -152,7 +153,6 @@ export async function processBatch(batch: Batch, deps: BatchDeps, opts: BatchOpt
     failed: failures.length,
     failures: byReason,
     part: rows.length > 0 ? partKey : null,
-    postings: rows.length > 0 ? postingsKey : null,
     failuresFile: failures.length > 0 ? failuresKey : null,
     partBytes,
     finishedAt: new Date().toISOString(),

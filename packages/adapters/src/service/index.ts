@@ -1,4 +1,5 @@
 export * from './logger';
+export * from './pretty-log';
 export * from './metrics-server';
 export * from './shutdown';
 export * from './run-service';

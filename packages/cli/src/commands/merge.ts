@@ -5,6 +5,7 @@ import { createLogger, localStoreDir, openObjectStore } from '@ccpipe/adapters';
 import { DEFAULT_LAKE_ZSTD_LEVEL, DEFAULT_MAX_RUNS, runMerge, type LakeColumnSet, type MergeOptions, type MergeResult } from '@ccpipe/index';
 import { mergeProgress } from '../merge/merge-progress';
 import { DEFAULT_RESCAN_EVERY_MS, mergerMain } from '../merge/merger-main';
+import { serveOneOffMergeMetrics } from '../merge/one-off-metrics';
 import { STORE_KEYS, addConfigFlags, configFlagsOf } from './config-flags';
 
 const MERGE: ConfigKey[] = [...STORE_KEYS, 'lakeRowGroupSize', 'logLevel', 'metricsPort', 'metricsHost', 'mergeCacheDir'];
@@ -76,7 +77,9 @@ function lakeColumnsFlag(v: unknown): LakeColumnSet {
  * `--lake-columns all|api|lean` (default all; fixed once the lake exists, docs/index-format.md), `--lake-max-runs`
  * (default 4: files per lake partition, docs/index-format.md), `--lake-zstd-level` (default 1; 9 for a lake written
  * once and read long), `--compact` (fold every partition into one file, even with nothing new to merge), `--rescan`
- * (list every batch marker besides the inbox).
+ * (list every batch marker besides the inbox). With `--metrics-port` (or CCPIPE_METRICS_PORT) it serves
+ * `ccpipe_merge_*` and Node's process metrics on /metrics while it runs (none by default; a port it cannot bind fails
+ * the command before anything is merged).
  * Exit code 0 also when there was nothing to merge (`published: false`).
  *
  * With `--every <seconds>` it is the merger service instead (mergerMain): merge, wait, repeat until SIGTERM, with
@@ -138,13 +141,21 @@ export function registerMergeCommand(program: Command, io: MergeCommandIo = { wr
         process.exitCode = await mergerMain(config, options, everyMs, stream, { minNewRatio, maxWaitMs }, rescanEveryMs);
         return;
       }
-      const progress = mergeProgress({ stream, log: createLogger({ service: 'merge', level: config.logLevel, destination: stream }) });
+      const log = createLogger({ service: 'merge', level: config.logLevel, destination: stream });
+      const served = await serveOneOffMergeMetrics({ host: config.metricsHost, port: config.metricsPort });
+      if (served !== null) {
+        if (stream.isTTY === true) stream.write(`merge: metrics on http://${config.metricsHost}:${served.port}/metrics while it runs\n`);
+        else log.info({ port: served.port }, 'metrics listening');
+      }
+      const progress = mergeProgress({ stream, log });
       let result: MergeResult;
       try {
-        result = await runMerge({ ...options, onPhase: (phase, ms) => progress.phase(phase, ms) });
+        result = await runMerge({ ...options, onPhase: (phase, ms) => (progress.phase(phase, ms), served?.metrics.phase(phase, ms)) });
       } catch (err) {
         progress.failed(err);
         throw err;
+      } finally {
+        await served?.close(); // the outcome is the result line; the phases were served while it ran
       }
       progress.done(result);
       io.write(`${JSON.stringify(result)}\n`);

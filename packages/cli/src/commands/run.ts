@@ -7,8 +7,8 @@ import { STORE_KEYS, addConfigFlags, configFlagsOf } from './config-flags';
 /** Config-table flags `ccpipe run` takes (everything the batcher and worker use, minus the broker's). */
 const RUN: ConfigKey[] = [...STORE_KEYS,
   'logLevel', 'baseUrl', 'connections', 'clusterIdxDir', 'batchSize', 'maxBlocks', 'domainsFile', 'filterStatus', 'filterLanguages',
-  'filterLanguageMode', 'filterMimes', 'filterUrlRegex', 'prefetch', 'concurrency', 'extractThreads', 'extractTimeoutMs', 'dom', 'includeText',
-  'parquetEngine', 'rowGroupSize', 'lakeRowGroupSize',
+  'filterLanguageMode', 'filterMimes', 'filterMimesDetected', 'filterUrlRegex', 'filterUrlRegexExclude', 'filterDomainsAllow', 'filterDomainsDeny', 'prefetch', 'concurrency', 'extractThreads', 'extractTimeoutMs', 'dom', 'includeText',
+  'parquetEngine', 'rowGroupSize', 'lakeRowGroupSize', 'metricsPort', 'metricsHost',
 ];
 
 const CRAWL = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;

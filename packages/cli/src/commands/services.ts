@@ -7,7 +7,7 @@ import { STORE_KEYS, addConfigFlags, configFlagsOf } from './config-flags';
 const COMMON: ConfigKey[] = [...STORE_KEYS, 'logLevel', 'rabbitmqUrl', 'brokerGiveUpMs', 'queuePrefix', 'baseUrl', 'metricsPort', 'metricsHost', 'connections'];
 const BATCHER: ConfigKey[] = [
   ...COMMON, 'crawl', 'dataset', 'clusterIdxDir', 'batchSize', 'maxBlocks', 'domainsFile', 'filterStatus', 'filterLanguages',
-  'filterLanguageMode', 'filterMimes', 'filterUrlRegex', 'publishConfirmTimeoutMs',
+  'filterLanguageMode', 'filterMimes', 'filterMimesDetected', 'filterUrlRegex', 'filterUrlRegexExclude', 'filterDomainsAllow', 'filterDomainsDeny', 'publishConfirmTimeoutMs',
 ];
 const WORKER: ConfigKey[] = [...COMMON, 'prefetch', 'concurrency', 'extractThreads', 'extractTimeoutMs', 'dom', 'includeText', 'parquetEngine', 'rowGroupSize'];
 
@@ -23,7 +23,7 @@ export function registerServiceCommands(program: Command): void {
       process.exitCode = await batcherMain(configFlagsOf(opts, BATCHER), process.env, { resetCheckpoint: opts['resetCheckpoint'] === true });
     });
   addConfigFlags(
-    program.command('worker').description('consume batches: fetch WARC records, extract text, write Parquet parts and postings deltas'),
+    program.command('worker').description('consume batches: fetch WARC records, extract text, write Parquet parts and completion markers'),
     WORKER,
   ).action(async (opts: Record<string, unknown>) => {
     process.exitCode = await workerMain(configFlagsOf(opts, WORKER), process.env);

@@ -1,4 +1,6 @@
 import { spawn } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -77,6 +79,68 @@ describe('ccpipe merge progress', () => {
     const lines = plain.chunks.join('').trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(lines.filter((l) => l['msg'] === 'merge phase').map((l) => l['phase'])).toEqual([...MERGE_PHASES]);
     expect(lines.at(-1)).toMatchObject({ msg: 'merge done', service: 'merge', version: 'v000001', published: true, rowsIn: 3 });
+  });
+
+  it('with --metrics-port serves ccpipe_merge_* and process metrics while the one-off merge runs, and stops serving when it ends', async () => {
+    const plain = fakeStream(false);
+    const scrapes: string[] = [];
+    let port = 0;
+    let scraping: Promise<void> | undefined;
+    plain.write = ((write) =>
+      function (this: Writable, chunk: unknown, ...rest: unknown[]): boolean {
+        const line = JSON.parse(String(chunk)) as Record<string, unknown>;
+        if (line['msg'] === 'metrics listening' && scraping === undefined) {
+          port = line['port'] as number;
+          // scrape until the server goes away: the merge (DuckDB, lake files) runs meanwhile
+          scraping = (async () => {
+            for (;;) {
+              const body = await fetch(`http://127.0.0.1:${port}/metrics`).then((r) => r.text(), () => null);
+              if (body === null) return;
+              scrapes.push(body);
+            }
+          })();
+        }
+        return (write as (...a: unknown[]) => boolean).call(this, chunk, ...rest);
+      })(plain.write);
+    const out: string[] = [];
+    const program = new Command('ccpipe').exitOverride();
+    registerMergeCommand(program, { write: (l) => void out.push(l), progress: plain });
+    await program.parseAsync(['node', 'ccpipe', 'merge', '--data', dir, '--metrics-port', '0', '--metrics-host', '127.0.0.1']);
+    expect(JSON.parse(out[0]!)).toMatchObject({ version: 'v000001', published: true });
+    expect(port).toBeGreaterThan(0);
+    await scraping;
+    expect(scrapes.length).toBeGreaterThan(0);
+    expect(scrapes[0]).toMatch(/^ccpipe_merge_runs_total\{outcome="published"\} 0$/m);
+    expect(scrapes[0]).toMatch(/^ccpipe_merge_phase_seconds_count\{phase="lake"\} \d+$/m);
+    expect(scrapes[0]).toMatch(/^process_resident_memory_bytes \d+/m);
+    await expect(fetch(`http://127.0.0.1:${port}/metrics`)).rejects.toThrow(); // closed once the merge is done
+  });
+
+  it('without --metrics-port serves nothing', async () => {
+    const plain = fakeStream(false);
+    await run(plain);
+    expect(plain.chunks.join('')).not.toContain('metrics listening');
+  });
+
+  it('fails before merging when --metrics-port cannot be bound, naming the address', async () => {
+    const blocker = createServer();
+    await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
+    const taken = (blocker.address() as AddressInfo).port;
+    try {
+      const out: string[] = [];
+      const program = new Command('ccpipe').exitOverride();
+      registerMergeCommand(program, { write: (l) => void out.push(l), progress: fakeStream(false) });
+      await expect(program.parseAsync(['node', 'ccpipe', 'merge', '--data', dir, '--metrics-port', String(taken), '--metrics-host', '127.0.0.1'])).rejects.toMatchObject({
+        code: 'CCP_ERR_CONFIG',
+        message: expect.stringContaining(`127.0.0.1:${taken} (EADDRINUSE)`),
+      });
+      expect(out).toEqual([]);
+      const written: string[] = [];
+      for await (const o of new FsObjectStore({ root: dir }).list('index/')) written.push(o.key);
+      expect(written).toEqual([]); // no lease, no version
+    } finally {
+      await new Promise((r) => blocker.close(r));
+    }
   });
 });
 

@@ -2,11 +2,12 @@ import { setMaxListeners } from 'node:events';
 import { availableParallelism } from 'node:os';
 import { compileFilter, registeredDomainOf, type Config, type ObjectStore } from '@ccpipe/core';
 import { ExtractionPool, UndiciRangeReader, closeDuckDbParquetEngine, systemClock, writeParquetPart, type Logger } from '@ccpipe/adapters';
+import type { Registry } from 'prom-client';
 import {
-  ensureDataset, filterSpecOf, loadCheckpoint, loadClusterIdx, planBlocks, runBatcher, runFingerprint, TargetSet,
+  batcherMetrics, chainEvents, ensureDataset, filterSpecOf, loadCheckpoint, loadClusterIdx, planBlocks, runBatcher, runFingerprint, TargetSet,
   type BatcherSummary, type FailedBlock, type PlannedBlock,
 } from '@ccpipe/batcher';
-import { StoreIdentity, startWorker } from '@ccpipe/worker';
+import { StoreIdentity, startWorker, workerMetrics } from '@ccpipe/worker';
 import { ProcessedQueue, keptDeadLetters } from './processed-queue';
 import type { RunCounters } from './run-progress';
 
@@ -38,6 +39,8 @@ export interface IngestParams {
   store: ObjectStore;
   log: Logger;
   counters: RunCounters;
+  /** Where the batchers' and the worker's metrics go (`ccpipe_batcher_*`, `ccpipe_worker_*`, as the services name them). */
+  registry: Registry;
   onProgress?: () => void;
   signal: AbortSignal;
 }
@@ -56,8 +59,14 @@ export async function ingestCrawls(p: IngestParams): Promise<CrawlIngest[]> {
   setMaxListeners(256, signal);
   const closers: (() => Promise<unknown>)[] = [];
   try {
-    const reader = new UndiciRangeReader({ baseUrl: p.baseUrl, connections: config.connections, userAgent: USER_AGENT, expectGzip: true });
+    // the services' metrics on one registry; the batchers and the worker each read through their own reader, as the
+    // separate services do, so their HTTP counters stay apart
+    const batcherM = batcherMetrics(p.registry);
+    const workerM = workerMetrics(p.registry);
+    const reader = new UndiciRangeReader({ baseUrl: p.baseUrl, connections: config.connections, userAgent: USER_AGENT, expectGzip: true, observer: batcherM.fetchObserver });
     closers.push(() => reader.close());
+    const warcReader = new UndiciRangeReader({ baseUrl: p.baseUrl, connections: config.connections, userAgent: USER_AGENT, expectGzip: true, observer: workerM.fetch });
+    closers.push(() => warcReader.close());
     const targets = config.domainsFile ? await TargetSet.fromFile(config.domainsFile) : null;
     const filterSpec = filterSpecOf(config);
     const filter = compileFilter(filterSpec, { registeredDomainOf });
@@ -77,8 +86,13 @@ export async function ingestCrawls(p: IngestParams): Promise<CrawlIngest[]> {
       runs.push({ ingest: { crawl, dataset, datasetId: entry.id, planned: plan.length, resumedAt, summary: null, written: { rows: 0, failed: 0, failures: {} } }, store: storeId, plan, fingerprint, startBatches: cp?.batchesPublished, startRecords: cp?.recordsPublished, startFailedBlocks: cp?.failedBlocks, startFailedCount: cp?.failedBlockCount });
       counters.blocksPlanned += plan.length;
       counters.blocksRead += resumedAt;
+      counters.blocksResumed += resumedAt;
       log.info({ crawl, dataset, datasetId: entry.id, planned: plan.length, resumeAt: resumedAt }, resumedAt >= plan.length ? 'crawl already ingested' : 'plan ready');
     }
+    batcherM.planned.set(counters.blocksPlanned);
+    const checkpointAt = new Map(runs.map((r) => [r.ingest.crawl, r.ingest.resumedAt]));
+    const setCheckpoint = (): void => void batcherM.checkpoint.set([...checkpointAt.values()].reduce((a, b) => a + b, 0));
+    setCheckpoint();
     p.onProgress?.();
     const todo = runs.filter((r) => r.ingest.resumedAt < r.plan.length);
     // batches an earlier run dead-lettered and kept (ProcessedQueue): tried again first, even when every crawl is done
@@ -95,14 +109,23 @@ export async function ingestCrawls(p: IngestParams): Promise<CrawlIngest[]> {
     const worker = await startWorker(
       consumer,
       {
-        reader,
+        reader: warcReader,
         store,
-        extract: (html, url, s) => pool.extract(html, url, s),
+        extract: async (html, url, s) => {
+          const end = workerM.extractSeconds.startTimer();
+          try {
+            return await pool.extract(html, url, s);
+          } finally {
+            end();
+          }
+        },
         writePart: (rows) => writeParquetPart(rows, { engine: config.parquetEngine, includeText: config.includeText, rowGroupSize: config.rowGroupSize }),
+        events: workerM.batch,
       },
       { concurrency: config.concurrency, includeText: config.includeText, identity: new StoreIdentity(store) },
       {
         onBatchDone: (e) => {
+          workerM.worker.onBatchDone?.(e);
           counters.batchesDone++;
           counters.rows += e.marker.rows;
           const w = runs.find((r) => r.ingest.datasetId === e.marker.datasetId && r.ingest.crawl === e.marker.crawl)?.ingest.written;
@@ -117,6 +140,7 @@ export async function ingestCrawls(p: IngestParams): Promise<CrawlIngest[]> {
           p.onProgress?.();
         },
         onBatchFailed: (e) => {
+          workerM.worker.onBatchFailed?.(e);
           if (e.action !== 'requeue') counters.batchesFailed++;
           log.warn({ batchId: e.batchId, action: e.action, reason: e.reason, err: e.error }, 'batch failed');
           p.onProgress?.();
@@ -141,7 +165,7 @@ export async function ingestCrawls(p: IngestParams): Promise<CrawlIngest[]> {
           },
           {
             reader, publisher, store, clock: systemClock, signal,
-            events: {
+            events: chainEvents(batcherM.events, {
               onBlock: (e) => {
                 counters.blocksRead++;
                 counters.records += e.records;
@@ -149,8 +173,16 @@ export async function ingestCrawls(p: IngestParams): Promise<CrawlIngest[]> {
                 p.onProgress?.();
               },
               onBatchPublished: () => void counters.batchesPublished++,
-              onBlockFailed: (e) => log.error({ crawl: r.ingest.crawl, ordinal: e.ordinal, code: e.code }, 'CDX block skipped: it cannot be read or inflated'),
-            },
+              onCheckpoint: (n) => {
+                checkpointAt.set(r.ingest.crawl, n);
+                setCheckpoint();
+              },
+              onBlockFailed: (e) => {
+                counters.blocksFailed++;
+                log.error({ crawl: r.ingest.crawl, ordinal: e.ordinal, code: e.code }, 'CDX block skipped: it cannot be read or inflated');
+                p.onProgress?.();
+              },
+            }),
           },
         );
         log.info({ crawl: r.ingest.crawl, ...r.ingest.summary }, r.ingest.summary.done ? 'crawl ingested' : 'crawl stopped');

@@ -2,8 +2,8 @@ import * as path from 'node:path';
 import * as os from 'node:os';
 import { createServer } from 'node:net';
 import { Registry, collectDefaultMetrics } from 'prom-client';
-import { CcpError, type Config, type DomainPosting, type ObjectStore } from '@ccpipe/core';
-import { localStoreDir, openObjectStore, type Logger } from '@ccpipe/adapters';
+import { CcpError, type Config } from '@ccpipe/core';
+import { localStoreDir, openObjectStore, startMetricsServer, type Logger } from '@ccpipe/adapters';
 import { ingestStatusProvider } from '@ccpipe/api';
 import { serveMirror } from '@ccpipe/mirror';
 import { ingestCrawls, type CrawlIngest } from './ingest';
@@ -53,6 +53,19 @@ export async function runEmbedded(opts: EmbeddedOptions, io: EmbeddedIo): Promis
     // with ranged GETs; the bundled sample mirror is built in a local cache directory instead.
     // the API's port is taken only after ingest and merge: a port already in use fails now, not after a long ingest
     if (opts.port !== 0) await assertPortFree(opts.port, opts.host);
+    // one registry for the whole run: the batchers' and the worker's metrics from the start, the API's once it serves
+    // (on its own /metrics); with --metrics-port also served on their own port from the start, ingest included
+    const registry = new Registry();
+    collectDefaultMetrics({ register: registry });
+    if (config.metricsPort !== undefined) {
+      const metricsPort = config.metricsPort;
+      const metrics = await startMetricsServer(registry, { host: config.metricsHost, port: metricsPort }).catch((err: NodeJS.ErrnoException) => {
+        throw new CcpError('CCP_ERR_CONFIG', `the metrics port ${metricsPort} on ${config.metricsHost} cannot be used (${err.code ?? err.message}): pick another with --metrics-port`, { cause: err });
+      });
+      closers.push(() => metrics.close());
+      if (io.tty) io.print(`Metrics on http://${config.metricsHost}:${metrics.port}/metrics`);
+      else log.info({ port: metrics.port }, 'metrics listening');
+    }
     const dataDir = localStoreDir(config.data);
     const store = openObjectStore(config.data, config);
     closers.push(() => store.close());
@@ -74,12 +87,10 @@ export async function runEmbedded(opts: EmbeddedOptions, io: EmbeddedIo): Promis
     }
 
     progress = runProgress(counters, { tty: io.tty, log });
-    const ingested = await ingestCrawls({ config, crawls, baseUrl, store, log, counters, onProgress: () => progress?.update(), signal: io.signal });
+    const ingested = await ingestCrawls({ config, crawls, baseUrl, store, log, counters, registry, onProgress: () => progress?.update(), signal: io.signal });
     progress.stop();
     log.info({ ...counters }, 'ingest done');
 
-    const registry = new Registry();
-    collectDefaultMetrics({ register: registry });
     const served = await mergeAndServe({
       store, ...(dataDir === undefined ? {} : { dataDir }), rowGroupSize: config.lakeRowGroupSize, port: opts.port, host: opts.host, registry, log,
       // /v1/status: the datasets' checkpoints against the version served, as `ccpipe api` shows them (whole-dataset
@@ -91,7 +102,9 @@ export async function runEmbedded(opts: EmbeddedOptions, io: EmbeddedIo): Promis
     if (io.signal.aborted) throw new CcpError('CCP_ERR_ABORTED', 'interrupted before the API was up');
     log.info({ url: served.url, port: served.port, version: served.merge.version }, 'api listening');
 
-    for (const line of summaryLines(ingested, served.url, served.merge.version, await exampleDomain(store, opts.crawls === null))) io.print(line);
+    // the sample's bookshop, or the largest domain of the first crawl's dataset in the version served
+    const domain = opts.crawls === null ? SAMPLE_DOMAIN : await served.largestDomain(ingested[0]?.datasetId ?? 1);
+    for (const line of summaryLines(ingested, served.url, served.merge.version, domain)) io.print(line);
     const kept = (await keptDeadLetters(store)).length;
     if (kept > 0) io.print(`Note: ${kept} batch(es) could not be processed; they are kept under deadletters/ in the data directory and tried again by the next run.`);
     if (opts.exitAfterMerge) return 0;
@@ -129,19 +142,8 @@ export async function assertPortFree(port: number, host: string): Promise<void> 
   });
 }
 
-/** The domain to show in example queries: the sample's bookshop, or the one with most rows in a finished batch. */
-async function exampleDomain(store: ObjectStore, sample: boolean): Promise<string | null> {
-  if (sample) return 'maple-street-books.com';
-  for await (const o of store.list('batches/')) {
-    if (!o.key.endsWith('/postings.json')) continue;
-    const bytes = await store.get(o.key);
-    if (bytes === null) continue;
-    const delta = JSON.parse(Buffer.from(bytes).toString('utf8')) as { domains?: DomainPosting[] };
-    const best = [...(delta.domains ?? [])].filter((d) => d.domain !== '').sort((a, b) => b.rows - a.rows)[0];
-    if (best) return best.domain;
-  }
-  return null;
-}
+/** The bundled sample's domain shown in example queries. */
+const SAMPLE_DOMAIN = 'maple-street-books.com';
 
 /** ` (CODE: n, …)` by count, or nothing when no record failed. */
 function failuresText(failures: Record<string, number>): string {

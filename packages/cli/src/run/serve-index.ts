@@ -9,6 +9,11 @@ export interface ServedIndex {
   merge: MergeResult;
   url: string;
   port: number;
+  /**
+   * The registered domain with the most URLs in dataset `datasetId` of the version served (its top-domains list), for
+   * example queries; null when the dataset has none or the version has no such list.
+   */
+  largestDomain(datasetId: number): Promise<string | null>;
   /** Closes the API, then the index source. Idempotent. */
   close(): Promise<void>;
 }
@@ -47,6 +52,7 @@ export async function mergeAndServe(opts: {
       merge,
       url: api.url,
       port: api.port,
+      largestDomain: async (datasetId) => (await source.current())?.topDomains?.(datasetId, 1)?.[0]?.domain ?? null,
       close: () =>
         (closing ??= (async () => {
           await api.close().catch(() => undefined);

@@ -60,6 +60,50 @@ describe('loadConfig', () => {
     ]);
   });
 
+  const problemsOf = (env: Record<string, string>, flags: Record<string, unknown> = {}): string[] => {
+    try {
+      loadConfig(env, flags);
+    } catch (e) {
+      expect(e).toMatchObject({ code: 'CCP_ERR_CONFIG' });
+      return (e as ConfigError).problems;
+    }
+    return [];
+  };
+
+  it('takes the detected-mime, URL-exclusion and domain allow/deny filters from env vars and flags (unset: no rule)', () => {
+    const none = loadConfig({});
+    expect([none.filterMimesDetected, none.filterUrlRegexExclude, none.filterDomainsAllow, none.filterDomainsDeny]).toEqual([undefined, undefined, undefined, undefined]);
+    const c = loadConfig(
+      { CCPIPE_FILTER_MIMES_DETECTED: 'text/html, application/xhtml+xml', CCPIPE_FILTER_URL_REGEX_EXCLUDE: '\\.pdf$', CCPIPE_FILTER_DOMAINS_DENY: 'Spam.example., ads.example,spam.example' },
+      { filterDomainsAllow: 'example.com,example.co.uk' },
+    );
+    expect(c.filterMimesDetected).toEqual(['text/html', 'application/xhtml+xml']);
+    expect(c.filterUrlRegexExclude).toBe('\\.pdf$');
+    expect(c.filterDomainsAllow).toEqual(['example.co.uk', 'example.com']); // sorted: order does not change the dataset's filter
+    expect(c.filterDomainsDeny).toEqual(['ads.example', 'spam.example']); // lower-cased, trailing dot and duplicates gone
+  });
+
+  it('refuses a regex that does not compile, naming the flag and env var and the reason', () => {
+    expect(problemsOf({ CCPIPE_FILTER_URL_REGEX: 'a(b' }, { filterUrlRegexExclude: '[z-a]' })).toEqual([
+      expect.stringMatching(/^--url-regex \/ CCPIPE_FILTER_URL_REGEX: not a valid JavaScript regular expression \(Invalid regular expression: \/a\(b\/: Unterminated group\)$/),
+      expect.stringMatching(/^--url-regex-exclude \/ CCPIPE_FILTER_URL_REGEX_EXCLUDE: not a valid JavaScript regular expression \(.*Range out of order/),
+    ]);
+  });
+
+  it('refuses domain rule entries that could never match a registered domain, naming the one to write', () => {
+    expect(problemsOf({ CCPIPE_FILTER_DOMAINS_ALLOW: 'www.example.com,co.uk' }, { filterDomainsDeny: 'https://spam.example.org/' })).toEqual([
+      '--domains-allow / CCPIPE_FILTER_DOMAINS_ALLOW: "co.uk" is not a registered domain (a public suffix, or not a host name); "www.example.com" is not a registered domain: the rule compares registered domains, write "example.com"',
+      '--domains-deny / CCPIPE_FILTER_DOMAINS_DENY: "https://spam.example.org/" is not a registered domain: the rule compares registered domains, write "example.org"',
+    ]);
+  });
+
+  it('refuses an empty list for a list rule (it would drop every record); an empty env var is unset', () => {
+    for (const key of ['filterMimes', 'filterMimesDetected', 'filterDomainsAllow', 'filterDomainsDeny']) {
+      expect(problemsOf({}, { [key]: ' , ' })).toEqual([expect.stringContaining('expected at least one value')]);
+    }
+    expect(loadConfig({ CCPIPE_FILTER_DOMAINS_DENY: '', CCPIPE_FILTER_MIMES: '' })).toMatchObject({ filterDomainsDeny: undefined, filterMimes: undefined });
+  });
+
   it('gives up on a refusing broker after 2 min by default; 0 keeps trying', () => {
     expect(loadConfig({}).brokerGiveUpMs).toBe(120_000);
     expect(loadConfig({ CCPIPE_BROKER_GIVE_UP_MS: '0' }).brokerGiveUpMs).toBe(0);

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { CcpError } from '../errors';
 import { languageCodeProblem } from '../filter/language-codes';
+import { registeredDomainOf } from '../url/registered-domain';
 
 /** One configurable setting: its schema, the env var and CLI flag that set it, and what it means. */
 interface Option<S extends z.ZodType> {
@@ -25,6 +26,33 @@ const bool = z.preprocess((v) => {
   return /^(1|true|yes|on)$/.test(w) ? true : /^(0|false|no|off)$/.test(w) ? false : v;
 }, z.boolean({ error: 'expected true/false (also 1/0, yes/no, on/off)' }));
 const port = z.coerce.number().int().min(0).max(65535);
+/** A list rule of the filter, set or not: an empty list would drop every record, so it is refused. */
+const ruleList = csv.refine((l) => l.length > 0, 'expected at least one value (comma-separated); leave it unset for no rule');
+/** A regex of the filter (JavaScript syntax, no flags): one that does not compile is refused with the engine's reason. */
+const regex = z.string().min(1).superRefine((src, ctx) => {
+  try {
+    new RegExp(src);
+  } catch (err) {
+    ctx.addIssue({ code: 'custom', message: `not a valid JavaScript regular expression (${(err as Error).message})` });
+  }
+});
+/**
+ * Registered domains of a domain rule, lower-cased, deduplicated and sorted (the dataset's filter fingerprint does
+ * not depend on their order). The rule compares each record's registered domain, so a host (`www.example.com`), a
+ * URL or a public suffix could never match: refused, naming the domain to write instead.
+ */
+const domainRuleList = ruleList
+  .transform((l) => [...new Set(l.map((d) => d.toLowerCase().replace(/\.$/, '')))].sort())
+  .superRefine((l, ctx) => {
+    for (const d of l) {
+      const rd = registeredDomainOf(d);
+      if (rd === d) continue;
+      ctx.addIssue({
+        code: 'custom',
+        message: rd === null ? `"${d}" is not a registered domain (a public suffix, or not a host name)` : `"${d}" is not a registered domain: the rule compares registered domains, write "${rd}"`,
+      });
+    }
+  });
 /** `s3://bucket[/prefix]`: the bucket rules of S3, prefix segments of the store key alphabet. */
 const S3_SPEC = /^s3:\/\/[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](\/([A-Za-z0-9._=-]+\/)*([A-Za-z0-9._=-]+)?)?$/;
 
@@ -68,7 +96,7 @@ export const OPTIONS = {
   crawl: opt(z.string().regex(/^[A-Za-z0-9._-]+$/).optional(), 'CCPIPE_CRAWL', 'crawl', 'crawl name, e.g. CC-MAIN-2024-30'),
   dataset: opt(z.string().regex(/^[A-Za-z0-9._-]+$/).optional(), 'CCPIPE_DATASET', 'dataset', 'dataset name (default: the crawl name)'),
   clusterIdxDir: opt(z.string().default('./cluster-idx'), 'CCPIPE_CLUSTER_IDX_DIR', 'cluster-idx-dir', 'local copies of cluster.idx: <dir>/<crawl>/cluster.idx'),
-  metricsPort: opt(port.optional(), 'CCPIPE_METRICS_PORT', 'metrics-port', '/metrics port (batcher 9000, worker 9001, merger 9002 by default; 0 = any free port)'),
+  metricsPort: opt(port.optional(), 'CCPIPE_METRICS_PORT', 'metrics-port', '/metrics port (batcher 9000, worker 9001, merger service 9002 by default; a one-off merge and ccpipe run serve only when it is set; 0 = any free port)'),
   metricsHost: opt(z.string().default('0.0.0.0'), 'CCPIPE_METRICS_HOST', 'metrics-host', '/metrics bind address'),
   batchSize: opt(z.coerce.number().int().min(1).max(10_000).default(500), 'CCPIPE_BATCH_SIZE', 'batch-size', 'records per published batch'),
   maxBlocks: opt(z.coerce.number().int().min(1).optional(), 'CCPIPE_MAX_BLOCKS', 'max-blocks', 'stop after this many CDX blocks (sampling)'),
@@ -87,8 +115,17 @@ export const OPTIONS = {
     "languages to keep (ISO 639-3 codes such as eng, deu, comma-separated; 'any' = every language, with or without a detected one)",
   ),
   filterLanguageMode: opt(z.enum(['contains', 'primary']).default('contains'), 'CCPIPE_FILTER_LANGUAGE_MODE', 'language-mode', 'match a language anywhere in the list, or only as primary'),
-  filterMimes: opt(csv.optional(), 'CCPIPE_FILTER_MIMES', 'mimes', 'mime types to keep (comma-separated)'),
-  filterUrlRegex: opt(z.string().optional(), 'CCPIPE_FILTER_URL_REGEX', 'url-regex', 'keep only URLs matching this regex'),
+  filterMimes: opt(ruleList.optional(), 'CCPIPE_FILTER_MIMES', 'mimes', "mime types to keep, as the server declared them (the CDX 'mime'; comma-separated)"),
+  filterMimesDetected: opt(ruleList.optional(), 'CCPIPE_FILTER_MIMES_DETECTED', 'mimes-detected', "mime types to keep, as Common Crawl detected them from the content (the CDX 'mime-detected'; comma-separated)"),
+  filterUrlRegex: opt(regex.optional(), 'CCPIPE_FILTER_URL_REGEX', 'url-regex', 'keep only URLs matching this JavaScript regular expression'),
+  filterUrlRegexExclude: opt(regex.optional(), 'CCPIPE_FILTER_URL_REGEX_EXCLUDE', 'url-regex-exclude', 'drop URLs matching this JavaScript regular expression'),
+  filterDomainsAllow: opt(
+    domainRuleList.optional(),
+    'CCPIPE_FILTER_DOMAINS_ALLOW',
+    'domains-allow',
+    'keep only records of these registered domains (comma-separated; every planned block is still read, --domains FILE reads only the blocks that can hold them)',
+  ),
+  filterDomainsDeny: opt(domainRuleList.optional(), 'CCPIPE_FILTER_DOMAINS_DENY', 'domains-deny', 'drop records of these registered domains (comma-separated)'),
   publishConfirmTimeoutMs: opt(z.coerce.number().int().min(100).default(30_000), 'CCPIPE_CONFIRM_TIMEOUT_MS', 'confirm-timeout-ms', 'publisher confirm timeout'),
   prefetch: opt(z.coerce.number().int().min(1).max(1000).default(2), 'CCPIPE_PREFETCH', 'prefetch', 'batches a worker holds unacknowledged'),
   concurrency: opt(z.coerce.number().int().min(1).max(512).default(16), 'CCPIPE_CONCURRENCY', 'concurrency', 'records of a batch fetched at once (a worker holds up to --prefetch batches: prefetch × concurrency in flight, within --connections)'),

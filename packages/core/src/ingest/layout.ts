@@ -7,12 +7,13 @@ import { batchKey } from './batch';
  * datasets.json                                     dataset registry: name → stable UInt32 id
  * batcher/<dataset>/checkpoint.json                 plan position before which every batch is confirmed
  * batches/dataset_id=<id>/<batch key>/part.parquet  the batch's rows (one per indexed capture)
- * batches/dataset_id=<id>/<batch key>/postings.json domain → rows of the part (the merger's delta)
  * batches/dataset_id=<id>/<batch key>/failures.jsonl one line per record that could not be indexed, with its reason
  * batches/dataset_id=<id>/<batch key>/_SUCCESS.json completion marker, written last, with counts
  * inbox/dataset_id=<id>/<batch key>.json            a copy of the marker, written after it: the merger's to-do list
  * index/manifest.json, index/<version>/…            the merger's immutable index versions
  * ```
+ * Batch folders written by older workers also hold `postings.json` (a per-batch postings delta
+ * nothing ever read: the merge takes each domain's rows from the lake files it writes); it is left where it is.
  * A batch's files are complete exactly when its marker exists; everything else in a batch folder without a marker
  * is a leftover of a crash and is overwritten by the redelivered batch. The inbox holds an entry per completed batch
  * the merger has not cleared yet, so a merge lists what is new instead of every batch of the lake (≈ 8M keys for
@@ -24,7 +25,6 @@ export const layout = {
   batchesPrefix: (): string => 'batches/',
   batchDir: (datasetId: number, id: string): string => `batches/dataset_id=${datasetId}/${batchKey(id)}`,
   batchPart: (datasetId: number, id: string): string => `${layout.batchDir(datasetId, id)}/part.parquet`,
-  batchPostings: (datasetId: number, id: string): string => `${layout.batchDir(datasetId, id)}/postings.json`,
   batchFailures: (datasetId: number, id: string): string => `${layout.batchDir(datasetId, id)}/failures.jsonl`,
   batchMarker: (datasetId: number, id: string): string => `${layout.batchDir(datasetId, id)}/_SUCCESS.json`,
   inboxPrefix: (): string => 'inbox/',
