@@ -206,7 +206,10 @@ export async function addFacts(conn: DuckDBConnection, src: FactsSources, column
   if (src.staged === undefined && src.files.length === 0) return;
   const raw = ['domain', 'domain64', columns.host ? 'host' : 'url', 'ts', 'status', ...(columns.languages ? ['languages'] : []), ...(columns.contentLength ? ['content_length'] : [])];
   const inputs: string[] = [];
-  if (src.staged !== undefined) inputs.push(`SELECT dataset_id::INTEGER AS dataset_id, ${raw.join(', ')} FROM staged WHERE ${src.staged}`);
+  // rows of other domains are cut by their domain64 first, before any column of theirs is decoded or transformed
+  // (≈ 10 % less CPU than the semi join alone on the bench's incremental merge); the semi join below stays exact
+  const ofDomains = `domain64 IN (SELECT domain64 FROM ${only})`;
+  if (src.staged !== undefined) inputs.push(`SELECT dataset_id::INTEGER AS dataset_id, ${raw.join(', ')} FROM staged WHERE (${src.staged}) AND ${ofDomains}`);
   if (src.files.length > 0) {
     await conn.run('CREATE OR REPLACE TEMP TABLE facts_files (f VARCHAR, dataset_id INTEGER, _f INTEGER)');
     await appendTo(conn, 'facts_files', (app) => {
@@ -220,7 +223,7 @@ export async function addFacts(conn: DuckDBConnection, src: FactsSources, column
     inputs.push(
       `SELECT p.dataset_id, ${raw.map((c) => `o.${c}`).join(', ')}
        FROM read_parquet(${sqlList(src.files.map((f) => f.path))}, hive_partitioning = false, filename = true, file_row_number = true) o JOIN facts_files p ON p.f = o.filename
-       WHERE NOT EXISTS (SELECT 1 FROM lose_old l WHERE l._f = p._f AND l._r = o.file_row_number)`,
+       WHERE o.${ofDomains} AND NOT EXISTS (SELECT 1 FROM lose_old l WHERE l._f = p._f AND l._r = o.file_row_number)`,
     );
   }
   // a canonical URL is scheme://host[:port]/… (no userinfo), the host possibly an [IPv6] literal; split_part is

@@ -9,7 +9,7 @@ export function versionSeq(v: string): number {
 }
 
 const LAKE_TAG = /\/part-(v\d+)\.(?:parquet|rgx)$/;
-const ORDERING_TAG = /\/(?:ts|size|status)-(v\d+)\.parquet$/;
+const ORDERING_TAG = /\/(?:ts|size|status)(?:-delta)?-(v\d+)\.parquet$/;
 
 /**
  * Deletes retired versions whose grace period is over (`retiredAt + graceMs <= now`): their `index/<v>/` files,

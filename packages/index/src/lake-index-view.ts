@@ -5,8 +5,8 @@ import {
   type PageResult, type PageRow, type UrlItem,
 } from '@ccpipe/core';
 import { decodeFactsRecords, toDomainFacts } from './domain-facts';
-import { IndexFormatError, type DomainEntries, type LakeFileEntry, type Posting } from './format';
-import { positionsOf, type OrderingFile } from './orderings';
+import { type DomainEntries, type LakeFileEntry, type Posting } from './format';
+import { deadRows, positionsOf, type OrderingFile } from './orderings';
 import type { TopDomainsFile } from './top-domains';
 import { pagesAcross, type OrderingEntry, type OrderingReads } from './pages-across';
 import type { LakeReads, LakeUrlRow } from './lake-reader';
@@ -146,7 +146,8 @@ export class LakeIndexView implements IndexView {
   async pagesAcross(q: AcrossQuery): Promise<AcrossResult | null> {
     if (this.orderings === null || this.orderings.files.length === 0) return null;
     const positions = new Map<number, { file: LakeFileEntry; base: number }[]>();
-    const at = (datasetId: number, position: number): { file: LakeFileEntry; row: number } => {
+    // null: a position of a file replaced since the dataset's base ordering was built (a dead entry, skipped)
+    const at = (datasetId: number, position: number): { file: LakeFileEntry; row: number } | null => {
       let list = positions.get(datasetId);
       if (list === undefined) positions.set(datasetId, (list = positionsOf(this.files, datasetId)));
       let lo = 0;
@@ -157,14 +158,16 @@ export class LakeIndexView implements IndexView {
         else hi = mid - 1;
       }
       const f = list[lo];
-      if (f === undefined || position - f.base >= f.file.rows) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'an ordering names a row its dataset does not have', { datasetId, position });
+      if (f === undefined || position < f.base || position - f.base >= f.file.rows) return null;
       return { file: f.file, row: position - f.base };
     };
     const fetch = async (entries: readonly OrderingEntry[]) => {
-      const rows = new Array<AcrossItem>(entries.length);
+      const rows = new Array<AcrossItem | null>(entries.length).fill(null);
       await runLanes(entries.length, CAPTURE_READS, async (k) => {
         const e = entries[k]!;
-        const { file, row } = at(e.datasetId, e.position);
+        const found = at(e.datasetId, e.position);
+        if (found === null) return;
+        const { file, row } = found;
         const [r] = await this.reads.scan(file, row, row + 1);
         const url = r!.url;
         rows[k] = {
@@ -174,7 +177,8 @@ export class LakeIndexView implements IndexView {
       });
       return rows;
     };
-    return pagesAcross(q, this.orderings.files, this.orderings.reads, fetch);
+    const files = this.orderings.files;
+    return pagesAcross(q, files, this.orderings.reads, fetch, (d) => deadRows(this.files, files, d) > 0);
   }
 
   /**

@@ -8,13 +8,20 @@ import { IndexFormatError, crcOf, indexLayout, parseJson, type LakeFileEntry, ty
 /**
  * Secondary orderings of the web table, one set per dataset, immutable per version: every row of the dataset's lake
  * files as a pointer, sorted by capture time (`ts`), by body size (`size`), or by status class then time (`status`) —
- * the time, size and status indexes of a web table. A pointer is the row's *position*: its row number counted over
- * the dataset's lake files in files.json order, so an ordering stays valid exactly as long as the dataset's files do;
- * a merge rebuilds the orderings of the datasets it writes to and carries the others over by key.
+ * the time, size and status indexes of a web table. A pointer is the row's *position* in its dataset: the file's
+ * `posBase` (given when the file is written, past every position given before, kept for the file's life) plus the
+ * row's number in the file. A file replaced by a later merge leaves a hole: its positions name no row any more.
  *
- * Files: `order/dataset_id=<N>/<kind>-<version>.parquet`, sorted by their key columns, row groups of
- * {@link ORDERING_ROW_GROUP} rows with min/max statistics, so a range of keys is found by the footer's statistics and
- * one row group's decode:
+ * Two layers, so a small merge does not rebuild the orderings of a big dataset. The **base** covers positions below
+ * its `coverEnd` (every file of the dataset when it was built); the **delta** covers the files written since (positions
+ * ≥ coverEnd), and is rebuilt by each merge that changes the dataset — in proportion to what was written since the
+ * base, not to the dataset. Entries of the base whose file was replaced since are *dead* (readers skip them). When the
+ * delta would hold more than {@link DELTA_SHARE} of the dataset's rows, or the base that share of dead entries, the
+ * merge rebuilds the base over every file and drops the delta.
+ *
+ * Files: `order/dataset_id=<N>/<kind>-<version>.parquet` (base) and `<kind>-delta-<version>.parquet`, sorted by their
+ * key columns, row groups of {@link ORDERING_ROW_GROUP} rows with min/max statistics, so a range of keys is found by
+ * the footer's statistics and one row group's decode:
  *
  * | kind | columns (in sort order) |
  * |---|---|
@@ -33,25 +40,65 @@ export interface OrderingFile {
   bytes: number;
   crc32: number;
   rows: number;
+  /** 'delta' for the files written since the base; absent for the base (and in versions before stop 27). */
+  layer?: 'delta';
+  /** The base's first position past the files it covers (absent before stop 27: it covers every file of the version). */
+  coverEnd?: number;
 }
 
 /** Rows per row group of an ordering file (a multiple of DuckDB's 2048-row vectors). */
 export const ORDERING_ROW_GROUP = 16_384;
 
-export const orderingKey = (datasetId: number, kind: OrderingKind, version: string): string => `order/dataset_id=${datasetId}/${kind}-${version}.parquet`;
+/** Above this share of the dataset's rows in the delta (or of dead entries in the base), a merge rebuilds the base. */
+export const DELTA_SHARE = 0.25;
+
+export const orderingKey = (datasetId: number, kind: OrderingKind, version: string, layer?: 'delta'): string =>
+  `order/dataset_id=${datasetId}/${kind}${layer === 'delta' ? '-delta' : ''}-${version}.parquet`;
 
 export const ORDERING_PREFIX = 'order/';
 
-/** The dataset's lake files in position order (files.json order) with the position of each one's first row. */
+/**
+ * The dataset's lake files by position (their `posBase`; files of a version before positions were kept count theirs
+ * over the dataset's files in files.json order), each with the position of its first row.
+ */
 export function positionsOf(files: readonly LakeFileEntry[], datasetId: number): { file: LakeFileEntry; base: number }[] {
   let base = 0;
   const out: { file: LakeFileEntry; base: number }[] = [];
   for (const f of files) {
     if (f.datasetId !== datasetId) continue;
-    out.push({ file: f, base });
+    out.push({ file: f, base: f.posBase ?? base });
     base += f.rows;
   }
-  return out;
+  return out.sort((a, b) => a.base - b.base);
+}
+
+/**
+ * Gives positions to the files a merge wrote (`written`, entries it made) against the files it keeps (`kept`): each
+ * dataset's new files start past the last position of its kept ones — and of every file the previous version had
+ * (`previous`), so no position of a replaced file is given again while a base may still name it. A dataset whose kept
+ * files have no positions yet (written before stop 27) gets positions for all its files, counted in files.json order;
+ * it is returned, as its orderings must be rebuilt whole. Sets `posBase` on the entries (kept ones of such datasets
+ * too: they are this merge's copies). Pure but for that.
+ */
+export function assignPositions(previous: readonly LakeFileEntry[], kept: LakeFileEntry[], written: LakeFileEntry[]): Set<number> {
+  const renumbered = new Set<number>();
+  const end = new Map<number, number>();
+  for (const f of previous) if (f.posBase !== undefined) end.set(f.datasetId, Math.max(end.get(f.datasetId) ?? 0, f.posBase + f.rows));
+  for (const f of kept) if (f.posBase === undefined) renumbered.add(f.datasetId);
+  for (const d of renumbered) {
+    let base = 0;
+    for (const f of [...kept, ...written].filter((x) => x.datasetId === d).sort((a, b) => (a.key < b.key ? -1 : 1))) {
+      f.posBase = base;
+      base += f.rows;
+    }
+  }
+  for (const f of [...written].sort((a, b) => (a.key < b.key ? -1 : 1))) {
+    if (renumbered.has(f.datasetId)) continue;
+    const at = end.get(f.datasetId) ?? 0;
+    f.posBase = at;
+    end.set(f.datasetId, at + f.rows);
+  }
+  return renumbered;
 }
 
 const SQL: Record<OrderingKind, string> = {
@@ -65,10 +112,12 @@ const SQL: Record<OrderingKind, string> = {
 /** Options of {@link writeOrderings}. */
 export interface WriteOrderingsOptions {
   version: string;
-  /** The new version's lake files, in files.json order. */
+  /** The new version's lake files, in files.json order, with their positions ({@link assignPositions}). */
   files: readonly LakeFileEntry[];
-  /** Datasets whose lake files this merge changed: their orderings are built anew. */
+  /** Datasets whose lake files this merge changed: their delta (or their base, see {@link DELTA_SHARE}) is built anew. */
   rebuild: ReadonlySet<number>;
+  /** Datasets whose positions were given anew ({@link assignPositions}): their base is rebuilt whatever the shares. */
+  renumbered?: ReadonlySet<number>;
   /** The previous version's orderings: those of every other dataset are carried over as they are. */
   previous: readonly OrderingFile[];
   /** Local paths of lake files (in place, or staged through the merge's inputs). */
@@ -82,47 +131,83 @@ export interface WriteOrderingsOptions {
   rowGroupSize?: number;
 }
 
+/** Rows of a dataset's base that name a row no more (their file was replaced since the base was built). */
+export function deadRows(files: readonly LakeFileEntry[], orderings: readonly OrderingFile[], datasetId: number): number {
+  const base = orderings.find((o) => o.datasetId === datasetId && o.kind === 'ts' && o.layer === undefined);
+  if (base === undefined || base.coverEnd === undefined) return 0;
+  const live = positionsOf(files, datasetId).filter((p) => p.base < base.coverEnd!).reduce((s, p) => s + p.file.rows, 0);
+  return base.rows - live;
+}
+
 /**
- * Writes the orderings of the datasets in `opts.rebuild` (reading the ts, status and content_length of their lake
- * files once) and returns them with the carried-over ones of the other datasets that still have files, by dataset
- * then kind. Each file is written to a temp file, put through `store`, and deleted locally.
+ * Writes the orderings of the datasets in `opts.rebuild` — a delta over the files written since their base, or a new
+ * base over every file (see {@link OrderingFile}) — reading the ts, status and content_length of those files once, and
+ * returns them with the carried-over ones (other datasets', and the bases kept), by dataset, layer, then kind. Each
+ * file is written to a temp file, put through `store`, and deleted locally.
  */
 export async function writeOrderings(conn: DuckDBConnection, store: ObjectStore, opts: WriteOrderingsOptions): Promise<OrderingFile[]> {
   const live = new Set(opts.files.map((f) => f.datasetId));
   const out = opts.previous.filter((o) => live.has(o.datasetId) && !opts.rebuild.has(o.datasetId));
   for (const datasetId of [...opts.rebuild].filter((d) => live.has(d)).sort((a, b) => a - b)) {
-    const at = positionsOf(opts.files, datasetId);
-    const paths = await opts.pathsOf(at.map((a) => a.file.key));
-    await conn.run('CREATE OR REPLACE TEMP TABLE ord_files (fname VARCHAR, base BIGINT)');
-    await appendTo(conn, 'ord_files', (app) => {
-      at.forEach((a, i) => {
-        app.appendVarchar(paths[i]!);
-        app.appendBigInt(BigInt(a.base));
-        app.endRow();
-      });
-    });
-    await conn.run(
-      `CREATE OR REPLACE TEMP TABLE ord AS
-       SELECT epoch_ms(r.ts)::BIGINT AS ts, r.status::INTEGER AS status, ${opts.withSize ? 'r.content_length::BIGINT' : 'NULL::BIGINT'} AS size,
-              f.base + r.file_row_number AS pos
-       FROM read_parquet(${sqlList(paths)}, file_row_number = true, filename = true, hive_partitioning = false) r JOIN ord_files f ON r.filename = f.fname`,
-    );
-    for (const kind of ORDERING_KINDS) {
-      if (kind === 'size' && !opts.withSize) continue;
-      const key = orderingKey(datasetId, kind, opts.version);
-      const tmp = join(opts.tmpDir, `order-${datasetId}-${kind}.parquet`);
-      await conn.run(`COPY (${SQL[kind]}) TO ${sqlString(tmp)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${opts.rowGroupSize ?? ORDERING_ROW_GROUP}, PARQUET_VERSION V2)`);
-      const bytes = await readFile(tmp);
-      await store.put(key, bytes);
-      await rm(tmp, { force: true });
-      const counted = kind === 'size' ? 'size IS NOT NULL' : kind === 'status' ? 'status // 100 <> 2' : null;
-      const rows = counted === null ? at.reduce((s, a) => s + a.file.rows, 0) : Number((await (await conn.runAndReadAll(`SELECT count(*) FROM ord WHERE ${counted}`)).getRowsJS())[0]![0]);
-      out.push({ datasetId, kind, key, bytes: bytes.length, crc32: crcOf(bytes), rows });
+    const all = positionsOf(opts.files, datasetId);
+    const total = all.reduce((s, a) => s + a.file.rows, 0);
+    const base = opts.previous.filter((o) => o.datasetId === datasetId && o.layer === undefined);
+    const coverEnd = base.find((o) => o.kind === 'ts')?.coverEnd;
+    const since = coverEnd === undefined ? all : all.filter((a) => a.base >= coverEnd);
+    const sinceRows = since.reduce((s, a) => s + a.file.rows, 0);
+    const dead = deadRows(opts.files, opts.previous, datasetId);
+    const baseRows = base.find((o) => o.kind === 'ts')?.rows ?? 0;
+    const keepBase = coverEnd !== undefined && !(opts.renumbered?.has(datasetId) ?? false) && all.every((a) => a.file.posBase !== undefined)
+      && sinceRows <= DELTA_SHARE * total && dead <= DELTA_SHARE * baseRows;
+    if (keepBase) {
+      out.push(...base);
+      if (since.length > 0) out.push(...(await writeLayer(conn, store, opts, datasetId, since, 'delta')));
+    } else {
+      const files = await writeLayer(conn, store, opts, datasetId, all, undefined);
+      const end = all.reduce((m, a) => Math.max(m, a.base + a.file.rows), 0);
+      out.push(...files.map((f) => ({ ...f, coverEnd: end })));
     }
-    await conn.run('DROP TABLE ord');
-    await opts.releasePaths?.(at.map((a) => a.file.key));
   }
-  return out.sort((a, b) => a.datasetId - b.datasetId || ORDERING_KINDS.indexOf(a.kind) - ORDERING_KINDS.indexOf(b.kind));
+  const layerNo = (o: OrderingFile): number => (o.layer === 'delta' ? 1 : 0);
+  return out.sort((a, b) => a.datasetId - b.datasetId || layerNo(a) - layerNo(b) || ORDERING_KINDS.indexOf(a.kind) - ORDERING_KINDS.indexOf(b.kind));
+}
+
+/** Writes one layer's three orderings over the files `at` (with their positions) of a dataset. */
+async function writeLayer(
+  conn: DuckDBConnection, store: ObjectStore, opts: WriteOrderingsOptions, datasetId: number, at: readonly { file: LakeFileEntry; base: number }[], layer: 'delta' | undefined,
+): Promise<OrderingFile[]> {
+  const out: OrderingFile[] = [];
+  const paths = await opts.pathsOf(at.map((a) => a.file.key));
+  await conn.run('CREATE OR REPLACE TEMP TABLE ord_files (i INTEGER, base BIGINT)');
+  await appendTo(conn, 'ord_files', (app) => {
+    at.forEach((a, i) => {
+      app.appendInteger(i);
+      app.appendBigInt(BigInt(a.base));
+      app.endRow();
+    });
+  });
+  // files told apart by their index in the list read (an integer per row, not a file name)
+  await conn.run(
+    `CREATE OR REPLACE TEMP TABLE ord AS
+     SELECT epoch_ms(r.ts)::BIGINT AS ts, r.status::INTEGER AS status, ${opts.withSize ? 'r.content_length::BIGINT' : 'NULL::BIGINT'} AS size,
+            f.base + r.file_row_number AS pos
+     FROM read_parquet(${sqlList(paths)}, file_row_number = true, hive_partitioning = false) r JOIN ord_files f ON r.file_index = f.i`,
+  );
+  for (const kind of ORDERING_KINDS) {
+    if (kind === 'size' && !opts.withSize) continue;
+    const key = orderingKey(datasetId, kind, opts.version, layer);
+    const tmp = join(opts.tmpDir, `order-${datasetId}-${kind}${layer === 'delta' ? '-delta' : ''}.parquet`);
+    await conn.run(`COPY (${SQL[kind]}) TO ${sqlString(tmp)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${opts.rowGroupSize ?? ORDERING_ROW_GROUP}, PARQUET_VERSION V2)`);
+    const bytes = await readFile(tmp);
+    await store.put(key, bytes);
+    await rm(tmp, { force: true });
+    const counted = kind === 'size' ? 'size IS NOT NULL' : kind === 'status' ? 'status // 100 <> 2' : null;
+    const rows = counted === null ? at.reduce((s, a) => s + a.file.rows, 0) : Number((await (await conn.runAndReadAll(`SELECT count(*) FROM ord WHERE ${counted}`)).getRowsJS())[0]![0]);
+    out.push({ datasetId, kind, key, bytes: bytes.length, crc32: crcOf(bytes), rows, ...(layer !== undefined && { layer }) });
+  }
+  await conn.run('DROP TABLE ord');
+  await opts.releasePaths?.(at.map((a) => a.file.key));
+  return out;
 }
 
 /** The name of a version's ordering list, a file of `index/<v>/`. */

@@ -112,19 +112,23 @@ class Segment {
   }
 }
 
-/** The rows an ordering page needs, fetched from the lake by dataset and position. */
-export type FetchRows = (entries: readonly OrderingEntry[]) => Promise<(PageRow & { domain: string; urlId: string })[]>;
+/**
+ * The rows an ordering page needs, fetched from the lake by dataset and position; null for an entry whose file was
+ * replaced since its ordering was built (a dead entry of a base, orderings.ts: skipped).
+ */
+export type FetchRows = (entries: readonly OrderingEntry[]) => Promise<((PageRow & { domain: string; urlId: string }) | null)[]>;
 
 /**
  * One page across domains (see {@link AcrossResult}): the orderings of each dataset asked for are cut to the filters
  * they answer — the time ordering to [from, to), the size ordering to [min_size, max_size], the status ordering (rows
  * outside 2xx) to the classes asked for (and [from, to) within each, which it sorts by time) — then merged across datasets by
  * (value, dataset, position) in the query's direction, starting after `q.after`; the lake rows of the entries are
- * fetched and checked against the filters no ordering answered. Returns null when a dataset asked for has no
- * ordering of the kind needed.
+ * fetched and checked against the filters no ordering answered. A dataset's base and delta (orderings.ts) are two
+ * more ranges of the merge; the base's dead entries are skipped, and make `total` unknown for the datasets that have
+ * them (`dead(datasetId)`). Returns null when a dataset asked for has no ordering of the kind needed.
  */
 export async function pagesAcross(
-  q: AcrossQuery, orderings: readonly OrderingFile[], reads: OrderingReads, fetch: FetchRows,
+  q: AcrossQuery, orderings: readonly OrderingFile[], reads: OrderingReads, fetch: FetchRows, dead: (datasetId: number) => boolean = () => false,
 ): Promise<{ items: (PageRow & { domain: string; urlId: string })[]; total: number | null; next: AcrossKey | null } | null> {
   const datasets = q.datasetIds ?? [...new Set(orderings.map((o) => o.datasetId))];
   // the status ordering holds the rows outside 2xx: a query naming 2xx walks the time ordering and checks each row
@@ -138,14 +142,17 @@ export async function pagesAcross(
   const segments: Segment[] = [];
   /** Entries under the filters the orderings answer, before the cursor cuts them. */
   let inRange = 0;
+  let withDead = false;
   for (const d of datasets) {
-    const o = orderings.find((x) => x.datasetId === d && x.kind === kind);
-    if (o === undefined) {
+    const layers = orderings.filter((x) => x.datasetId === d && x.kind === kind);
+    if (layers.length === 0) {
       if (orderings.some((x) => x.datasetId === d)) return null; // no such ordering (no content_length in the lake)
       continue; // a dataset without rows in this version
     }
+    withDead ||= dead(d);
     const cols = kind === 'status' ? ['cls', 'ts', 'pos'] : [kind, 'pos'];
-    for (const prefix of kind === 'status' ? classes.map((c) => [c]) : [[]]) {
+    const ranges: [OrderingFile, number[]][] = layers.flatMap((o): [OrderingFile, number[]][] => (kind === 'status' ? classes.map((c) => [o, [c]]) : [[o, []]]));
+    for (const [o, prefix] of ranges) {
       const start = await Segment.firstAtLeast(o, reads, cols, [...prefix, lo]);
       const end = await Segment.firstAtLeast(o, reads, cols, [...prefix, hi]);
       if (end <= start) continue;
@@ -169,7 +176,7 @@ export async function pagesAcross(
     minSize: q.sort === 'size' ? null : q.minSize, maxSize: q.sort === 'size' ? null : q.maxSize,
   };
   const exact = residual.status === null && residual.from === null && residual.to === null && residual.minSize === null && residual.maxSize === null && codes === null;
-  const total = exact ? inRange : null;
+  const total = exact && !withDead ? inRange : null;
 
   const heads = await Promise.all(segments.map((s) => s.peek()));
   const dir = desc ? -1 : 1;
@@ -198,8 +205,9 @@ export async function pagesAcross(
     scanned += batch.length;
     const rows = await fetch(batch);
     for (let k = 0; k < batch.length; k++) {
-      if (!matchesPage(rows[k]!, residual)) continue;
-      items.push(rows[k]!);
+      const row = rows[k];
+      if (row === null || row === undefined || !matchesPage(row, residual)) continue;
+      items.push(row);
       last = batch[k]!;
       if (items.length === q.limit) {
         // the page ends here: the entries after it in this batch are read again by the next page

@@ -19,7 +19,7 @@ import { clearInbox, listNewBatches, markerScanOf, nextInboxState, readMarkers, 
 import { MergeCache, type CachedObject } from './merge-cache';
 import { acquireMergeLease, type MergeLease } from './merge-lease';
 import { openStageRoot } from './stage-root';
-import { ORDERINGS_FILE, readOrderings, writeOrderings } from './orderings';
+import { ORDERINGS_FILE, assignPositions, readOrderings, writeOrderings } from './orderings';
 import { TOP_DOMAINS_FILE, TopDomains } from './top-domains';
 import { lakeFileId, markTextVersions } from './text-versions';
 import { VersionWriter, loadVersionHead, loadVersionSummary, openIndexOnDemand, readManifest, type VersionBase } from './version-files';
@@ -633,7 +633,10 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
         if (cache) shardFiles.push(await cache.putBytes(indexLayout.versionFile(version, name), bytes));
       }
     };
-    const built = await buildIndex(conn, prev, prevIndex?.index ?? null, replaced, newFiles, writeShard, facts, opts.indexShards);
+    // each file written gets its positions (orderings.ts); a dataset of files from before positions gets them all anew
+    const keptFiles = (prev?.files ?? []).filter((f) => !replaced.has(f.key)).map((f) => ({ ...f }));
+    const renumbered = assignPositions(prev?.files ?? [], keptFiles, newFiles);
+    const built = await buildIndex(conn, prev, prevIndex?.index ?? null, replaced, keptFiles, newFiles, writeShard, facts, opts.indexShards);
     if (prevIndex !== null) await inputs.release(prevIndex.keys);
     for (const k of prevIndex?.keys ?? []) {
       const e = listed.get(k);
@@ -652,7 +655,7 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
       // the files just written sit in the merge cache (writeLake adopted them): read there, not downloaded again
       for (const f of newFiles) listed.set(f.key, { key: f.key, bytes: f.bytes, crc32: f.crc32 });
       const orderings = await writeOrderings(conn, store, {
-        version, files: built.files, rebuild: changed, previous: prev === null ? [] : await readOrderings(store, prev.toc.version, prev.toc),
+        version, files: built.files, rebuild: new Set([...changed, ...renumbered]), renumbered, previous: prev === null ? [] : await readOrderings(store, prev.toc.version, prev.toc),
         pathsOf: (keys) => inputs.fetch(keys), releasePaths: (keys) => inputs.release(keys),
         withSize: lakeCols.includes('content_length'), tmpDir: tmp,
       });
@@ -716,10 +719,10 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
  * @throws IndexFormatError when a domain's key differs between the previous version and the new runs
  */
 async function buildIndex(
-  conn: DuckDBConnection, prev: VersionBase | null, dict: OnDemandDomainIndex | null, replaced: ReadonlySet<string>, newFiles: readonly LakeFileEntry[],
-  writeShard: (b: ShardBuild) => Promise<void>, facts: boolean, limits?: ShardLimits,
+  conn: DuckDBConnection, prev: VersionBase | null, dict: OnDemandDomainIndex | null, replaced: ReadonlySet<string>, keptFiles: readonly LakeFileEntry[],
+  newFiles: readonly LakeFileEntry[], writeShard: (b: ShardBuild) => Promise<void>, facts: boolean, limits?: ShardLimits,
 ) {
-  const files = [...(prev?.files ?? []).filter((f) => !replaced.has(f.key)), ...newFiles].sort((a, b) => (a.key < b.key ? -1 : 1));
+  const files = [...keptFiles, ...newFiles].sort((a, b) => (a.key < b.key ? -1 : 1));
   const fileIdx = new Map(files.map((f, i) => [f.key, i]));
   const w = new IndexWriter((ids) => new RoaringBitmap32(ids).serialize('portable'), limits, { facts });
   const ds = new Map<number, { urlCount: number; domainCount: number }>();

@@ -88,6 +88,13 @@ export interface LakeFileEntry {
    * Absent in files merged before locators existed; readers then parse the footer.
    */
   locator?: { key: string; bytes: number; crc32: number };
+  /**
+   * The position of its first row in its dataset (orderings.ts): given when the file is written, past every position
+   * given before in the dataset, and kept for the file's life, so a secondary ordering stays valid for the files it
+   * covers that are still there. Absent in files merged before stop 27: their positions are counted over the
+   * dataset's files in files.json order.
+   */
+  posBase?: number;
 }
 
 /** `status.json`: facts /v1/status shows. */
