@@ -36,7 +36,7 @@ describe('verifyVersion (ccpipe verify)', () => {
     expect(r.indexFiles).toBeGreaterThanOrEqual(8); // the JSON files and one shard's three
     const sizes = files.reduce((n, f) => n + f.bytes + f.locator!.bytes, 0);
     expect(r.bytes).toBeGreaterThan(sizes);
-    const orderings = ['ts', 'size', 'status'].map((k) => `order/dataset_id=1/${k}-v000002.parquet`);
+    const orderings = ['ts', 'size', 'status'].flatMap((k) => [`order/dataset_id=1/${k}-v000001.parquet`, `order/dataset_id=1/${k}-delta-v000002.parquet`]);
     expect(new Set(read)).toEqual(new Set([...files.flatMap((f) => [f.key, f.locator!.key]), ...orderings, ...read.filter((k) => k.startsWith('index/v000002/'))]));
     // an older version kept by the manifest, by name; one it does not keep is an error, not a pass
     expect((await verifyVersion(store, { version: 'v000001' })).problems).toEqual([]);
