@@ -1,5 +1,6 @@
 import { Writable } from 'node:stream';
 import { createLogger } from '@ccpipe/adapters';
+import { screen } from '../../../tests/support/terminal';
 import { emptySummary } from './batcher';
 import { batcherProgress } from './progress';
 
@@ -10,26 +11,6 @@ function terminal(): { out: Writable & { isTTY: true; columns: number }; err: Wr
   return { out: tty(), err: tty(), writes };
 }
 
-/** The lines a terminal shows after `writes`: \r and cursor-to-column-1 return, erase codes erase, other codes do nothing. */
-function screen(writes: string[]): string[] {
-  const lines = [''];
-  let col = 0;
-  for (const tok of writes.join('').split(/(\x1b\[[0-9;?]*[A-Za-z]|\r|\n)/)) {
-    const cur = lines.length - 1;
-    if (tok === '\n') {
-      lines.push('');
-      col = 0;
-    } else if (tok === '\r' || tok === '\x1b[1G') col = 0;
-    else if (tok === '\x1b[2K') lines[cur] = '';
-    else if (tok === '\x1b[0K' || tok === '\x1b[K') lines[cur] = lines[cur]!.slice(0, col);
-    else if (tok.startsWith('\x1b[')) continue;
-    else if (tok !== '') {
-      lines[cur] = lines[cur]!.slice(0, col) + tok + lines[cur]!.slice(col + tok.length);
-      col += tok.length;
-    }
-  }
-  return lines.filter((l) => l !== '');
-}
 
 describe('batcherProgress on a terminal', () => {
   it('keeps its bar and the log lines apart: a line logged while the bar is drawn stands on its own, the bar below it', async () => {
@@ -43,7 +24,7 @@ describe('batcherProgress on a terminal', () => {
     await new Promise((r) => setTimeout(r, 250)); // the bar's next ticks
     progress.events.onBlock?.({ records: 1, kept: 1, dropped: {}, lineErrors: 0, bytes: 10 });
     progress.stop();
-    const shown = screen(t.writes);
+    const shown = screen(t.writes).filter((l) => l !== '');
     expect(shown).toEqual([expect.stringMatching(/^\d\d:\d\d:\d\d\.\d{3} ERROR batcher: CDX block skipped {2}ordinal=3 code=CCP_ERR_CDX_BLOCK$/), expect.stringMatching(/^blocks \S+ 2\/8 \| kept /)]);
   });
 });

@@ -1,4 +1,5 @@
 import { Writable } from 'node:stream';
+import { screen } from '../../../../tests/support/terminal';
 import { createLogger } from './logger';
 import { CLEAR_LINE, StatusLine, prettyDestination, prettyLogLine } from './pretty-log';
 
@@ -39,26 +40,6 @@ describe('prettyLogLine', () => {
   });
 });
 
-/** What a terminal shows after `writes` (both streams, in order): \r and cursor-to-column-1 return, erase codes erase. */
-function screen(writes: string[]): string[] {
-  const lines = [''];
-  let col = 0;
-  for (const tok of writes.join('').split(/(\x1b\[[0-9;?]*[A-Za-z]|\r|\n)/)) {
-    const cur = lines.length - 1;
-    if (tok === '\n') {
-      lines.push('');
-      col = 0;
-    } else if (tok === '\r' || tok === '\x1b[1G') col = 0;
-    else if (tok === '\x1b[2K') lines[cur] = '';
-    else if (tok === '\x1b[0K' || tok === '\x1b[K') lines[cur] = lines[cur]!.slice(0, col);
-    else if (tok.startsWith('\x1b[')) continue;
-    else if (tok !== '') {
-      lines[cur] = lines[cur]!.slice(0, col) + tok + lines[cur]!.slice(col + tok.length);
-      col += tok.length;
-    }
-  }
-  return lines;
-}
 
 describe('prettyDestination with a status line', () => {
   it('wipes the bar a status line holds before each log line, and nothing once it is released', () => {

@@ -19,6 +19,15 @@ function row(raw: string): PartRow {
   };
 }
 
+/** `ccpipe merge --data dir …flags`, its result lines pushed to `out`. */
+function mergeIn(dir: string, out: string[] = []): (...flags: string[]) => Promise<void> {
+  return async (...flags) => {
+    const program = new Command('ccpipe').exitOverride();
+    registerMergeCommand(program, { write: (l) => void out.push(l) });
+    await program.parseAsync(['node', 'ccpipe', 'merge', '--data', dir, ...flags]);
+  };
+}
+
 describe('ccpipe merge', () => {
   it('merges the completed batches of --data and prints the result; a second run has nothing to do', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'ccpipe-cli-merge-'));
@@ -60,11 +69,7 @@ describe('ccpipe merge', () => {
     try {
       const store = new FsObjectStore({ root: dir });
       const out: string[] = [];
-      const merge = async (...flags: string[]) => {
-        const program = new Command('ccpipe').exitOverride();
-        registerMergeCommand(program, { write: (l) => void out.push(l) });
-        await program.parseAsync(['node', 'ccpipe', 'merge', '--data', dir, ...flags]);
-      };
+      const merge = mergeIn(dir, out);
       for (const d of [1, 2]) await putBatch(store, d, `b${d}`, [partRow(d, 'https://www.example.com/', `2030010${d}000000`, { text: `t${d}` })]);
       await expect(merge('--text-versions', '0')).rejects.toMatchObject({ code: 'CCP_ERR_CONFIG', message: "--text-versions must be a whole number ≥ 1 or 'all'" });
       await expect(merge('--text-versions', 'three')).rejects.toMatchObject({ code: 'CCP_ERR_CONFIG' });
@@ -96,11 +101,7 @@ describe('ccpipe merge', () => {
     try {
       const store = new FsObjectStore({ root: dir });
       const out: string[] = [];
-      const merge = async (...flags: string[]) => {
-        const program = new Command('ccpipe').exitOverride();
-        registerMergeCommand(program, { write: (l) => void out.push(l) });
-        await program.parseAsync(['node', 'ccpipe', 'merge', '--data', dir, ...flags]);
-      };
+      const merge = mergeIn(dir, out);
       // a smaller second batch of the same domain: a run of its own (runs no bigger than the new rows are folded)
       for (const [id, n] of [['b1', 2], ['b2', 1]] as const) {
         const part = layout.batchPart(3, id);
@@ -132,11 +133,7 @@ describe('ccpipe merge', () => {
       }
       await putBatch(store, 3, 'old-worker', [partRow(3, 'https://old.example/', '20300101000000')], { inbox: false });
       const out: string[] = [];
-      const merge = async (...flags: string[]) => {
-        const program = new Command('ccpipe').exitOverride();
-        registerMergeCommand(program, { write: (l) => void out.push(l) });
-        await program.parseAsync(['node', 'ccpipe', 'merge', '--data', dir, ...flags]);
-      };
+      const merge = mergeIn(dir, out);
       await merge();
       await merge('--rescan');
       const [inbox, rescan] = out.map((l) => JSON.parse(l) as Record<string, unknown>);
@@ -157,11 +154,7 @@ describe('ccpipe merge', () => {
         const urls = Array.from({ length: 4000 }, (_, i) => `https://news${i % 7}.example/${['world', 'sport', 'tech'][i % 3]}/2030/${(i * 7919) % 100000}-story-about-${i % 13}`);
         await store.put(part, await writeParquetPart(urls.map(row), { engine: 'duckdb' }));
         await store.put(layout.batchMarker(3, 'b1'), Buffer.from(JSON.stringify({ v: 1, batchId: 'b1', datasetId: 3, part })));
-        const merge = async (...flags: string[]) => {
-          const program = new Command('ccpipe').exitOverride();
-          registerMergeCommand(program, { write: () => undefined });
-          await program.parseAsync(['node', 'ccpipe', 'merge', '--data', dir, ...flags]);
-        };
+        const merge = mergeIn(dir);
         for (const bad of ['0', '23', '1.5', 'max', '1e1', '0x9']) await expect(merge('--lake-zstd-level', bad)).rejects.toMatchObject({ code: 'CCP_ERR_CONFIG', message: expect.stringMatching(/--lake-zstd-level must be an integer from 1 to 22/) });
         // a memory limit DuckDB cannot read is refused before the merge starts (it used to fail after opening the store)
         for (const bad of ['banana', '-5MB', '0MB', '5 parsecs']) await expect(merge('--memory-limit', bad)).rejects.toMatchObject({ code: 'CCP_ERR_CONFIG', message: expect.stringMatching(/--memory-limit must be a size/) });
@@ -186,11 +179,7 @@ describe('ccpipe merge', () => {
         await store.put(part, await writeParquetPart(urls.map(row), { engine: 'duckdb' }));
         await store.put(layout.batchMarker(3, id), Buffer.from(JSON.stringify({ v: 1, batchId: id, datasetId: 3, part })));
       };
-      const merge = async (...flags: string[]) => {
-        const program = new Command('ccpipe').exitOverride();
-        registerMergeCommand(program, { write: () => undefined });
-        await program.parseAsync(['node', 'ccpipe', 'merge', '--data', dir, ...flags]);
-      };
+      const merge = mergeIn(dir);
       await addBatch('b1', ['https://a.example/']);
       await expect(merge('--lake-columns', 'narrow')).rejects.toThrow(/--lake-columns must be/);
       await merge('--lake-columns', 'api');
