@@ -278,6 +278,12 @@ export interface PendingMerge {
   rows: number;
   /** URLs of the current version (0 before the first merge). */
   lakeUrls: number;
+  /**
+   * Datasets (by name) whose crawl these batches complete: the batcher's checkpoint says it published its last batch
+   * (`done`, with its count), and the batches merged before plus these are that many. The merger service merges them
+   * at once, whatever its policy's ratio (the tail of a crawl would otherwise wait up to its max wait).
+   */
+  completes: string[];
 }
 
 /**
@@ -304,7 +310,42 @@ export async function pendingMerge(store: ObjectStore, rowsOf: Map<string, numbe
     rows += n;
   }
   for (const key of rowsOf.keys()) if (!pending.has(key)) rowsOf.delete(key);
-  return { version: manifest.current, batches: pending.size, rows, lakeUrls: summary?.status.urls ?? 0 };
+  const completes = pending.size === 0 ? [] : await crawlsCompleted(store, summary?.status.ingested, pending);
+  return { version: manifest.current, batches: pending.size, rows, lakeUrls: summary?.status.urls ?? 0, completes };
+}
+
+/**
+ * The datasets whose last batches are among `pending` (marker keys): the batcher's checkpoint is `done` with a count
+ * of the batches it published, and those the current version holds (`ingested`) plus the pending ones reach it. One
+ * GET of the registry and one per dataset with pending batches; a dataset whose checkpoint or totals are unknown (a
+ * batcher or version older than the counts) is never said complete. A batch that was dead-lettered has no marker, so
+ * its crawl is not complete until it is replayed.
+ */
+async function crawlsCompleted(store: ObjectStore, ingested: readonly IngestTotals[] | undefined, pending: ReadonlySet<string>): Promise<string[]> {
+  const regBytes = await store.get(layout.datasetRegistry());
+  if (regBytes === null) return [];
+  const names = new Map(parseDatasetRegistry(regBytes).datasets.map((d) => [d.id, d.name]));
+  const pendingBy = new Map<number, number>();
+  for (const key of pending) {
+    const d = layout.batchDatasetOf(key);
+    if (d !== null) pendingBy.set(d, (pendingBy.get(d) ?? 0) + 1);
+  }
+  const out: string[] = [];
+  for (const [datasetId, n] of pendingBy) {
+    const name = names.get(datasetId);
+    if (name === undefined) continue;
+    const cp = await store.get(layout.batcherCheckpoint(name));
+    if (cp === null) continue;
+    let parsed: { done?: unknown; batchesPublished?: unknown };
+    try {
+      parsed = JSON.parse(Buffer.from(cp).toString('utf8')) as typeof parsed;
+    } catch {
+      continue; // the batcher's own business: it refuses a damaged checkpoint itself
+    }
+    const merged = ingested === undefined ? null : (ingested.find((t) => t.datasetId === datasetId)?.batches ?? 0);
+    if (parsed.done === true && typeof parsed.batchesPublished === 'number' && merged !== null && merged + n >= parsed.batchesPublished) out.push(name);
+  }
+  return out.sort();
 }
 
 /**

@@ -97,7 +97,7 @@ describe('runMergerLoop', () => {
         pending: async () => {
           clock += 1000;
           waiting += arrivals.shift() ?? 0;
-          return { version: lake === 0 ? null : 'v000001', batches: waiting === 0 ? 0 : 1, rows: waiting, lakeUrls: lake };
+          return { version: lake === 0 ? null : 'v000001', batches: waiting === 0 ? 0 : 1, rows: waiting, lakeUrls: lake, completes: [] };
         },
         merge: async () => {
           merged.push(waiting);
@@ -124,8 +124,8 @@ describe('runMergerLoop', () => {
     expect(await values(registry, 'ccpipe_merge_pending_rows')).toEqual({ 'ccpipe_merge_pending_rows{}': 0 }); // reset by the merge
   });
 
-  it('mergeDue: always without a ratio, with nothing new or before the first version; else at the ratio or after max-wait', () => {
-    const p = (rows: number, lakeUrls: number, batches = 1) => ({ version: 'v000001', batches, rows, lakeUrls });
+  it('mergeDue: always without a ratio, with nothing new, before the first version or when a crawl is complete; else at the ratio or after max-wait', () => {
+    const p = (rows: number, lakeUrls: number, batches = 1, completes: string[] = []) => ({ version: 'v000001', batches, rows, lakeUrls, completes });
     const policy = { minNewRatio: 0.25, maxWaitMs: 60_000 };
     expect(mergeDue(p(1, 1000), { minNewRatio: 0, maxWaitMs: 0 }, 0)).toBe(true);
     expect(mergeDue(p(0, 1000, 0), policy, 0)).toBe(true); // nothing new: the merge only collects garbage
@@ -133,6 +133,7 @@ describe('runMergerLoop', () => {
     expect(mergeDue(p(249, 1000), policy, 59_999)).toBe(false);
     expect(mergeDue(p(250, 1000), policy, 0)).toBe(true);
     expect(mergeDue(p(1, 1000), policy, 60_000)).toBe(true);
+    expect(mergeDue(p(1, 1000, 1, ['CC-MAIN-2030-44']), policy, 0)).toBe(true); // the crawl's last batches: nothing to wait for
   });
 
   it('stops waiting between merges when asked to stop', async () => {

@@ -22,6 +22,8 @@ export interface MergerLoopDeps {
   policy?: MergePolicy;
   pending?: () => Promise<PendingMerge>;
   deferred?: (p: PendingMerge, waitedMs: number) => void;
+  /** Hears of a merge made due by the last batches of a crawl (`p.completes`), before it runs (logs). */
+  completing?: (p: PendingMerge) => void;
   /**
    * A merge lists every batch marker (`rescan`) once this long has passed since the loop started or since a merge
    * last did (default: never). Markers written without an inbox entry — a worker of an older ccpipe left running, a
@@ -44,11 +46,12 @@ export interface MergePolicy {
 }
 
 /**
- * Whether a merge is due: always with nothing to fold in (the merge then only collects garbage) or before the
- * first version; otherwise when the new rows reach `minNewRatio` of the lake's URLs or they have waited `maxWaitMs`.
+ * Whether a merge is due: always with nothing to fold in (the merge then only collects garbage), before the first
+ * version, or when the new batches complete a crawl (its last batches: nothing more will come to wait for);
+ * otherwise when the new rows reach `minNewRatio` of the lake's URLs or they have waited `maxWaitMs`.
  */
 export function mergeDue(p: PendingMerge, policy: MergePolicy, waitedMs: number): boolean {
-  if (policy.minNewRatio <= 0 || p.batches === 0 || p.lakeUrls === 0) return true;
+  if (policy.minNewRatio <= 0 || p.batches === 0 || p.lakeUrls === 0 || p.completes.length > 0) return true;
   return p.rows >= policy.minNewRatio * p.lakeUrls || waitedMs >= policy.maxWaitMs;
 }
 
@@ -76,6 +79,7 @@ export async function runMergerLoop(everyMs: number, deps: MergerLoopDeps, maxMe
         await sleep(everyMs, deps.signal);
         continue;
       }
+      if (p !== null && p.completes.length > 0) deps.completing?.(p);
     }
     waitingSince = null;
     const progress = deps.progress();

@@ -49,6 +49,7 @@ export function mergerMain(
         deferred: (p, waitedMs) => {
           log.info({ pendingBatches: p.batches, pendingRows: p.rows, lakeUrls: p.lakeUrls, dueAtRows: Math.ceil(policy.minNewRatio * p.lakeUrls), waitedMs }, 'merge deferred');
         },
+        completing: (p) => log.info({ datasets: p.completes, pendingBatches: p.batches, pendingRows: p.rows }, 'crawl complete: merging its last batches now'),
       });
       log.info(done, 'merger stopped');
       return 0;
