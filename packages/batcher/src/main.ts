@@ -70,7 +70,8 @@ export async function batcherMain(
     {
       service: 'batcher',
       logLevel: config.logLevel,
-      metrics: { host: config.metricsHost, port: config.metricsPort ?? 9000 },
+      // it exits within seconds of its last publish: without a final scrape Prometheus may never see its counts
+      metrics: { host: config.metricsHost, port: config.metricsPort ?? 9000, finalScrapeMs: config.metricsFinalScrapeMs },
       onSignal: (log, sig) => log.warn({ sig }, 'stopping: unconfirmed batches are published again by the next run'),
     },
     async ({ log: rootLog, registry, signal, defer }) => {

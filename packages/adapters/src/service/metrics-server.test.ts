@@ -20,3 +20,38 @@ describe('metrics server', () => {
     }
   });
 });
+
+describe('metrics server: nextScrape', () => {
+  it('resolves true once a GET /metrics rendered after the call is sent; HEAD and /healthz do not count', async () => {
+    const registry = new Registry();
+    const server = await startMetricsServer(registry, { host: '127.0.0.1', port: 0 });
+    try {
+      const base = `http://127.0.0.1:${server.port}`;
+      await fetch(`${base}/metrics`).then((r) => r.text());
+      let scraped: boolean | undefined;
+      const waiting = server.nextScrape(10_000).then((s) => (scraped = s));
+      await fetch(`${base}/metrics`, { method: 'HEAD' });
+      await fetch(`${base}/healthz`).then((r) => r.text());
+      await new Promise((r) => setTimeout(r, 50));
+      expect(scraped).toBeUndefined();
+      await fetch(`${base}/metrics`).then((r) => r.text());
+      expect(await waiting).toBe(true);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('resolves false after the timeout, or when the signal aborts', async () => {
+    const server = await startMetricsServer(new Registry(), { host: '127.0.0.1', port: 0 });
+    try {
+      expect(await server.nextScrape(50)).toBe(false);
+      const ctl = new AbortController();
+      const waiting = server.nextScrape(10_000, ctl.signal);
+      ctl.abort();
+      expect(await waiting).toBe(false);
+      expect(await server.nextScrape(10_000, AbortSignal.abort())).toBe(false);
+    } finally {
+      await server.close();
+    }
+  });
+});

@@ -13,3 +13,15 @@ describe('runService', () => {
     }
   });
 });
+
+describe('runService: final scrape', () => {
+  it('closes the metrics server at once when stopped by a signal, whatever finalScrapeMs says', async () => {
+    const t = Date.now();
+    const code = await runService({ service: 'test', logLevel: 'silent', metrics: { host: '127.0.0.1', port: 0, finalScrapeMs: 30_000 } }, async () => {
+      process.emit('SIGTERM', 'SIGTERM');
+      return 130;
+    });
+    expect(code).toBe(130);
+    expect(Date.now() - t).toBeLessThan(5_000);
+  });
+});

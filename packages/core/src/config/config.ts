@@ -98,6 +98,12 @@ export const OPTIONS = {
   clusterIdxDir: opt(z.string().default('./cluster-idx'), 'CCPIPE_CLUSTER_IDX_DIR', 'cluster-idx-dir', 'local copies of cluster.idx: <dir>/<crawl>/cluster.idx'),
   metricsPort: opt(port.optional(), 'CCPIPE_METRICS_PORT', 'metrics-port', '/metrics port (batcher 9000, worker 9001, merger service 9002 by default; a one-off merge and ccpipe run serve only when it is set; 0 = any free port)'),
   metricsHost: opt(z.string().default('0.0.0.0'), 'CCPIPE_METRICS_HOST', 'metrics-host', '/metrics bind address'),
+  metricsFinalScrapeMs: opt(
+    z.coerce.number().int().min(0).default(0),
+    'CCPIPE_METRICS_FINAL_SCRAPE_MS',
+    'metrics-final-scrape-ms',
+    'batcher: once done, keep /metrics up until one scrape has read the final values, at most this long; 0 = exit at once (compose sets 60000)',
+  ),
   batchSize: opt(z.coerce.number().int().min(1).max(10_000).default(500), 'CCPIPE_BATCH_SIZE', 'batch-size', 'records per published batch'),
   maxBlocks: opt(z.coerce.number().int().min(1).optional(), 'CCPIPE_MAX_BLOCKS', 'max-blocks', 'stop after this many CDX blocks (sampling)'),
   domainsFile: opt(z.string().optional(), 'CCPIPE_DOMAINS_FILE', 'domains', 'file of registered domains or hosts to target, one per line'),
