@@ -14,4 +14,6 @@ ENV HOME=/var/lib/rabbitmq \
 USER rabbitmq
 EXPOSE 5672 15672 15692
 LABEL ccpipe.ci.stand-in="rabbitmq:3.13-management"
-CMD ["rabbitmq-server"]
+# the script itself, not the wrapper in /usr/sbin: as PID 1 the wrapper shell ignores SIGTERM, so every stop waited
+# for the kill; the script traps it and stops the node
+CMD ["/usr/lib/rabbitmq/bin/rabbitmq-server"]
