@@ -16,6 +16,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { decompress as decompressZstd } from 'fzstd';
+import { parquetReadObjects } from 'hyparquet';
 import { serveMirror, type MirrorServer } from '@ccpipe/mirror';
 import { inCi } from '../support/ci';
 import { CC_MIRROR_DEV, DEV_CRAWLS, loadOracle } from '../support/corpus';
@@ -33,6 +35,7 @@ const MIN_KILLS = 20;
 const SLOW_DOWN_EVERY = 5;
 /** The suite's bound: CI's 8 minutes for `npm run chaos`, less half a minute for the build and jest around it. */
 const BUDGET_MS = 7.5 * 60_000;
+const compressors = { ZSTD: (input: Uint8Array, outputLength: number) => decompressZstd(input, new Uint8Array(outputLength)) };
 const MERGE_KILL_PHASES = ['load', 'read', 'domains', 'collisions', 'lake', 'orderings'] as const;
 
 const t0 = Date.now();
@@ -332,6 +335,16 @@ if (!haveRabbitmq && !inCi()) process.stdout.write('chaos: rabbitmq-server is no
     const verified = JSON.parse(verify.stdout || '{}') as { version?: string; indexFiles?: number; lakeFiles?: number; locators?: number; orderings?: number; problems?: unknown[] };
     const verifiedFiles = (verified.indexFiles ?? 0) + (verified.lakeFiles ?? 0) + (verified.locators ?? 0) + (verified.orderings ?? 0);
 
+    // ---- the lake against the reading: one row per (dataset, URL), every URL of the mirror
+    const lake = finalVersion === null ? new Map<number, string[]>() : await lakeUrls(data, finalVersion);
+    const registry = JSON.parse(await readFile(join(data, 'datasets.json'), 'utf8')) as { datasets: { id: number; name: string }[] };
+    const lakeBy = new Map(DEV_CRAWLS.map((c) => {
+      const urls = lake.get(registry.datasets.find((d) => d.name === c)?.id ?? -1) ?? [];
+      const want = new Set([...reading.get(c)!.domains.values()].flatMap((u) => [...u]));
+      const got = new Set(urls);
+      return [c, { rows: urls.length, doubled: urls.length - got.size, lost: [...want].filter((u) => !got.has(u)).length, extra: [...got].filter((u) => !want.has(u)).length }];
+    }));
+
     // ---- the API against the reading
     const api = ccpipe(['api', '--data', data, '--api-port', '0', '--api-host', '127.0.0.1']);
     const port = (await waitFor('api listening', () => logLine(api, 'api listening'), 60_000))!['port'];
@@ -355,7 +368,8 @@ if (!haveRabbitmq && !inCi()) process.stdout.write('chaos: rabbitmq-server is no
       ...DEV_CRAWLS.map((c) => {
         const r = reading.get(c)!;
         const k = cmp.byCrawl.get(c)!;
-        return `${c}: mirror ${r.domains.size} domains, ${k.want} URLs (${r.kept} captures, ${r.batches} batches); API ${k.domains} domains, ${k.served} URLs: lost ${k.lost}, doubled ${k.doubled}, extra ${k.extra}, count mismatches ${k.countMismatches}`;
+        const l = lakeBy.get(c)!;
+        return `${c}: mirror ${r.domains.size} domains, ${k.want} URLs (${r.kept} captures, ${r.batches} batches); API ${k.domains} domains, ${k.served} URLs: lost ${k.lost}, doubled ${k.doubled}, extra ${k.extra}, count mismatches ${k.countMismatches}; lake ${l.rows} rows: lost ${l.lost}, doubled ${l.doubled}, extra ${l.extra}`;
       }),
       `logs at error: ${warnings('error')}; at warn: ${warnings('warn')}`,
       `queues: work ${workQueue}, DLQ ${dlq}; verify ${String(verified.version)}: exit ${String(verifyExit.code)}, ${verifiedFiles} files, ${verified.problems?.length ?? '?'} problems`,
@@ -384,6 +398,7 @@ if (!haveRabbitmq && !inCi()) process.stdout.write('chaos: rabbitmq-server is no
     expect(verified.version).toBe(finalVersion);
     expect(cmp.problems).toEqual([]);
     for (const c of DEV_CRAWLS) expect({ crawl: c, ...cmp.byCrawl.get(c)! }).toEqual({ crawl: c, want: cmp.byCrawl.get(c)!.want, served: cmp.byCrawl.get(c)!.want, domains: reading.get(c)!.domains.size, lost: 0, doubled: 0, extra: 0, countMismatches: 0 });
+    for (const c of DEV_CRAWLS) expect({ crawl: c, ...lakeBy.get(c)! }).toEqual({ crawl: c, rows: cmp.byCrawl.get(c)!.want, lost: 0, doubled: 0, extra: 0 });
     expect(status.version).toBe(finalVersion);
     expect(status.ingest.done).toBe(true);
     for (const c of DEV_CRAWLS) {
@@ -396,6 +411,23 @@ if (!haveRabbitmq && !inCi()) process.stdout.write('chaos: rabbitmq-server is no
     passed = true;
   }, BUDGET_MS);
 });
+
+/**
+ * The URLs of every lake file of `version` (its files.json), per dataset id, read with hyparquet — not the merger's or
+ * the API's reader. The lake holds one row per (dataset, canonical URL): a URL read twice is doubled in storage, whatever
+ * the API makes of it.
+ */
+async function lakeUrls(dataDir: string, version: string): Promise<Map<number, string[]>> {
+  const files = JSON.parse(await readFile(join(dataDir, 'index', version, 'files.json'), 'utf8')) as { key: string }[];
+  const out = new Map<number, string[]>();
+  for (const f of files) {
+    const id = Number(/dataset_id=(\d+)\//.exec(f.key)?.[1]);
+    const bytes = await readFile(join(dataDir, f.key));
+    const rows = (await parquetReadObjects({ file: bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer, columns: ['url'], compressors })) as { url: string }[];
+    out.set(id, [...(out.get(id) ?? []), ...rows.map((r) => r.url)]);
+  }
+  return out;
+}
 
 interface CrawlComparison {
   want: number;
