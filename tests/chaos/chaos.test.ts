@@ -75,7 +75,7 @@ interface Figures {
   batcherKill: { crawl: string; confirmed: number; checkpointAt: number | null; resumedAt: number | null } | null;
   batcherReruns: { crawl: string; code: number | null }[];
   batcherRuns: { crawl: string; ms: number; exit: string; resumeAt: number | null }[];
-  brokerRestarts: { atFraction: number; downMs: number; tookMs: number }[];
+  brokerRestarts: { atFraction: number; downMs: number; tookMs: number; batcherUp: boolean }[];
   midMerge: { version: string | null; batches: number } | null;
   mergeKill: { phase: string; manifestKept: boolean } | null;
 }
@@ -228,26 +228,32 @@ if (!haveRabbitmq && !inCi()) process.stdout.write('chaos: rabbitmq-server is no
         if (attempt >= 6) throw new Error(`the ${crawl} batcher failed ${attempt} times: ${b.text.join('').slice(-1000)}`);
       }
     };
+    let secondBatcherStarted: () => void = () => undefined;
+    const secondBatcherStart = new Promise<void>((resolve) => (secondBatcherStarted = resolve));
     const batchers = (async () => {
       const r = rngFor(2);
       const first = await batcher(DEV_CRAWLS[0], { extra: r.next(4) });
       await sleep(r.between(0, 8_000));
+      secondBatcherStarted();
       const second = await batcher(DEV_CRAWLS[1], null);
       return [first, second];
     })();
 
-    // ---- two broker restarts at random points of the ingest
+    // ---- two broker restarts: the first 1–4 s into the second crawl's batcher run (publishing, most likely), the
+    // second at 55–75 % of the batches done
     const restarts = (async () => {
       const r = rngFor(3);
-      for (const f of [r.between(0.15, 0.35), r.between(0.55, 0.75)]) {
+      const whens = [async () => secondBatcherStart.then(() => sleep(r.between(1_000, 4_000))), async () => untilFraction(r.between(0.55, 0.75))];
+      for (const when of whens) {
         const downMs = r.between(1_000, 4_000);
-        await untilFraction(f);
+        await when();
         if (ingestDone) return;
         const at = done / total;
+        const batcherUp = procs.some((p) => p.child.spawnargs[2] === 'batcher' && running(p));
         const started = Date.now();
         await broker!.restartApp(downMs);
-        fig.brokerRestarts.push({ atFraction: at, downMs, tookMs: Date.now() - started });
-        say(`broker restarted at ${(100 * at).toFixed(0)} % of batches (stop_app, ${secs(downMs)} s down, start_app)`);
+        fig.brokerRestarts.push({ atFraction: at, downMs, tookMs: Date.now() - started, batcherUp });
+        say(`broker restarted at ${(100 * at).toFixed(0)} % of batches${batcherUp ? ', a batcher running' : ''} (stop_app, ${secs(downMs)} s down, start_app)`);
       }
     })();
 
@@ -362,7 +368,7 @@ if (!haveRabbitmq && !inCi()) process.stdout.write('chaos: rabbitmq-server is no
       `mirror: ${mirrorStats.requests} requests, ${mirrorStats.slowDowns} answered 503 SlowDown (every ${SLOW_DOWN_EVERY}th)`,
       `workers: ${WORKERS}, ${fig.kills.length} SIGKILLs from ${secs(fig.kills[0]?.at ?? 0)} to ${secs(fig.kills.at(-1)?.at ?? 0)} s (the ${MIN_KILLS}th with ${fig.kills[MIN_KILLS - 1]?.batchesLeft ?? '?'} of ${total} batches outstanding), ${fig.workerStarts} starts, ${fig.unexpectedExits.length} exits on their own; drained with exit codes ${drained.map((d) => String(d.code)).join(',')}`,
       `batcher: ${fig.batcherKill === null ? 'not SIGKILLed (it ended first)' : `${fig.batcherKill.crawl} SIGKILLed after ${fig.batcherKill.confirmed} confirmed batches (checkpoint at block ${String(fig.batcherKill.checkpointAt ?? 'none')}), resumed at block ${String(fig.batcherKill.resumedAt)}`}; ${fig.batcherReruns.length} reruns after a failed run; runs ${fig.batcherRuns.map((b) => `${b.crawl.slice(-5)} from block ${String(b.resumeAt)} ${secs(b.ms)} s (${b.exit})`).join(', ')}`,
-      `broker: ${fig.brokerRestarts.length} restarts (stop_app/start_app) at ${fig.brokerRestarts.map((b) => `${(100 * b.atFraction).toFixed(0)} %`).join(', ')} of batches, down ${fig.brokerRestarts.map((b) => `${secs(b.downMs)} s`).join(', ')}`,
+      `broker: ${fig.brokerRestarts.length} restarts (stop_app/start_app) at ${fig.brokerRestarts.map((b) => `${(100 * b.atFraction).toFixed(0)} %${b.batcherUp ? ' (a batcher running)' : ''}`).join(', ')} of batches, down ${fig.brokerRestarts.map((b) => `${secs(b.downMs)} s`).join(', ')}`,
       `batches: ${total} expected, ${markers} markers; ${workerLogs.length} 'batch done' (${workerLogs.filter((l) => l['redelivered'] === true).length} redelivered, ${workerLogs.filter((l) => l['skipped'] === true).length} found done already), ${failedLogs.length} 'batch failed' (${[...new Set(failedLogs.map((l) => String(l['reason'])))].join(', ') || 'none'})`,
       `merges: mid-ingest ${String(fig.midMerge?.version)} at ${String(fig.midMerge?.batches)} batches; final SIGKILLed after '${phase}' (manifest ${fig.mergeKill.manifestKept ? 'kept' : 'CHANGED'}), rerun exit ${String(rerunExit.code)} → ${String(finalVersion)}`,
       ...DEV_CRAWLS.map((c) => {
