@@ -174,8 +174,7 @@ if (!haveRabbitmq && !inCi()) process.stdout.write('chaos: rabbitmq-server is no
       }
     })();
 
-    // ---- batchers: the first crawl's SIGKILLed after a random number of confirmed batches, then resumed; a run that
-    // fails (the broker restarting under it) is rerun, as compose's `restart: on-failure` does
+    // ---- batchers: the first crawl's SIGKILLed mid-run, then resumed; the second's run once
     // SIGKILLs `b` once a checkpoint was saved mid-run (so the rerun resumes past its first blocks) and `extra` more
     // batches were confirmed after it — or, when no save came (it saves 5 s into a run at the earliest), once all but
     // `KEEP` of the crawl's batches are confirmed, so that it is killed mid-run all the same; false when it ended first
