@@ -193,7 +193,7 @@ if (!haveRabbitmq && !inCi()) process.stdout.write('chaos: rabbitmq-server is no
         if (savedAt === null && metric(page, 'ccpipe_batcher_checkpoint_blocks') > 0) savedAt = confirmed;
         if ((savedAt !== null && confirmed >= savedAt + extra) || confirmed >= cap) {
           b.child.kill('SIGKILL');
-          await b.exited;
+          if ((await b.exited).signal !== 'SIGKILL') return false; // it had just ended on its own
           const cp = JSON.parse(await readFile(join(data, 'batcher', crawl, 'checkpoint.json'), 'utf8').catch(() => 'null')) as { nextPlanIndex?: number } | null;
           fig.batcherKill = { crawl, confirmed, checkpointAt: cp?.nextPlanIndex ?? null, resumedAt: null };
           say(`batcher ${crawl} SIGKILLed after ${confirmed} confirmed batches (checkpoint at block ${String(cp?.nextPlanIndex ?? 'none')})`);
