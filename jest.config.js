@@ -31,7 +31,8 @@ module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/packages', '<rootDir>/tests'],
   testMatch: ['**/*.test.ts'],
-  testPathIgnorePatterns: ['/node_modules/', '/dist/'],
+  // tests/chaos runs on its own (`npm run chaos`, after `npm test` in CI): minutes of SIGKILLs and broker restarts.
+  testPathIgnorePatterns: ['/node_modules/', '/dist/', '<rootDir>/tests/chaos/'],
   transform: {
     '^.+\\.(t|j|mj)s$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' } }],
   },

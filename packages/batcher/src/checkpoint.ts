@@ -92,3 +92,17 @@ export async function loadCheckpoint(store: ObjectStore, dataset: string, finger
 export async function saveCheckpoint(store: ObjectStore, cp: Checkpoint): Promise<void> {
   await store.put(layout.batcherCheckpoint(cp.dataset), Buffer.from(JSON.stringify(cp) + '\n', 'utf8'));
 }
+
+/**
+ * A checkpoint past every planned block is done: every batch of the plan was confirmed. A run saves that position
+ * (periodically, then forced at its end) before it saves `done: true`, so a batcher SIGKILLed between the two left
+ * `done: false` — and a rerun, finding nothing to publish, used to leave it so: `/v1/status` then never called the crawl
+ * done (found by the chaos suite, tests/chaos). Saves such a checkpoint with `done: true` and returns it; any other
+ * (done already, or short of `planLength`) is returned as it is. Idempotent.
+ */
+export async function completeCheckpoint(store: ObjectStore, cp: Checkpoint, planLength: number, now: Date): Promise<Checkpoint> {
+  if (cp.done || cp.nextPlanIndex < planLength) return cp;
+  const done: Checkpoint = { ...cp, nextPlanIndex: planLength, planLength, done: true, updatedAt: now.toISOString() };
+  await saveCheckpoint(store, done);
+  return done;
+}

@@ -13,7 +13,7 @@ import {
 } from '@ccpipe/adapters';
 import { emptySummary, NOT_TARGETED, runBatcher, type BatcherSummary } from './batcher';
 import { emptyFilterWatch } from './empty-filter-watch';
-import { loadCheckpoint, runFingerprint } from './checkpoint';
+import { completeCheckpoint, loadCheckpoint, runFingerprint } from './checkpoint';
 import { loadClusterIdx } from './cluster-idx-source';
 import { ensureDataset } from './datasets';
 import { batcherMetrics } from './metrics';
@@ -92,6 +92,8 @@ export async function batcherMain(
       metrics.checkpoint.set(startIndex);
       log.info({ clusterIdx: source, blocksInIndex: entries.length, planned: plan.length, resumeAt: startIndex, targets: targets?.size ?? 0 }, 'plan ready');
       if (checkpoint?.done || startIndex >= plan.length) {
+        // a run stopped between its last checkpoint save and the one saying done: it was complete, say so now
+        if (checkpoint !== null) await completeCheckpoint(store, checkpoint, plan.length, new Date(systemClock.now()));
         log.info({ planned: plan.length }, 'run already complete');
         return 0;
       }

@@ -103,7 +103,7 @@ export async function workerMain(flags: Partial<Record<ConfigKey, unknown>>, env
         {
           onBatchDone: (e) => {
             metrics.worker.onBatchDone?.(e);
-            const fields = { batchId: e.batchId, rows: e.marker.rows, failed: e.marker.failed, skipped: e.skipped, ms: e.ms };
+            const fields = { batchId: e.batchId, rows: e.marker.rows, failed: e.marker.failed, skipped: e.skipped, redelivered: e.redelivered, ms: e.ms };
             // records that could not be indexed (by error code) must not read like a clean batch
             if (e.marker.failed > 0) log.warn({ ...fields, failures: e.marker.failures }, 'batch done, with records failed');
             else log.info(fields, 'batch done');

@@ -4,7 +4,7 @@ import { compileFilter, registeredDomainOf, type Config, type ObjectStore } from
 import { ExtractionPool, UndiciRangeReader, closeDuckDbParquetEngine, systemClock, writeParquetPart, type Logger } from '@ccpipe/adapters';
 import type { Registry } from 'prom-client';
 import {
-  batcherMetrics, chainEvents, ensureDataset, filterSpecOf, loadCheckpoint, loadClusterIdx, planBlocks, runBatcher, runFingerprint, TargetSet,
+  batcherMetrics, chainEvents, completeCheckpoint, ensureDataset, filterSpecOf, loadCheckpoint, loadClusterIdx, planBlocks, runBatcher, runFingerprint, TargetSet,
   type BatcherSummary, type FailedBlock, type PlannedBlock,
 } from '@ccpipe/batcher';
 import { StoreIdentity, startWorker, workerMetrics } from '@ccpipe/worker';
@@ -80,7 +80,9 @@ export async function ingestCrawls(p: IngestParams): Promise<CrawlIngest[]> {
       const { entries } = await loadClusterIdx(crawl, { localDir: config.clusterIdxDir, reader, signal, baseUrl: p.baseUrl });
       const plan = planBlocks(entries, { targets, maxBlocks: config.maxBlocks ?? null });
       const fingerprint = runFingerprint({ crawl, filter: filterSpec, batchSize: config.batchSize, targets: targets?.ranges ?? null, maxBlocks: config.maxBlocks ?? null });
-      const cp = await loadCheckpoint(store, dataset, fingerprint);
+      // a run stopped between its last checkpoint save and the one saying done was complete: completeCheckpoint says so
+      const loaded = await loadCheckpoint(store, dataset, fingerprint);
+      const cp = loaded === null ? null : await completeCheckpoint(store, loaded, plan.length, new Date());
       const { entry, storeId } = await ensureDataset(store, dataset, crawl, new Date());
       const resumedAt = cp?.done ? plan.length : Math.min(cp?.nextPlanIndex ?? 0, plan.length);
       runs.push({ ingest: { crawl, dataset, datasetId: entry.id, planned: plan.length, resumedAt, summary: null, written: { rows: 0, failed: 0, failures: {} } }, store: storeId, plan, fingerprint, startBatches: cp?.batchesPublished, startRecords: cp?.recordsPublished, startFailedBlocks: cp?.failedBlocks, startFailedCount: cp?.failedBlockCount });

@@ -178,6 +178,7 @@ describe('serveMirror fault injection', () => {
         }
       }
       expect(statuses).toEqual([200, 200, 503, 200, 200, 503, 200]);
+      expect(server.stats()).toEqual({ requests: 7, slowDowns: 2 });
     } finally {
       await server.close();
     }

@@ -24,6 +24,11 @@ export interface MirrorServer {
   /** Base URL without trailing slash, e.g. `http://127.0.0.1:43121`. */
   url: string;
   port: number;
+  /**
+   * Requests received since start and how many of them got an injected 503 SlowDown (what a chaos or retry test
+   * reports beside what its clients saw).
+   */
+  stats(): { requests: number; slowDowns: number };
   /** Stops accepting, drops open connections; idempotent. */
   close(): Promise<void>;
 }
@@ -44,6 +49,7 @@ export async function serveMirror(opts: ServeMirrorOptions): Promise<MirrorServe
   const host = opts.host ?? '127.0.0.1';
   const faults = opts.faults ?? {};
   let requestCount = 0;
+  let slowDownCount = 0;
 
   const server = http.createServer((req, res) => {
     requestCount += 1;
@@ -63,6 +69,7 @@ export async function serveMirror(opts: ServeMirrorOptions): Promise<MirrorServe
     }
     const every = faults.slowDownEvery;
     if (every !== undefined && every >= 1 && n % every === 0) {
+      slowDownCount += 1;
       sendSlowDown(res, head);
       return;
     }
@@ -126,6 +133,7 @@ export async function serveMirror(opts: ServeMirrorOptions): Promise<MirrorServe
   return {
     url: `http://${urlHost}:${port}`,
     port,
+    stats: () => ({ requests: requestCount, slowDowns: slowDownCount }),
     close(): Promise<void> {
       closing ??= new Promise<void>((resolve) => {
         server.close(() => resolve());
