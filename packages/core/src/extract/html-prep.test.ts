@@ -1,4 +1,5 @@
-import { dropInterBlockWhitespace, stripInert } from './html-prep';
+import { spawnSync } from 'node:child_process';
+import { cdataAsHtmlParsesIt, dropInterBlockWhitespace, stripInert } from './html-prep';
 
 // The regex stripInert was until #24: right, but a page of 40,000 `<!--` took it 2 s and one of `<script `
 // 17 s (every `<` searched again to the end for a terminator that was not there). It stays the reference.
@@ -58,5 +59,29 @@ describe('dropInterBlockWhitespace', () => {
   it('handles tags without a closing ">" (each used to rescan the rest of the input)', () => {
     const html = `<div> <p>x</p>${'<div '.repeat(40_000)}`;
     expect(dropInterBlockWhitespace(html)).toBe(`<div><p>x</p>${'<div '.repeat(40_000)}`);
+  });
+});
+
+describe('cdataAsHtmlParsesIt', () => {
+  it('makes a bogus comment to the next > of a CDATA start in HTML content, as the HTML parser does; leaves SVG and MathML alone', () => {
+    expect(cdataAsHtmlParsesIt('<p><![CDATA[x]]>y</p>')).toBe('<p><!--[CDATA[x]]-->y</p>');
+    expect(cdataAsHtmlParsesIt('<li><![CDATA[-->lorem')).toBe('<li><!--[CDATA[---->lorem');
+    expect(cdataAsHtmlParsesIt('<li><![CDATA[ no end')).toBe('<li><!--[CDATA[ no end-->');
+    const svg = '<svg><style><![CDATA[ a > b ]]></style></svg><p><![CDATA[c]]>d</p>';
+    expect(cdataAsHtmlParsesIt(svg)).toBe('<svg><style><![CDATA[ a > b ]]></style></svg><p><!--[CDATA[c]]-->d</p>');
+    expect(cdataAsHtmlParsesIt('<MATH><![CDATA[x]]></MATH>')).toBe('<MATH><![CDATA[x]]></MATH>');
+    const plain = '<p>nothing to do</p>';
+    expect(cdataAsHtmlParsesIt(plain)).toBe(plain);
+  });
+
+  it('the 73-byte page on which Readability on linkedom never returned now extracts, in a process of its own with a time limit', () => {
+    const page = "<html><body><li><![CDATA[-->lorem ipsum dolor lorem ipsum dolor '<!DOCTYPE html>";
+    // in a child: an in-thread loop cannot be interrupted, and a regression must fail this test, not hang the run
+    const script = `const { extractDocument } = require(${JSON.stringify(require.resolve('../../dist/extract/extract-document.js'))});
+      const r = extractDocument(${JSON.stringify(page)}, { url: 'https://example.com/', dom: 'linkedom' });
+      process.stdout.write(JSON.stringify({ text: r.text }));`;
+    const run = spawnSync(process.execPath, ['-e', script], { timeout: 30_000, encoding: 'utf8' });
+    expect({ signal: run.signal, status: run.status, stderr: run.stderr }).toEqual({ signal: null, status: 0, stderr: '' });
+    expect((JSON.parse(run.stdout) as { text: string | null }).text ?? '').not.toContain('-->');
   });
 });

@@ -142,3 +142,18 @@ export function hasDocumentSkeleton(html: string): boolean {
 export function dropDocumentEndTags(html: string): string {
   return html.replace(/<\/(?:body|html)\s*>/gi, '');
 }
+
+/**
+ * Rewrites each `<![CDATA[` outside `<svg>`/`<math>` as the HTML parser reads it — a bogus comment that ends at the
+ * next `>` (or the end of the input) — before linkedom sees the page. linkedom makes a CDATA section of it that runs
+ * to `]]>` or to the end, whose content may hold `-->`: text leaks out of it, and on some pages Readability never
+ * returns (73 bytes: `<html><body><li><![CDATA[-->lorem … '<!DOCTYPE html>`, found by the fuzz suite). In foreign
+ * content a CDATA section is real and is left alone. Pure.
+ */
+export function cdataAsHtmlParsesIt(html: string): string {
+  if (!html.includes('<![CDATA[')) return html;
+  const lower = html.toLowerCase();
+  const inForeign = (at: number): boolean =>
+    lower.lastIndexOf('<svg', at) > lower.lastIndexOf('</svg', at) || lower.lastIndexOf('<math', at) > lower.lastIndexOf('</math', at);
+  return html.replace(/<!\[CDATA\[([^>]*)(?:>|$)/g, (whole: string, body: string, at: number) => (inForeign(at) ? whole : `<!--[CDATA[${body}-->`));
+}
