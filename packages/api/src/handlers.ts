@@ -199,10 +199,11 @@ export async function getUrl(ctx: RequestContext, query: URLSearchParams): Promi
       ts: c.ts,
       status: c.status,
       title: c.title,
-      text_length: c.textLength,
+      // a text the policy drops is hidden here even while its lake file still holds it (dropped at a later rewrite)
+      text_length: dropped ? null : c.textLength,
       language: c.language,
       content_length: c.contentLength,
-      ...(include.has('text') && textField(c.text ?? null)),
+      ...(include.has('text') && textField(dropped ? null : (c.text ?? null))),
       ...(dropped && { text_dropped: true }),
       warc: { filename: c.warc.filename, offset: c.warc.offset, length: c.warc.length },
     })),

@@ -143,9 +143,13 @@ export class LakeIndexView implements IndexView {
     return { ...page, items: page.items.map((r) => ({ ...r, urlId: this.idOf(r.url) })) };
   }
 
+  /** Per dataset, its files by position and whether its base ordering has dead entries: fixed for the view's version. */
+  private readonly positionsBy = new Map<number, { file: LakeFileEntry; base: number }[]>();
+  private readonly deadBy = new Map<number, boolean>();
+
   async pagesAcross(q: AcrossQuery): Promise<AcrossResult | null> {
     if (this.orderings === null || this.orderings.files.length === 0) return null;
-    const positions = new Map<number, { file: LakeFileEntry; base: number }[]>();
+    const positions = this.positionsBy;
     // null: a position of a file replaced since the dataset's base ordering was built (a dead entry, skipped)
     const at = (datasetId: number, position: number): { file: LakeFileEntry; row: number } | null => {
       let list = positions.get(datasetId);
@@ -178,7 +182,12 @@ export class LakeIndexView implements IndexView {
       return rows;
     };
     const files = this.orderings.files;
-    return pagesAcross(q, files, this.orderings.reads, fetch, (d) => deadRows(this.files, files, d) > 0);
+    const dead = (d: number): boolean => {
+      let v = this.deadBy.get(d);
+      if (v === undefined) this.deadBy.set(d, (v = deadRows(this.files, files, d) > 0));
+      return v;
+    };
+    return pagesAcross(q, files, this.orderings.reads, fetch, dead);
   }
 
   /**

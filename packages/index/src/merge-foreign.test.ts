@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { emptyDatasetRegistry, ensureDatasetIn, layout, serializeDatasetRegistry, withStoreId } from '@ccpipe/core';
 import { FsObjectStore, closeDuckDbParquetEngine, writeParquetPart } from '@ccpipe/adapters';
 import { partRow } from '../../../tests/support/batches';
-import { runMerge } from './run-merge';
+import { pendingMerge, runMerge } from './run-merge';
 
 let dir: string;
 let store: FsObjectStore;
@@ -34,6 +34,10 @@ describe('a merge leaves out batches of another data store', () => {
     await batch('other-dataset', 1, 'CC-MAIN-2030-44', undefined, 'https://foreign.example/b');
     const first = await runMerge({ store, dataDir: dir, rowGroupSize: 2048, keepVersions: 2, graceMs: 0 });
     expect(first).toMatchObject({ published: true, batches: 2, urls: 2, foreignBatches: 2 });
+    // nor are they pending for the merger service (its ratio and the crawl's completion count only mergeable batches)
+    const rowsOf = new Map<string, number>();
+    expect(await pendingMerge(store, rowsOf)).toMatchObject({ batches: 0, rows: 0 });
+    expect(await pendingMerge(store, rowsOf)).toMatchObject({ batches: 0, rows: 0 }); // remembered, not read again
     const second = await runMerge({ store, dataDir: dir, rowGroupSize: 2048, keepVersions: 2, graceMs: 0 });
     expect(second).toMatchObject({ published: false, foreignBatches: 2 });
     expect(await store.get(layout.inboxEntry(1, 'other-store'))).not.toBeNull();

@@ -1,7 +1,7 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RoaringBitmap32 } from 'roaring';
-import { CcpError, domain64FromInt64, domain64ToInt64, errorCode, foreignBatchReason, layout, parseDatasetRegistry, type ObjectStore } from '@ccpipe/core';
+import { CcpError, domain64FromInt64, domain64ToInt64, errorCode, foreignBatchReason, layout, parseDatasetRegistry, type DatasetRegistry, type ObjectStore } from '@ccpipe/core';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { BatchSet } from './batch-set';
 import { resolveCollisions } from './collisions';
@@ -205,6 +205,20 @@ function textVersionsOf(opt: number | 'all' | undefined, prev: number | undefine
   return opt;
 }
 
+/** The store's dataset registry, or null when it has none. */
+async function readRegistry(store: ObjectStore): Promise<DatasetRegistry | null> {
+  const bytes = await store.get(layout.datasetRegistry());
+  return bytes === null ? null : parseDatasetRegistry(bytes);
+}
+
+/**
+ * Whether a marker names another data store, or a dataset id that means another dataset in this one (core
+ * foreignBatchReason). Markers of workers older than store ids (no `dataset`) and stores without a registry pass.
+ */
+function isForeign(registry: DatasetRegistry | null, m: Marker): boolean {
+  return registry !== null && m.dataset !== undefined && foreignBatchReason(registry, { store: m.store, dataset: m.dataset, datasetId: m.datasetId }) !== null;
+}
+
 /** A lake partition's map key. */
 const partitionKey = (p: { datasetId: number; prefix: string }): string => `${p.datasetId}/${p.prefix}`;
 
@@ -216,6 +230,9 @@ export const DEFAULT_LAKE_ZSTD_LEVEL = 1;
 
 /** Runs per lake partition by default ({@link MergeOptions.lakeMaxRuns}). */
 export const DEFAULT_MAX_RUNS = 4;
+
+/** Share of a lake file's rows losing their text under the content-versions policy that makes a merge rewrite it. */
+const STRIP_NOW_SHARE = 0.25;
 
 /** Rows (old + new) per lake pass by default: keeps peak RSS under 1 GiB at 1M rows (docs/index-format.md). */
 const DEFAULT_PASS_ROWS = 250_000;
@@ -300,16 +317,21 @@ export async function pendingMerge(store: ObjectStore, rowsOf: Map<string, numbe
   const meta = manifest.versions.find((v) => v.version === manifest.current) ?? null;
   const summary = meta ? await loadVersionSummary(store, meta.version, meta.tocCrc32) : null;
   const found = await listNewBatches(store, summary?.batches ?? BatchSet.empty(), markerScanOf(summary?.status));
-  for (const [key, m] of await readMarkers(store, found.pending.filter((key) => !rowsOf.has(key)))) if (m !== null) rowsOf.set(key, m.rows ?? 0);
+  const unread = found.pending.filter((key) => !rowsOf.has(key));
+  const registry = unread.length === 0 ? null : await readRegistry(store);
+  // a batch of another store is never merged (mergeHolding leaves it out): it is not pending either (-1, remembered)
+  for (const [key, m] of await readMarkers(store, unread)) if (m !== null) rowsOf.set(key, isForeign(registry, m) ? -1 : (m.rows ?? 0));
   const pending = new Set<string>();
   let rows = 0;
   for (const key of found.pending) {
     const n = rowsOf.get(key);
     if (n === undefined) continue; // gone since it was listed
+    if (n < 0) continue; // another store's
     pending.add(key);
     rows += n;
   }
-  for (const key of rowsOf.keys()) if (!pending.has(key)) rowsOf.delete(key);
+  const listed = new Set(found.pending);
+  for (const key of rowsOf.keys()) if (!listed.has(key)) rowsOf.delete(key);
   const completes = pending.size === 0 ? [] : await crawlsCompleted(store, summary?.status.ingested, pending);
   return { version: manifest.current, batches: pending.size, rows, lakeUrls: summary?.status.urls ?? 0, completes };
 }
@@ -412,9 +434,16 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
   const lakeCols = prev === null ? lakeColumnsOf(columnSet) : existingLakeColumns(columnSet, prev.status.lakeColumnList);
   const facts = opts.facts !== false;
   const compact = opts.compact === true;
+  if ((opts.dropText ?? false) && opts.textVersions !== undefined) {
+    // a merge that writes no text cannot apply a policy to the files it does not rewrite, nor record one it did not apply
+    throw new CcpError('CCP_ERR_CONFIG', '--text-versions cannot be set by a --drop-text merge: set it in a merge without --drop-text', { detail: { textVersions: opts.textVersions } });
+  }
   const textVersions = textVersionsOf(opts.textVersions, prev?.status.textVersions);
-  // a tighter policy than the lake's (or a first one) ranks every URL of the lake once, even with nothing new to merge
-  const tightened = prev !== null && textVersions !== undefined && !(opts.dropText ?? false) && (prev.status.textVersions ?? Infinity) > textVersions;
+  const policy = textVersions !== undefined && !(opts.dropText ?? false);
+  // a tighter policy than the lake's (or a first one) ranks every URL of the lake once, even with nothing new to merge;
+  // so does a compaction under a policy (it drops the texts earlier merges left for it)
+  const tightened = prev !== null && policy && (prev.status.textVersions ?? Infinity) > textVersions!;
+  const rankAll = prev !== null && policy && (tightened || compact);
   const maxRuns = compact ? 1 : (opts.lakeMaxRuns ?? DEFAULT_MAX_RUNS);
   if (!Number.isInteger(maxRuns) || maxRuns < 1) throw new CcpError('CCP_ERR_CONFIG', 'lakeMaxRuns must be an integer ≥ 1', { detail: { lakeMaxRuns: maxRuns } });
   const zstdLevel = opts.compressionLevel ?? DEFAULT_LAKE_ZSTD_LEVEL;
@@ -425,11 +454,9 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
   const read = [...(await readMarkers(store, found.pending))].flatMap(([key, m]) => (m === null ? [] : [[key, m] as [string, Marker]]));
   // A marker naming another data store, or a dataset id that means another dataset here (a worker over another store
   // than its batcher, older than the workers' own check): not merged, reported at every merge, its inbox entry kept.
-  const registryBytes = await store.get(layout.datasetRegistry());
-  const registry = registryBytes === null ? null : parseDatasetRegistry(registryBytes);
-  const foreignOf = (m: Marker) => (registry === null || m.dataset === undefined ? null : foreignBatchReason(registry, { store: m.store, dataset: m.dataset, datasetId: m.datasetId }));
-  const foreign = read.filter(([, m]) => foreignOf(m) !== null);
-  const markers = foreign.length === 0 ? read : read.filter(([, m]) => foreignOf(m) === null);
+  const registry = await readRegistry(store);
+  const foreign = read.filter(([, m]) => isForeign(registry, m));
+  const markers = foreign.length === 0 ? read : read.filter(([, m]) => !isForeign(registry, m));
   const foreignKeys = new Set(foreign.map(([k]) => k));
   const inboxDone = (): string[] => [...found.entries].filter(([, marker]) => !foreignKeys.has(marker)).map(([entry]) => entry);
   const withoutEntry = markers.filter(([key]) => found.withoutEntry.has(key)).length;
@@ -438,7 +465,7 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
   for (const f of prev?.files ?? []) runsOf.set(partitionKey(f), [...(runsOf.get(partitionKey(f)) ?? []), f]);
   const compactable = compact ? [...runsOf.values()].filter((runs) => runs.length > 1) : [];
   phase('load');
-  if (markers.length === 0 && compactable.length === 0 && !tightened) {
+  if (markers.length === 0 && compactable.length === 0 && !rankAll) {
     // inbox entries of batches merged before (a redelivered batch writes its entry again) or gone go now
     const gc = await collectQuietly(store, manifest, now(), opts.graceMs, inboxDone());
     const s = prev?.status;
@@ -507,11 +534,11 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
     const oldFileOf = (f: LakeFileEntry): OldLakeFile => oldLakeFile(f, lakePaths![fileNo.get(f.key)!]!, lakeFileId(fileNo.get(f.key)!));
     let textDropped = 0;
     /** Ids (lakeFileId) of the lake files holding rows whose text the content-versions policy drops now. */
-    let stripFiles = new Set<number>();
+    let stripFiles = new Map<number, number>();
     const applyTextVersions = async (staged: boolean): Promise<void> => {
-      if (textVersions === undefined || (opts.dropText ?? false)) return;
+      if (!policy) return;
       const files = (prev?.files ?? []).map((f, i) => ({ path: lakePaths![i]!, datasetId: f.datasetId }));
-      const tv = await markTextVersions(conn, { versions: textVersions, files, scope: tightened ? 'all' : 'hits', staged, key: lakeCols.includes('url_id') ? 'url_id' : 'url' });
+      const tv = await markTextVersions(conn, { versions: textVersions!, files, scope: rankAll ? 'all' : 'hits', staged, key: lakeCols.includes('url_id') ? 'url_id' : 'url' });
       textDropped = tv.newRows + tv.oldRows;
       stripFiles = tv.files;
     };
@@ -578,17 +605,22 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
     } else {
       // nothing staged: the folds below skip no old row
       await conn.run('CREATE TEMP TABLE lose_old (_f INTEGER, _r BIGINT)');
-      if (tightened) {
+      if (rankAll) {
         lakePaths = await inputs.fetch(lakeKeys);
         await applyTextVersions(false);
       }
     }
-    // The files holding rows whose text the policy drops now are rewritten: folded by their partition's new file, or
-    // by a file of their own in a partition receiving no rows (each partition's other runs stay, unless compacting).
+    // The files holding rows whose text the policy drops: a file this merge rewrites anyway drops them, and so does one
+    // where they are at least STRIP_NOW_SHARE of its rows (folded by its partition's new file, or by a file of its own
+    // in a partition receiving no rows; the partition's other runs stay, unless compacting). Any other file keeps those
+    // texts for now — readers hide them (core textKept), a compaction drops them — so a crawl merged in many passes
+    // does not rewrite the older crawls' files at every pass.
     if (stripFiles.size > 0) {
+      const folding = new Set(plan.flatMap((p) => p.fold.map((o) => o.fileId)));
       const byPartition = new Map<string, LakeFileEntry[]>();
-      for (const id of stripFiles) {
+      for (const [id, n] of stripFiles) {
         const f = prev!.files[-id - 1]!;
+        if (!compact && !folding.has(id) && n < STRIP_NOW_SHARE * f.rows) continue;
         byPartition.set(partitionKey(f), [...(byPartition.get(partitionKey(f)) ?? []), f]);
       }
       for (const [pk, files] of byPartition) {
@@ -602,7 +634,6 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
           plan.push({ a: { datasetId: files[0]!.datasetId, prefix: files[0]!.prefix, rows: 0 }, fold: compact ? runs : runs.filter((o) => strip.has(o.key)), keep: [] });
         }
       }
-      for (const p of plan) for (const o of p.fold) o.stripText = stripFiles.has(o.fileId);
     }
     if (lakePaths !== null) {
       // a written partition's facts read the runs it keeps too: those copies stay until its group is written
@@ -616,11 +647,12 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
       const paths = await inputs.fetch(extra.flat().map((f) => f.key));
       let k = 0;
       for (const runs of extra) {
-        // file ids below those of the runs de-duplication saw, so no lose_old row can name one of these
-        const fold = runs.map((f) => oldLakeFile(f, paths[k]!, -(1_000_000_000 + k++)));
+        // their ids as strip_old names them (no lose_old row names a file of a partition receiving no rows)
+        const fold = runs.map((f) => oldLakeFile(f, paths[k++]!, lakeFileId(fileNo.get(f.key)!)));
         plan.push({ a: { datasetId: runs[0]!.datasetId, prefix: runs[0]!.prefix, rows: 0 }, fold, keep: [] });
       }
     }
+    for (const p of plan) for (const o of p.fold) o.stripText = stripFiles.has(o.fileId);
     if (plan.length > 0) {
       // Partitions are written in groups of about passRows rows (old + new): each group's files are uploaded and
       // their local copies (and staged inputs) deleted before the next, so local disk holds one group at a time.

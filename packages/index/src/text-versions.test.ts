@@ -7,6 +7,7 @@ import { readParquetRows } from '../../../tests/support/parquet';
 import { partRow, putBatch } from '../../../tests/support/batches';
 import { indexLayout, type IndexManifest, type LakeFileEntry, type VersionStatus } from './format';
 import { openIndexSource } from './index-source';
+import { startApi } from '@ccpipe/api';
 import { runMerge, type MergeOptions } from './run-merge';
 
 let dir: string;
@@ -164,5 +165,47 @@ describe('the content-versions policy (textVersions)', () => {
     await putBatch(store, 1, 'b1', [cap(1, A, '20300101000000')]);
     await expect(runMerge(opts({ textVersions: 0 }))).rejects.toMatchObject({ code: 'CCP_ERR_CONFIG' });
     await expect(runMerge(opts({ textVersions: 2.5 }))).rejects.toMatchObject({ code: 'CCP_ERR_CONFIG' });
+  });
+
+  it('a file where few rows lose their text is not rewritten at every merge: readers hide those texts, a compaction drops them', async () => {
+    // dataset 1: 40 URLs in one partition; dataset 2 recaptures them two at a time, one merge each (a crawl merged in passes)
+    const urls = Array.from({ length: 40 }, (_, i) => `https://www.example.com/p${String(i).padStart(2, '0')}`);
+    const all = urls.map((u) => cap(1, u, '20300101000000'));
+    await putBatch(store, 1, 'b1', all);
+    await runMerge(opts({ partitionBits: 1, textVersions: 1 }));
+    const d1Files = async () => (await versionJson<LakeFileEntry[]>('files.json')).filter((f) => f.datasetId === 1).map((f) => f.key);
+    const before = await d1Files();
+    for (let k = 0; k < 4; k++) {
+      const rows = urls.slice(2 * k, 2 * k + 2).map((u) => cap(2, u, `2030020${k + 1}000000`));
+      all.push(...rows);
+      await putBatch(store, 2, `b2-${k}`, rows);
+      expect((await runMerge(opts({ partitionBits: 1 }))).textDropped).toBe(2);
+    }
+    // 8 of dataset 1's 40 rows lost their text (< a quarter): its file was never rewritten, the texts are still in it
+    expect(await d1Files()).toEqual(before);
+    const inLake = await lakeTexts();
+    expect(inLake.get(`1 ${canonicalizeUrl(urls[0]!).url}`)).toBe(`text of ${urls[0]} in 1`);
+    // … and readers do not show them: /v1/url says text_dropped, with no text
+    const src = await openIndexSource({ store, dataDir: dir, pollMs: 0 });
+    const api = await startApi({ source: src, port: 0 });
+    try {
+      const body = (await (await fetch(`${api.url}/v1/url?url=${encodeURIComponent(urls[0]!)}&include=text`)).json()) as { text_versions: number; captures: Record<string, unknown>[] };
+      expect(body.text_versions).toBe(1);
+      expect(body.captures.map((c) => [c['dataset_id'], c['text'], c['text_length'], c['text_dropped'] ?? false])).toEqual([
+        [1, null, null, true], [2, `text of ${urls[0]} in 2`, `text of ${urls[0]} in 2`.length, false],
+      ]);
+    } finally {
+      await api.close();
+      await src.close();
+    }
+    // a compaction ranks every URL and drops what was left
+    const c = await runMerge(opts({ partitionBits: 1, compact: true }));
+    expect(c).toMatchObject({ published: true, textDropped: 8 });
+    expect(await lakeTexts()).toEqual(expected(all, 1));
+  });
+
+  it('a --drop-text merge cannot set the policy (it could neither apply nor honestly record it)', async () => {
+    await putBatch(store, 1, 'b1', [cap(1, A, '20300101000000')]);
+    await expect(runMerge(opts({ dropText: true, textVersions: 1 }))).rejects.toMatchObject({ code: 'CCP_ERR_CONFIG', message: expect.stringMatching(/--drop-text/) });
   });
 });

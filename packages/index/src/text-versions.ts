@@ -32,9 +32,9 @@ export interface TextVersionsInput {
 export interface TextVersionsResult {
   /** New rows whose text was set to null. */
   newRows: number;
-  /** Lake rows listed in strip_old, and the ids (-(i + 1)) of the files holding them. */
+  /** Lake rows listed in strip_old, and the ids (-(i + 1)) of the files holding them with how many rows each. */
   oldRows: number;
-  files: Set<number>;
+  files: Map<number, number>;
 }
 
 /** The lake file id of `files[i]` as lose_old and strip_old name it. */
@@ -62,7 +62,7 @@ export async function markTextVersions(conn: DuckDBConnection, t: TextVersionsIn
   // the lake's captures of the URLs in question, with their rank among the lake's own captures (rk_old)
   let old: string;
   if (t.scope === 'hits') {
-    if (!t.staged) return { newRows: 0, oldRows: 0, files: new Set() };
+    if (!t.staged) return { newRows: 0, oldRows: 0, files: new Map() };
     // a URL with at most N captures in all keeps every text: narrowed on integers before any file is read
     await conn.run(
       `CREATE OR REPLACE TEMP TABLE tv_keys AS SELECT k FROM (SELECT url_id AS k FROM staged UNION ALL SELECT url_id FROM lake_hits) GROUP BY k HAVING count(*) > ${n}`,
@@ -76,7 +76,7 @@ export async function markTextVersions(conn: DuckDBConnection, t: TextVersionsIn
       JOIN lake_hits h ON h.file = f.file AND h._r = o.file_row_number
       WHERE h.url_id IN (SELECT k FROM tv_keys)`;
   } else {
-    if (paths.length === 0) return { newRows: 0, oldRows: 0, files: new Set() };
+    if (paths.length === 0) return { newRows: 0, oldRows: 0, files: new Map() };
     old = `SELECT o.${t.key} AS k, o.ts, f.dataset_id, -(f.file + 1) AS _f, o.file_row_number AS _r
       FROM read_parquet(${sqlList(paths)}, hive_partitioning = false, filename = true, file_row_number = true) o
       JOIN tv_files f ON f.filename = o.filename`;
@@ -104,5 +104,5 @@ export async function markTextVersions(conn: DuckDBConnection, t: TextVersionsIn
   const byFile = await queryRows(conn, 'SELECT _f, count(*) AS n FROM strip_old GROUP BY _f');
   await conn.run('DROP TABLE tv_drop');
   await conn.run('DROP TABLE IF EXISTS tv_keys');
-  return { newRows, oldRows: byFile.reduce((s, r) => s + Number(r['n']), 0), files: new Set(byFile.map((r) => Number(r['_f']))) };
+  return { newRows, oldRows: byFile.reduce((s, r) => s + Number(r['n']), 0), files: new Map(byFile.map((r) => [Number(r['_f']), Number(r['n'])])) };
 }
