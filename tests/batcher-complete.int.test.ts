@@ -4,46 +4,24 @@
  * "run already complete" and leave the checkpoint so, which kept `/v1/status` from ever calling the crawl done.
  * The real `ccpipe batcher` on cc-mirror-dev, the real RabbitMQ (a queue prefix of its own, deleted after).
  */
-import { readFile, rm, writeFile, mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
-import { AmqpConnection, deleteTopology, topologyNames } from '@ccpipe/adapters';
-import { serveMirror, type MirrorServer } from '@ccpipe/mirror';
-import { CC_MIRROR_DEV, DEV_CRAWLS, loadOracle } from './support/corpus';
-import { killAll, logLine, spawnCcpipe, type CcpipeProcess } from './support/processes';
+import { DEV_CRAWLS, loadOracle } from './support/corpus';
+import { ownRun } from './support/own-run';
+import { logLine, spawnCcpipe, type CcpipeProcess } from './support/processes';
 
-const prefix = `ccpipe-complete-${randomBytes(4).toString('hex')}`;
+const run = ownRun('complete');
 const crawl = DEV_CRAWLS[1];
-let data: string;
-let mirror: MirrorServer;
-const procs: CcpipeProcess[] = [];
-
-beforeAll(async () => {
-  data = await mkdtemp(join(tmpdir(), 'ccpipe-complete-'));
-  mirror = await serveMirror({ dir: CC_MIRROR_DEV, port: 0 });
-});
-afterAll(async () => {
-  await killAll(procs);
-  const conn = new AmqpConnection({ url: 'amqp://guest:guest@127.0.0.1:5672', reconnect: { maxAttempts: 3 } });
-  await conn.start();
-  const ch = await conn.createChannel();
-  await deleteTopology(ch, topologyNames(prefix)).catch(() => undefined);
-  await ch.close().catch(() => undefined);
-  await conn.close();
-  await mirror.close();
-  await rm(data, { recursive: true, force: true });
-});
 
 async function batcher(): Promise<CcpipeProcess> {
-  const p = spawnCcpipe(['batcher', '--crawl', crawl, '--batch-size', '25', '--base-url', mirror.url, '--data', data, '--queue-prefix', prefix, '--metrics-port', '0']);
-  procs.push(p);
+  const p = spawnCcpipe(['batcher', '--crawl', crawl, '--batch-size', '25', '--base-url', run.mirror.url, '--data', run.data, '--queue-prefix', run.prefix, '--metrics-port', '0']);
+  run.procs.push(p);
   expect((await p.exited).code).toBe(0);
   return p;
 }
 
 it('a rerun after a kill between the last checkpoint save and the done one marks the crawl done, counts kept', async () => {
-  const path = join(data, 'batcher', crawl, 'checkpoint.json');
+  const path = join(run.data, 'batcher', crawl, 'checkpoint.json');
   const first = await batcher();
   expect(logLine(first, 'batcher done')).toBeDefined();
   const complete = JSON.parse(await readFile(path, 'utf8')) as Record<string, unknown>;

@@ -4,42 +4,17 @@
  * nothing and says so at warn level; the dataset's usual settings are then refused, pointing at --reset-checkpoint,
  * which starts it over under those settings.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
-import { AmqpConnection, deleteTopology, topologyNames } from '@ccpipe/adapters';
-import { serveMirror, type MirrorServer } from '@ccpipe/mirror';
 import { FILTER_KEPT_NOTHING } from '../packages/batcher/src/main';
 import { DEV_CRAWLS } from './support/corpus';
-import { CC_MIRROR_DEV } from './support/corpus';
-import { killAll, spawnCcpipe, type CcpipeProcess } from './support/processes';
+import { ownRun } from './support/own-run';
+import { spawnCcpipe, type CcpipeProcess } from './support/processes';
 
-const prefix = `ccpipe-reset-${randomBytes(4).toString('hex')}`;
+const run = ownRun('reset');
 const crawl = DEV_CRAWLS[0];
-let data: string;
-let mirror: MirrorServer;
-const procs: CcpipeProcess[] = [];
-
-beforeAll(async () => {
-  data = await mkdtemp(join(tmpdir(), 'ccpipe-reset-'));
-  mirror = await serveMirror({ dir: CC_MIRROR_DEV, port: 0 });
-});
-afterAll(async () => {
-  await killAll(procs);
-  const conn = new AmqpConnection({ url: 'amqp://guest:guest@127.0.0.1:5672', reconnect: { maxAttempts: 3 } });
-  await conn.start();
-  const ch = await conn.createChannel();
-  await deleteTopology(ch, topologyNames(prefix)).catch(() => undefined);
-  await ch.close().catch(() => undefined);
-  await conn.close();
-  await mirror.close();
-  await rm(data, { recursive: true, force: true });
-});
 
 async function batcher(...extra: string[]): Promise<{ code: number | null; p: CcpipeProcess }> {
-  const p = spawnCcpipe(['batcher', '--crawl', crawl, '--base-url', mirror.url, '--data', data, '--queue-prefix', prefix, '--metrics-port', '0', ...extra]);
-  procs.push(p);
+  const p = spawnCcpipe(['batcher', '--crawl', crawl, '--base-url', run.mirror.url, '--data', run.data, '--queue-prefix', run.prefix, '--metrics-port', '0', ...extra]);
+  run.procs.push(p);
   return { code: (await p.exited).code, p };
 }
 

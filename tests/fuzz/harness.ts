@@ -9,28 +9,9 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { CcpError } from '@ccpipe/core';
+import { rng, type Rng } from '../support/rng';
 
-/** A random source: `next(n)` is an integer in [0, n); `float()` in [0, 1). */
-export interface Rng {
-  next(n: number): number;
-  float(): number;
-  pick<T>(items: readonly T[]): T;
-  chance(p: number): boolean;
-}
-
-/** mulberry32: small, fast, and the same sequence on every machine. */
-export function rng(seed: number): Rng {
-  let a = seed >>> 0;
-  const float = (): number => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const next = (n: number): number => Math.floor(float() * n);
-  return { float, next, pick: (items) => items[next(items.length)]!, chance: (p) => float() < p };
-}
+export { rng, type Rng };
 
 function hash32(s: string): number {
   let h = 2166136261;
