@@ -100,7 +100,7 @@ describe('the merge inbox', () => {
     await putBatch(store, 1, 'b5', rowsOf('five', 4));
     await putBatch(store, 1, 'b6', rowsOf('six', 1), { inbox: false });
     listed = [];
-    expect(await pendingMerge(watched)).toEqual({ version: 'v000004', batches: 1, rows: 4, lakeUrls: 7 });
+    expect(await pendingMerge(watched)).toEqual({ version: 'v000004', batches: 1, rows: 4, lakeUrls: 7, completes: [] });
     expect(await ingestTotals(watched)).toEqual([{ datasetId: 1, batches: 5, rows: 11, failed: 0 }]);
     expect(await runMerge(opts())).toMatchObject({ version: 'v000005', batches: 1, urls: 11, scan: 'inbox' });
     expect(listed).toContain(layout.inboxPrefix());

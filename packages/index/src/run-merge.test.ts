@@ -231,14 +231,14 @@ describe('runMerge (synthetic batches)', () => {
   });
 
   it('pendingMerge reads what the next merge would fold in: new batches, their rows, and the URLs merged so far', async () => {
-    expect(await pendingMerge(store)).toEqual({ version: null, batches: 0, rows: 0, lakeUrls: 0 });
+    expect(await pendingMerge(store)).toEqual({ version: null, batches: 0, rows: 0, lakeUrls: 0, completes: [] });
     await putBatch(store, 1, 'b1', ['a', 'b', 'c'].map((p) => row(1, `https://one.example/${p}`, '20300101000000')));
     await putBatch(store, 2, 'b2', [row(2, 'https://two.example/', '20300101000000')]);
-    expect(await pendingMerge(store)).toEqual({ version: null, batches: 2, rows: 4, lakeUrls: 0 });
+    expect(await pendingMerge(store)).toEqual({ version: null, batches: 2, rows: 4, lakeUrls: 0, completes: [] });
     await runMerge(opts());
-    expect(await pendingMerge(store)).toEqual({ version: 'v000001', batches: 0, rows: 0, lakeUrls: 4 });
+    expect(await pendingMerge(store)).toEqual({ version: 'v000001', batches: 0, rows: 0, lakeUrls: 4, completes: [] });
     await putBatch(store, 1, 'b3', [row(1, 'https://one.example/a', '20300102000000'), row(1, 'https://one.example/d', '20300102000000')]);
-    expect(await pendingMerge(store)).toEqual({ version: 'v000001', batches: 1, rows: 2, lakeUrls: 4 });
+    expect(await pendingMerge(store)).toEqual({ version: 'v000001', batches: 1, rows: 2, lakeUrls: 4, completes: [] });
     // A caller that keeps the row cache reads each pending marker (or its inbox copy) once; merged markers leave the cache.
     const markerGets: string[] = [];
     const counting = Object.assign(Object.create(store) as FsObjectStore, {
@@ -251,10 +251,10 @@ describe('runMerge (synthetic batches)', () => {
     const rowsOf = new Map<string, number>();
     await pendingMerge(counting, rowsOf);
     await putBatch(store, 2, 'b4', [row(2, 'https://two.example/b', '20300102000000')]);
-    expect(await pendingMerge(counting, rowsOf)).toEqual({ version: 'v000001', batches: 2, rows: 3, lakeUrls: 4 });
+    expect(await pendingMerge(counting, rowsOf)).toEqual({ version: 'v000001', batches: 2, rows: 3, lakeUrls: 4, completes: [] });
     expect(markerGets.sort()).toEqual([layout.batchMarker(1, 'b3'), layout.batchMarker(2, 'b4')].sort());
     await runMerge(opts());
-    expect(await pendingMerge(counting, rowsOf)).toEqual({ version: 'v000002', batches: 0, rows: 0, lakeUrls: 6 });
+    expect(await pendingMerge(counting, rowsOf)).toEqual({ version: 'v000002', batches: 0, rows: 0, lakeUrls: 6, completes: [] });
     expect(rowsOf.size).toBe(0);
     // It checks what it reads like loadVersion does: a damaged status.json is an error, not a guess.
     const status = join(dir, indexLayout.versionFile('v000002', 'status.json'));

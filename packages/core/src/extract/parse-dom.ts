@@ -1,5 +1,5 @@
 import type { DomDocument } from './dom-types';
-import { dropDocumentEndTags, hasDocumentSkeleton } from './html-prep';
+import { cdataAsHtmlParsesIt, dropDocumentEndTags, hasDocumentSkeleton } from './html-prep';
 
 /** The DOM implementations extraction can run Readability on. */
 export type DomImpl = 'linkedom' | 'jsdom';
@@ -26,7 +26,7 @@ let jsdom: JsdomModule | undefined;
 
 function parseWithLinkedom(html: string): DomDocument | undefined {
   linkedom ??= require('linkedom') as LinkedomModule;
-  const document = linkedom.parseHTML(dropDocumentEndTags(html)).document as DomDocument;
+  const document = linkedom.parseHTML(dropDocumentEndTags(cdataAsHtmlParsesIt(html))).document as DomDocument;
   if (document.documentElement?.localName !== 'html' || !document.body) return undefined;
   return document;
 }
