@@ -103,6 +103,15 @@ describe('docker-compose.yml', () => {
     expect(() => loadConfig(env)).not.toThrow();
   });
 
+  it('passes every record filter of the config table to the batcher (unset by default, as the CLI)', () => {
+    const env = serviceEnv('batcher');
+    const filters = describeOptions().filter((o) => o.key.startsWith('filter')).map((o) => o.env);
+    expect(filters.filter((e) => !(e in env))).toEqual([]);
+    // unset in the shell, each is empty, which the config reads as unset: the CLI's defaults apply
+    const cfg = loadConfig(env);
+    expect([cfg.filterMimes, cfg.filterUrlRegex, cfg.filterDomainsAllow, cfg.filterDomainsDeny]).toEqual([undefined, undefined, undefined, undefined]);
+  });
+
   it('runs only commands the CLI has', () => {
     const commands = buildProgram().commands.map((c) => c.name());
     for (const s of ['batcher', 'worker', 'api']) {
