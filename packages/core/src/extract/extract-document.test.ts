@@ -93,6 +93,22 @@ describe('extractDocument: metadata and outlinks', () => {
     }
   });
 
+  it('reads hrefs in any letter case, and an empty href as the base URL (#21)', () => {
+    // linkedom keeps attribute names as written: `<A HREF>` had no `href` there, and a page of 113 such links kept 0
+    const html = `<HTML><HEAD><BASE HREF="https://base.ex.org/dir/"></HEAD><BODY>
+      <A HREF="one.html">1</A><a Href="/two">2</a><AREA HREF="three">3</AREA><a href="">empty</a><A NAME="x">none</A>
+      </BODY></HTML>`;
+    for (const dom of ['linkedom', 'jsdom'] as const) {
+      const r = extractDocument(html, { url: 'https://ex.com/a/b.html', dom });
+      expect(r.outlinks).toEqual([
+        'https://base.ex.org/dir/one.html',
+        'https://base.ex.org/two',
+        'https://base.ex.org/dir/three',
+        'https://base.ex.org/dir/',
+      ]);
+    }
+  });
+
   it('caps outlinks and says so', () => {
     const links = Array.from({ length: 50 }, (_, i) => `<a href="/p${i}">p${i}</a>`).join('');
     const r = extractDocument(`<html><body>${links}</body></html>`, { url: 'https://ex.com/', maxOutlinks: 10 });
