@@ -9,7 +9,7 @@ export function partRow(datasetId: number, raw: string, ts: string, over: Partia
   const c = canonicalizeUrl(raw);
   return {
     datasetId, urlId: urlId(c.url), url: c.url, rawUrl: raw, host: c.host, domain: c.domain ?? c.host, privateDomain: c.privateDomain, surt: c.surt,
-    timestamp: ts, status: 200, mime: 'text/html', charset: null, languages: null, title: `t ${ts}`, text: 'body', contentLength: 10, outlinks: [],
+    timestamp: ts, status: 200, mime: 'text/html', charset: null, languages: null, title: `t ${ts}`, text: 'body', contentLength: 10, outlinks: [], outlinkDomains: [],
     warcFilename: 'crawl-data/x.warc.gz', warcOffset: 0, warcLength: 100, digest: 'AAAA', ...over,
   };
 }

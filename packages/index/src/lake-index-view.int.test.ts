@@ -29,7 +29,7 @@ function row(raw: string, i: number): PartRow {
   return {
     datasetId: 1, urlId: urlId(c.url), url: c.url, rawUrl: raw, host: c.host, domain: c.domain ?? c.host, privateDomain: c.privateDomain, surt: c.surt,
     timestamp: '20300101000000', status: i % 9 === 0 ? 301 : 200, mime: 'text/html', charset: null, languages: null, title: i % 4 === 0 ? null : `page ${i}`,
-    text: i % 3 === 0 ? null : 'naïve text', contentLength: 10, outlinks: [], warcFilename: `crawl-data/w${i % 5}.warc.gz`, warcOffset: i * 977, warcLength: 300 + i,
+    text: i % 3 === 0 ? null : 'naïve text', contentLength: 10, outlinks: [], outlinkDomains: [], warcFilename: `crawl-data/w${i % 5}.warc.gz`, warcOffset: i * 977, warcLength: 300 + i,
     digest: 'AAAA',
   };
 }

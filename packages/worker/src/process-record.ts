@@ -3,13 +3,17 @@ import {
   canonicalizeUrl,
   decodeHtml,
   errorCode,
+  linkTargets,
   readWarcRecord,
   urlId,
   type BatchRecord,
   type Extracted,
+  type LinkTargets,
   type RangeReader,
 } from '@ccpipe/core';
 import { checkRow, type PartRow } from '@ccpipe/adapters';
+
+const NO_LINKS: LinkTargets = { urls: [], domains: [], invalid: 0 };
 
 /** Extracts main text from one HTML page; the pool enforces the time limit. */
 export type Extractor = (html: string, url: string, signal?: AbortSignal) => Promise<Extracted>;
@@ -80,7 +84,7 @@ export async function processRecord(
   const mime = (rec.mime ?? contentType?.split(';')[0] ?? '').trim().toLowerCase();
   let title: string | null = null;
   let text: string | null = null;
-  let outlinks: readonly string[] = [];
+  let links: LinkTargets = NO_LINKS;
   let charset: string | null = rec.charset ?? null;
   let fail: RecordFailure | null = null;
   // an error page (status ≥ 400) is indexed for its status and size; its body is the server's error text, not the page's
@@ -92,7 +96,7 @@ export async function processRecord(
         const ex = await ctx.extract(decoded.text, canon.url, ctx.signal);
         title = ex.title;
         text = ex.text;
-        outlinks = ex.outlinks;
+        links = linkTargets(canon.url, ex.outlinks);
       } catch (err) {
         if (ctx.signal?.aborted) throw err;
         // extraction cannot run at all (its workers do not start, or the pool is closed): not this document's fault,
@@ -121,7 +125,8 @@ export async function processRecord(
     title,
     text: ctx.includeText ? text : null,
     contentLength: http.payload.length,
-    outlinks,
+    outlinks: links.urls,
+    outlinkDomains: links.domains,
     warcFilename: rec.filename,
     warcOffset: rec.offset,
     warcLength: rec.length,

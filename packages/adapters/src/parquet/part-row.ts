@@ -33,8 +33,13 @@ export interface PartRow {
   text: string | null;
   /** Bytes of the HTTP payload (after transfer/content decoding), 0..2^31-1. */
   contentLength: number;
-  /** Absolute outlink URLs in document order (may be empty, never null); written empty when `includeOutlinks` is false. */
+  /**
+   * Outlink URLs in document order (may be empty, never null), canonical as the URL index keys its rows, the page
+   * itself left out (core `linkTargets`); written empty when `includeOutlinks` is false.
+   */
   outlinks: readonly string[];
+  /** `outlinkDomains[i]` is the registered domain of `outlinks[i]` (same length): the link graph's domain key. */
+  outlinkDomains: readonly string[];
   warcFilename: string;
   /** Offset of the gzip member in the WARC file (safe integer, INT64). */
   warcOffset: number;
@@ -93,6 +98,7 @@ export const PART_COLUMNS = [
   { name: 'content_length', type: 'INT32', nullable: false, dictionary: false },
   { name: 'outlink_count', type: 'INT32', nullable: false, dictionary: false },
   { name: 'outlinks', type: 'LIST<STRING>', nullable: false, dictionary: false },
+  { name: 'outlink_domains', type: 'LIST<STRING>', nullable: false, dictionary: false },
   { name: 'warc_filename', type: 'STRING', nullable: false, dictionary: true },
   { name: 'warc_offset', type: 'INT64', nullable: false, dictionary: false },
   { name: 'warc_length', type: 'INT32', nullable: false, dictionary: false },
@@ -163,6 +169,7 @@ export function checkRow(row: PartRow, i: number): void {
   if (!isIntIn(row.warcLength, 0, 0x7fff_ffff)) throw bad('warcLength');
   if (!isIntIn(row.warcOffset, 0, Number.MAX_SAFE_INTEGER)) throw bad('warcOffset');
   if (!Array.isArray(row.outlinks)) throw bad('outlinks');
+  if (!Array.isArray(row.outlinkDomains) || row.outlinkDomains.length !== row.outlinks.length) throw bad('outlinkDomains');
   try {
     cdxTimestampToMillis(row.timestamp);
   } catch (err) {

@@ -10,7 +10,7 @@ const SQL_TYPES: Record<(typeof PART_COLUMNS)[number]['name'], string> = {
   dataset_id: 'UINTEGER', url_id: 'BIGINT', url: 'VARCHAR', raw_url: 'VARCHAR', host: 'VARCHAR', domain: 'VARCHAR',
   private_domain: 'VARCHAR', surt: 'VARCHAR', ts: 'TIMESTAMPTZ', status: 'SMALLINT', mime: 'VARCHAR', charset: 'VARCHAR',
   languages: 'VARCHAR', title: 'VARCHAR', text: 'VARCHAR', content_length: 'INTEGER', outlink_count: 'INTEGER',
-  outlinks: 'VARCHAR[]', warc_filename: 'VARCHAR', warc_offset: 'BIGINT', warc_length: 'INTEGER', digest: 'VARCHAR',
+  outlinks: 'VARCHAR[]', outlink_domains: 'VARCHAR[]', warc_filename: 'VARCHAR', warc_offset: 'BIGINT', warc_length: 'INTEGER', digest: 'VARCHAR',
 };
 const DDL_COLUMNS = PART_COLUMNS.map((c) => `${c.name} ${SQL_TYPES[c.name]}${c.nullable ? '' : ' NOT NULL'}`).join(', ');
 
@@ -100,6 +100,7 @@ function columnsOf(rows: readonly PartRow[], opts: Required<WriteParquetPartOpti
     col((r) => r.contentLength),
     col((r) => r.outlinks.length),
     col(opts.includeOutlinks ? (r) => listValue(r.outlinks) : () => none),
+    col(opts.includeOutlinks ? (r) => listValue(r.outlinkDomains) : () => none),
     col((r) => r.warcFilename),
     col((r) => BigInt(r.warcOffset)),
     col((r) => r.warcLength),

@@ -32,6 +32,7 @@ function realRows(): PartRow[] {
     const p = parseTld(url, { allowPrivateDomains: true });
     const icann = parseTld(url);
     const art = articles[i % articles.length]!;
+    const links = i % 4 === 0 ? [] : lines.slice(i, i + (i % 40)).map((l) => l.slice(l.indexOf('"url": "') + 8, l.indexOf('", ')));
     return {
       datasetId: i % 3 === 0 ? 7 : 4_000_000_000,
       urlId: BigInt.asIntN(64, xxh3.xxh64(url)),
@@ -42,7 +43,8 @@ function realRows(): PartRow[] {
       title: i % 5 === 0 ? null : art.articleBody.split('\n')[0]!.slice(0, 120),
       text: i % 7 === 0 ? null : art.articleBody,
       contentLength: Buffer.byteLength(art.articleBody) * 4,
-      outlinks: i % 4 === 0 ? [] : lines.slice(i, i + (i % 40)).map((l) => l.slice(l.indexOf('"url": "') + 8, l.indexOf('", '))),
+      outlinks: links,
+      outlinkDomains: links.map((l) => parseTld(l).domain ?? ''),
       warcFilename: j.filename!, warcOffset: Number(j.offset), warcLength: Number(j.length), digest: j.digest ?? '',
     };
   });
@@ -53,14 +55,14 @@ const EDGE_ROWS: PartRow[] = [
   {
     datasetId: 0, urlId: -(2n ** 63n), url: 'https://例え.jp/パス?q=ü', rawUrl: 'https://xn--r8jz45g.jp/%E3%83%91%E3%82%B9?q=%C3%BC', host: 'xn--r8jz45g.jp',
     domain: 'xn--r8jz45g.jp', privateDomain: null, surt: 'jp,xn--r8jz45g)/', timestamp: '19960101000000', status: 0, mime: 'text/html',
-    charset: null, languages: null, title: null, text: null, contentLength: 0, outlinks: [], warcFilename: 'a.warc.gz', warcOffset: 0,
+    charset: null, languages: null, title: null, text: null, contentLength: 0, outlinks: [], outlinkDomains: [], warcFilename: 'a.warc.gz', warcOffset: 0,
     warcLength: 0, digest: '',
   },
   {
     datasetId: 0xffff_ffff, urlId: 2n ** 63n - 1n, url: 'https://user.github.io/', rawUrl: 'http://user.github.io', host: 'user.github.io',
     domain: 'github.io', privateDomain: 'user.github.io', surt: 'io,github,user)/', timestamp: '20991231235959', status: 32767, mime: 'application/xhtml+xml',
     charset: 'windows-1252', languages: 'zho,eng', title: '标题 🦆 “quoted”', text: 'Ünïcödé 😀 text\n\twith\u0000nul and 𝔘𝔫𝔦', contentLength: 2 ** 31 - 1,
-    outlinks: ['https://a.example/🦆', '', 'https://b.example/x y'], warcFilename: 'b.warc.gz', warcOffset: 2 ** 40 + 5, warcLength: 2 ** 31 - 1, digest: 'X'.repeat(32),
+    outlinks: ['https://a.example/🦆', '', 'https://b.example/x y'], outlinkDomains: ['a.example', '', 'b.example'], warcFilename: 'b.warc.gz', warcOffset: 2 ** 40 + 5, warcLength: 2 ** 31 - 1, digest: 'X'.repeat(32),
   },
 ];
 
@@ -70,7 +72,7 @@ function expected(r: PartRow, includeText: boolean): Record<string, unknown> {
     surt: r.surt,
     ts: new Date(Date.UTC(+r.timestamp.slice(0, 4), +r.timestamp.slice(4, 6) - 1, +r.timestamp.slice(6, 8), +r.timestamp.slice(8, 10), +r.timestamp.slice(10, 12), +r.timestamp.slice(12, 14))),
     status: r.status, mime: r.mime, charset: r.charset, languages: r.languages, title: r.title, text: includeText ? r.text : null,
-    content_length: r.contentLength, outlink_count: r.outlinks.length, outlinks: [...r.outlinks], warc_filename: r.warcFilename,
+    content_length: r.contentLength, outlink_count: r.outlinks.length, outlinks: [...r.outlinks], outlink_domains: [...r.outlinkDomains], warc_filename: r.warcFilename,
     warc_offset: BigInt(r.warcOffset), warc_length: r.warcLength, digest: r.digest,
   };
 }
@@ -196,6 +198,7 @@ describe.each(ENGINES)('writeParquetPart with %s, read back by hyparquet', (engi
     const noLinks = await writeParquetPart(rows, { engine, includeOutlinks: false });
     const got = await read(noLinks);
     expect(got.map((r) => r.outlinks)).toEqual(rows.map(() => []));
+    expect(got.map((r) => r.outlink_domains)).toEqual(rows.map(() => []));
     expect(got.map((r) => r.outlink_count)).toEqual(rows.map((r) => r.outlinks.length));
     expect(got.some((r) => (r.outlink_count as number) > 0)).toBe(true);
     expect(noLinks.length).toBeLessThan(bytes.length);

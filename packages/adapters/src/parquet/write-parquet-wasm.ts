@@ -16,7 +16,7 @@ function arrowType(name: string): DataType {
     case 'ts': return new TimestampMicrosecond('UTC');
     case 'status': return new Int16();
     case 'content_length': case 'outlink_count': case 'warc_length': return new Int32();
-    case 'outlinks': return new List(LIST_ITEM);
+    case 'outlinks': case 'outlink_domains': return new List(LIST_ITEM);
     default: return utf8;
   }
 }
@@ -101,7 +101,8 @@ function buildBatch(rows: readonly PartRow[], opts: Required<WriteParquetPartOpt
     str(opts.includeText ? (r) => r.text : () => null),
     prim(new Int32(), contentLength),
     prim(new Int32(), outlinkCount),
-    listData(rows, opts.includeOutlinks),
+    listData(rows, opts.includeOutlinks ? (r) => r.outlinks : () => []),
+    listData(rows, opts.includeOutlinks ? (r) => r.outlinkDomains : () => []),
     str((r) => r.warcFilename),
     prim(new Int64(), warcOffset),
     prim(new Int32(), warcLength),
@@ -150,8 +151,7 @@ function stringData(rows: readonly PartRow[], get: (r: PartRow) => string | null
   });
 }
 
-function listData(rows: readonly PartRow[], include: boolean): Data<List<Utf8>> {
-  const links = (r: PartRow): readonly string[] => (include ? r.outlinks : []);
+function listData(rows: readonly PartRow[], links: (r: PartRow) => readonly string[]): Data<List<Utf8>> {
   const n = rows.length;
   const listOffsets = new Int32Array(n + 1);
   let total = 0;

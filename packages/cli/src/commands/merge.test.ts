@@ -15,7 +15,7 @@ function row(raw: string): PartRow {
   return {
     datasetId: 3, urlId: urlId(c.url), url: c.url, rawUrl: raw, host: c.host, domain: c.domain ?? c.host, privateDomain: null, surt: c.surt,
     timestamp: '20300101000000', status: 200, mime: 'text/html', charset: null, languages: 'eng', title: null, text: null, contentLength: 1,
-    outlinks: [], warcFilename: 'w.warc.gz', warcOffset: 0, warcLength: 1, digest: 'A',
+    outlinks: [], outlinkDomains: [], warcFilename: 'w.warc.gz', warcOffset: 0, warcLength: 1, digest: 'A',
   };
 }
 
