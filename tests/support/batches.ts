@@ -1,3 +1,6 @@
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { canonicalizeUrl, layout, urlId, type ObjectStore } from '@ccpipe/core';
 import { writeParquetPart, type PartRow } from '@ccpipe/adapters';
 
@@ -24,4 +27,28 @@ export async function putBatch(store: ObjectStore, datasetId: number, id: string
   const marker = Buffer.from(JSON.stringify({ v: 1, batchId: id, datasetId, rows: rows.length, part }));
   await store.put(layout.batchMarker(datasetId, id), marker);
   if (opts.inbox !== false) await store.put(layout.inboxEntry(datasetId, id), marker);
+}
+
+/**
+ * Writes a completed batch whose part has the schema of a worker from before #21 (no `outlink_domains` column), as an
+ * upgrade meets it: the part is written as today, then rewritten by DuckDB without that column.
+ */
+export async function writeOldPart(store: ObjectStore, datasetId: number, id: string, rows: PartRow[]): Promise<void> {
+  const { DuckDBInstance } = await import('@duckdb/node-api');
+  const dir = await mkdtemp(join(tmpdir(), 'ccpipe-oldpart-'));
+  try {
+    await writeFile(join(dir, 'new.parquet'), await writeParquetPart(rows, { engine: 'duckdb' }));
+    const db = await DuckDBInstance.create(':memory:');
+    const conn = await db.connect();
+    await conn.run(`COPY (SELECT * EXCLUDE (outlink_domains) FROM read_parquet('${join(dir, 'new.parquet')}')) TO '${join(dir, 'old.parquet')}' (FORMAT parquet)`);
+    conn.closeSync();
+    db.closeSync();
+    const part = layout.batchPart(datasetId, id);
+    await store.put(part, await readFile(join(dir, 'old.parquet')));
+    const marker = Buffer.from(JSON.stringify({ v: 1, batchId: id, datasetId, rows: rows.length, part }));
+    await store.put(layout.batchMarker(datasetId, id), marker);
+    await store.put(layout.inboxEntry(datasetId, id), marker);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 }

@@ -20,6 +20,7 @@ import { MergeCache, type CachedObject } from './merge-cache';
 import { acquireMergeLease, type MergeLease } from './merge-lease';
 import { openStageRoot } from './stage-root';
 import { ORDERINGS_FILE, assignPositions, readOrderings, writeOrderings } from './orderings';
+import { LINKS_FILE, LINK_LAKE_COLUMNS, readLinks, writeLinks } from './links';
 import { TOP_DOMAINS_FILE, TopDomains } from './top-domains';
 import { lakeFileId, markTextVersions } from './text-versions';
 import { VersionWriter, loadVersionHead, loadVersionSummary, openIndexOnDemand, readManifest, type VersionBase } from './version-files';
@@ -109,12 +110,17 @@ export interface MergeOptions {
   /** Told of each temp dir a killed merge left under `tmpDir` that this one removed (stale for 5 min). */
   onStaleTemp?: (dir: string) => void;
   /** Called after each phase with its wall time (metrics, benchmarks). */
-  onPhase?: (phase: 'load' | 'read' | 'domains' | 'collisions' | 'lake' | 'index' | 'orderings' | 'publish', ms: number) => void;
+  onPhase?: (phase: 'load' | 'read' | 'domains' | 'collisions' | 'lake' | 'index' | 'orderings' | 'links' | 'publish', ms: number) => void;
   /**
    * Write the secondary orderings (time, size, status) of the datasets this merge writes to (default true; orderings.ts).
    * Off, a version has none and `/v1/pages` answers 404 for it; kept switchable so a benchmark measures their cost.
    */
   orderings?: boolean;
+  /**
+   * Write the link graph (inlinks, outlinks, linking pages of a domain) of the datasets this merge writes to (default
+   * true; links.ts). Needs a lake holding `outlinks` and `outlink_domains` (lake columns 'all', begun since #21).
+   */
+  links?: boolean;
   /**
    * List every batch marker of the store besides the inbox (default false: the inbox alone, once the lake's merges
    * have settled into it, merge-inbox.ts). For markers written without an inbox entry: by workers of a ccpipe older
@@ -546,7 +552,8 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
       // Parts are told apart by their rank in path order: DuckDB's file_index (the position in this sorted list), an
       // integer per row instead of a filename string joined back to a table (≈ 0.3 s CPU less per 1M rows).
       const sortedParts = [...parts].sort();
-      const partsSql = `read_parquet(${sqlList(sortedParts)}, file_row_number = true, hive_partitioning = false)`;
+      // union_by_name: parts of older workers lack later columns (outlink_domains), which read as null
+      const partsSql = `read_parquet(${sqlList(sortedParts)}, file_row_number = true, hive_partitioning = false, union_by_name = true)`;
       // The parts' distinct domains, streamed sorted: ids are assigned walking the previous dictionary alongside
       // (DomainIds.assignSorted), so no list or map of the domains is held in JS.
       await conn.run('CREATE TEMP TABLE dom (domain VARCHAR, domain64 BIGINT)');
@@ -736,6 +743,20 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
       // a phase of its own, taken out of the index phase it sits in
       const ms = Date.now() - to;
       opts.onPhase?.('orderings', ms);
+      tp += ms;
+    }
+    if (opts.links !== false && LINK_LAKE_COLUMNS.every((c) => lakeCols.includes(c))) {
+      const tl = Date.now();
+      // the link graph of each dataset whose lake files changed, from those files (links.ts); the others' carried over
+      const changed = new Set([...newFiles.map((f) => f.datasetId), ...(prev?.files ?? []).filter((f) => replaced.has(f.key)).map((f) => f.datasetId)]);
+      for (const f of newFiles) listed.set(f.key, { key: f.key, bytes: f.bytes, crc32: f.crc32 });
+      const links = await writeLinks(conn, store, {
+        version, files: built.files, rebuild: new Set([...changed, ...renumbered]), previous: prev === null ? [] : await readLinks(store, prev.toc.version, prev.toc),
+        pathsOf: (keys) => inputs.fetch(keys), releasePaths: (keys) => inputs.release(keys), tmpDir: tmp,
+      });
+      await out.put(LINKS_FILE, jsonBytes(links));
+      const ms = Date.now() - tl;
+      opts.onPhase?.('links', ms);
       tp += ms;
     }
     if (shardNo !== built.shardSizes.length) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'index shards written differ from the shards built', { written: shardNo, built: built.shardSizes.length });
