@@ -21,6 +21,13 @@ function rng(seed: number): (n: number) => number {
 }
 
 describe('stripInert', () => {
+  it('ends an element at an end tag with attributes or whitespace before its ">", as the HTML tokenizer does (#21)', () => {
+    // a real page: `</script` then a comment before any '>' — the script ended there, not at the page's next </script>
+    const html = '<body><script>a()</script\n\n <!--plugin--><p>article</p><a href="/x">x</a><script>b()</script><p>end</p>'
+      + '<style>.c{}</style/><p>kept</p><script>c()</scriptx>d()</script><p>last</p>';
+    expect(stripInert(html)).toBe('<body><p>article</p><a href="/x">x</a><p>end</p><p>kept</p><p>last</p>');
+  });
+
   it('removes comments, scripts, styles and noscripts, keeping JSON-LD and the text', () => {
     const html = '<p>a<!-- c --></p><script>x()</script><STYLE a=1>.b{}</style ><noscript><img></noscript>'
       + '<script type="application/ld+json">{"@type":"NewsArticle"}</script><p>b</p>';

@@ -21,7 +21,11 @@ export function truncateUtf8(html: string, maxBytes: number): Truncated {
 
 const INERT_TAGS = ['script', 'style', 'noscript'] as const;
 type InertTag = (typeof INERT_TAGS)[number];
-const INERT_END: Record<InertTag, RegExp> = { script: /<\/script\s*>/gi, style: /<\/style\s*>/gi, noscript: /<\/noscript\s*>/gi };
+// An end tag is its name followed by whitespace, '/' or '>', and runs to the next '>' (the HTML tokenizer reads what
+// lies between as attributes): `</script\n <!--x-->` ends the script at the comment's '>'. Requiring `</script>` ran a
+// page's script on to a later one and removed everything between, its article and links included (#21).
+const endTag = (name: string): RegExp => new RegExp(`</${name}(?=[\\t\\n\\f\\r />])[^>]*>`, 'gi');
+const INERT_END: Record<InertTag, RegExp> = { script: endTag('script'), style: endTag('style'), noscript: endTag('noscript') };
 const isWordChar = (c: number): boolean => (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
 
 /** The inert tag whose name starts at `at` (any case) and ends at a non-word character, if any. */
