@@ -186,6 +186,8 @@ export async function getUrl(ctx: RequestContext, query: URLSearchParams): Promi
   const kept = textKept(every.map((c) => ({ datasetId: c.datasetId, ts: Date.parse(c.ts) })), versions);
   const captures = every.flatMap((c, i) => (visible(ctx, c.datasetId) ? [{ c, dropped: !kept[i] }] : []));
   if (captures.length === 0) throw new ApiError('CCP_ERR_API_URL_NOT_FOUND', 'no capture of this URL');
+  // the link graph's counts of the URL in each dataset of a capture shown (none for a version without links)
+  const links = domain === null || ctx.view.linkCounts === undefined ? null : await ctx.view.linkCounts(url, domain, [...new Set(captures.map(({ c }) => c.datasetId))]);
   return {
     url,
     url_id: captures[0]!.c.urlId,
@@ -205,9 +207,16 @@ export async function getUrl(ctx: RequestContext, query: URLSearchParams): Promi
       content_length: c.contentLength,
       ...(include.has('text') && textField(dropped ? null : (c.text ?? null))),
       ...(dropped && { text_dropped: true }),
+      ...linkCountsOf(links, c.datasetId),
       warc: { filename: c.warc.filename, offset: c.warc.offset, length: c.warc.length },
     })),
   };
+}
+
+/** A capture's `inlinks` and `outlinks` (exact within its dataset), when the version keeps that dataset's link graph. */
+function linkCountsOf(links: ReadonlyMap<number, { inlinks: number; outlinks: number }> | null, datasetId: number): { inlinks?: number; outlinks?: number } {
+  const l = links?.get(datasetId);
+  return l === undefined ? {} : { inlinks: l.inlinks, outlinks: l.outlinks };
 }
 
 /** What `include=` may name (comma-separated). */

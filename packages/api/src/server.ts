@@ -7,6 +7,7 @@ import type { Acl, AclPrincipal } from './acl';
 import { ApiError } from './api-error';
 import { cursorVersion } from './cursor';
 import { getDatasets, getDomain, getTopDomains, getUrl, getUrls, onlyParams, type RequestContext } from './handlers';
+import { getDomainInlinks, getUrlLinks } from './links';
 import { getDomainPages, getPagesAcross } from './pages';
 import { serveExplorer } from './explorer/serve-explorer';
 import { apiMetrics, type ApiMetrics, type ApiRoute } from './metrics';
@@ -174,7 +175,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, opts: ApiOption
   const query = new URLSearchParams(q < 0 ? '' : raw.slice(q + 1));
   // a paging cursor names the version its first page came from: the next page is read there (410 once collected)
   let pin = headerPin;
-  if (route.name === '/v1/domain/:domain/pages' || route.name === '/v1/pages') {
+  if (route.name === '/v1/domain/:domain/pages' || route.name === '/v1/pages' || route.name === '/v1/url/links' || route.name === '/v1/domain/:domain/inlinks') {
     let fromCursor: string | undefined;
     try {
       fromCursor = cursorVersion(query);
@@ -220,6 +221,10 @@ async function handle(req: IncomingMessage, res: ServerResponse, opts: ApiOption
         return sendJson(req, res, route.name, await getPagesAcross(ctx, query));
       case '/v1/url':
         return sendJson(req, res, route.name, await getUrl(ctx, query));
+      case '/v1/url/links':
+        return sendJson(req, res, route.name, await getUrlLinks(ctx, query));
+      case '/v1/domain/:domain/inlinks':
+        return sendJson(req, res, route.name, await getDomainInlinks(ctx, route.params[0] as string, query));
       case '/v1/domain/:domain':
         return sendJson(req, res, route.name, getDomain(ctx, route.params[0] as string, query));
       case '/v1/domain/:domain/pages':
@@ -248,11 +253,14 @@ export function routeOf(path: string): { name: ApiRoute; params: string[] } {
     if (s[0] === 'datasets') return { name: '/v1/datasets', params: [] };
     if (s[0] === 'url') return { name: '/v1/url', params: [] };
     if (s[0] === 'pages') return { name: '/v1/pages', params: [] };
+  } else if (s[0] === 'url' && s.length === 2 && s[1] === 'links') {
+    return { name: '/v1/url/links', params: [] };
   } else if (s[0] === 'datasets' && s.length === 3 && s[1] !== '' && s[2] === 'domains') {
     return { name: '/v1/datasets/:dataset_id/domains', params: [s[1] as string] };
   } else if (s[0] === 'domain' && s[1] !== '') {
     if (s.length === 2) return { name: '/v1/domain/:domain', params: [s[1] as string] };
     if (s.length === 3 && s[2] === 'pages') return { name: '/v1/domain/:domain/pages', params: [s[1] as string] };
+    if (s.length === 3 && s[2] === 'inlinks') return { name: '/v1/domain/:domain/inlinks', params: [s[1] as string] };
     if (s.length === 5 && s[2] === 'datasets' && s[4] === 'urls') return { name: '/v1/domain/:domain/datasets/:dataset_id/urls', params: [s[1] as string, s[3] as string] };
   }
   return { name: 'unmatched', params: [] };

@@ -5,6 +5,8 @@ import { CcpError, parseDatasetRegistry, layout, type IndexLoadFailure, type Ind
 import { LakeIndexView } from './lake-index-view';
 import { ParquetLakeReader, type LakeReads } from './lake-reader';
 import { readOrderings } from './orderings';
+import { readLinks } from './links';
+import { LinkGraph } from './links-read';
 import { readTopDomains } from './top-domains';
 import { initZstd, type ZstdDecoder } from './zstd';
 import { DuckLakeReader } from './lake-reader-duckdb';
@@ -237,7 +239,10 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
     // the secondary orderings (orderings.json), read through the Parquet reader; none with the DuckDB one
     const orderings = parquet === undefined ? null : { files: await readOrderings(opts.store, loaded.toc.version, loaded.toc), reads: parquet };
     const top = await readTopDomains(opts.store, loaded.toc.version, loaded.toc);
-    const v = new LakeIndexView(loaded, reads, names, orderings, top);
+    // the link graphs (links.json), read through the Parquet reader too
+    const linkFiles = parquet === undefined ? [] : await readLinks(opts.store, loaded.toc.version, loaded.toc);
+    const graph = parquet === undefined || linkFiles.length === 0 ? null : new LinkGraph(linkFiles, parquet);
+    const v = new LakeIndexView(loaded, reads, names, orderings, top, graph);
     tocOf.set(v, tocCrc32);
     if (warm && opts.warmUp === true && !warmed) {
       warmed = true;

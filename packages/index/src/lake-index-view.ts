@@ -1,7 +1,8 @@
 import { RoaringBitmap32 } from 'roaring';
 import {
   canonicalizeUrl, formatDomain64, registeredDomainOf, pageAfter, runLanes, sortMatches, surtOf, urlId, urlIdHex, type AcrossItem, type AcrossQuery,
-  type AcrossResult, type CaptureItem, type CaptureOptions, type DatasetSummary, type DomainDatasets, type DomainFacts, type IndexView, type PageItem, type PageQuery,
+  type AcrossResult, type CaptureItem, type CaptureOptions, type DatasetSummary, type DomainDatasets, type DomainFacts, type DomainInlinksQuery, type IndexView,
+  type LinkItem, type LinkPage, type LinkQuery, type PageItem, type PageQuery,
   type PageResult, type PageRow, type UrlItem,
 } from '@ccpipe/core';
 import { decodeFactsRecords, toDomainFacts } from './domain-facts';
@@ -9,6 +10,7 @@ import { type DomainEntries, type LakeFileEntry, type Posting } from './format';
 import { deadRows, positionsOf, type OrderingFile } from './orderings';
 import type { TopDomainsFile } from './top-domains';
 import { pagesAcross, type OrderingEntry, type OrderingReads } from './pages-across';
+import type { LinkGraph } from './links-read';
 import type { LakeReads, LakeUrlRow } from './lake-reader';
 import { RowGroupCache } from './row-group-cache';
 import type { LoadedVersion } from './version-files';
@@ -45,6 +47,8 @@ export class LakeIndexView implements IndexView {
     private readonly orderings: { files: readonly OrderingFile[]; reads: OrderingReads } | null = null,
     /** The version's largest-domains lists (top-domains.json); null for a version written before them. */
     private readonly top: TopDomainsFile | null = null,
+    /** The version's link graphs (links.json); null for a version without (or a view not reading Parquet). */
+    private readonly graph: LinkGraph | null = null,
   ) {
     this.version = loaded.toc.version;
     this.index = loaded.index;
@@ -147,24 +151,26 @@ export class LakeIndexView implements IndexView {
   private readonly positionsBy = new Map<number, { file: LakeFileEntry; base: number }[]>();
   private readonly deadBy = new Map<number, boolean>();
 
+  /** The lake file and row a position of a dataset names; null for a position no file of this version holds. */
+  private at(datasetId: number, position: number): { file: LakeFileEntry; row: number } | null {
+    let list = this.positionsBy.get(datasetId);
+    if (list === undefined) this.positionsBy.set(datasetId, (list = positionsOf(this.files, datasetId)));
+    let lo = 0;
+    let hi = list.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >>> 1;
+      if (list[mid]!.base <= position) lo = mid;
+      else hi = mid - 1;
+    }
+    const f = list[lo];
+    if (f === undefined || position < f.base || position - f.base >= f.file.rows) return null;
+    return { file: f.file, row: position - f.base };
+  }
+
   async pagesAcross(q: AcrossQuery): Promise<AcrossResult | null> {
     if (this.orderings === null || this.orderings.files.length === 0) return null;
-    const positions = this.positionsBy;
     // null: a position of a file replaced since the dataset's base ordering was built (a dead entry, skipped)
-    const at = (datasetId: number, position: number): { file: LakeFileEntry; row: number } | null => {
-      let list = positions.get(datasetId);
-      if (list === undefined) positions.set(datasetId, (list = positionsOf(this.files, datasetId)));
-      let lo = 0;
-      let hi = list.length - 1;
-      while (lo < hi) {
-        const mid = (lo + hi + 1) >>> 1;
-        if (list[mid]!.base <= position) lo = mid;
-        else hi = mid - 1;
-      }
-      const f = list[lo];
-      if (f === undefined || position < f.base || position - f.base >= f.file.rows) return null;
-      return { file: f.file, row: position - f.base };
-    };
+    const at = (datasetId: number, position: number) => this.at(datasetId, position);
     const fetch = async (entries: readonly OrderingEntry[]) => {
       const rows = new Array<AcrossItem | null>(entries.length).fill(null);
       await runLanes(entries.length, CAPTURE_READS, async (k) => {
@@ -188,6 +194,93 @@ export class LakeIndexView implements IndexView {
       return v;
     };
     return pagesAcross(q, files, this.orderings.reads, fetch, dead);
+  }
+
+  /** The position of a URL's row in a dataset (its latest capture there), or null when the dataset has no row of it. */
+  private async positionOfUrl(url: string, domain: string, datasetId: number): Promise<number | null> {
+    const i = this.index.indexOf(domain);
+    if (i < 0) return null;
+    for (const p of this.index.postings(i)) {
+      if (p.datasetId !== datasetId) continue;
+      const file = this.files[p.file]!;
+      const [r] = await this.reads.find(file, p.first, p.first + p.rows, url);
+      if (r?.row !== undefined) return (positionsOf(this.files, datasetId).find((x) => x.file.key === file.key)?.base ?? 0) + r.row;
+    }
+    return null;
+  }
+
+  /** The linking pages at `positions` of a dataset (positions the link graph names are rows of this version). */
+  private async linkingPages(datasetId: number, positions: readonly number[]): Promise<LinkItem[]> {
+    const out = new Array<LinkItem | null>(positions.length).fill(null);
+    await runLanes(positions.length, CAPTURE_READS, async (k) => {
+      const found = this.at(datasetId, positions[k]!);
+      if (found === null) return;
+      const [r] = await this.reads.scan(found.file, found.row, found.row + 1);
+      if (r === undefined) return;
+      out[k] = { datasetId, url: r.url, domain: registeredDomainOf(r.url) ?? new URL(r.url).hostname, ts: new Date(r.ts).toISOString().replace('.000Z', 'Z') };
+    });
+    return out.filter((x): x is LinkItem => x !== null);
+  }
+
+  async links(q: LinkQuery): Promise<LinkPage | null> {
+    const g = this.graph;
+    if (g === null) return null;
+    const items: LinkItem[] = [];
+    const byDataset: LinkPage['byDataset'] = [];
+    let skip = q.offset;
+    for (const d of q.datasetIds) {
+      if (!g.has(d)) continue;
+      const room = q.limit - items.length;
+      let total = 0;
+      if (q.direction === 'in') {
+        const t = await g.target(d, q.domain, q.url);
+        total = t?.inlinks ?? 0;
+        if (t !== null && room > 0 && skip < total) items.push(...(await this.linkingPages(d, await g.sources(d, t, skip, room))));
+      } else {
+        const p = await this.positionOfUrl(q.url, q.domain, d);
+        const r = p === null ? { from: 0, to: 0 } : await g.outRange(d, p);
+        total = r.to - r.from;
+        if (room > 0 && skip < total) {
+          const got = await g.targetsAt(d, r.from + skip, r.from + Math.min(total, skip + room));
+          items.push(...got.map((x) => ({ datasetId: d, url: x.url, domain: x.domain, ts: null })));
+        }
+      }
+      byDataset.push({ datasetId: d, total });
+      skip = Math.max(0, skip - total);
+    }
+    return { total: byDataset.reduce((n, x) => n + x.total, 0), items, byDataset };
+  }
+
+  async domainInlinks(q: DomainInlinksQuery): Promise<LinkPage | null> {
+    const g = this.graph;
+    if (g === null) return null;
+    const items: LinkItem[] = [];
+    const byDataset: LinkPage['byDataset'] = [];
+    let skip = q.offset;
+    for (const d of q.datasetIds) {
+      if (!g.has(d)) continue;
+      const room = q.limit - items.length;
+      const dom = await g.domain(d, q.domain);
+      const total = dom?.pages ?? 0;
+      if (dom !== null && room > 0 && skip < total) items.push(...(await this.linkingPages(d, await g.domainSources(d, dom, skip, room))));
+      byDataset.push({ datasetId: d, total, linkingDomains: dom?.linkingDomains ?? 0 });
+      skip = Math.max(0, skip - total);
+    }
+    return { total: byDataset.reduce((n, x) => n + x.total, 0), items, byDataset };
+  }
+
+  async linkCounts(url: string, domain: string, datasetIds: readonly number[]): Promise<Map<number, { inlinks: number; outlinks: number }> | null> {
+    const g = this.graph;
+    if (g === null) return null;
+    const out = new Map<number, { inlinks: number; outlinks: number }>();
+    await Promise.all(
+      datasetIds.filter((d) => g.has(d)).map(async (d) => {
+        const [t, p] = await Promise.all([g.target(d, domain, url), this.positionOfUrl(url, domain, d)]);
+        const r = p === null ? { from: 0, to: 0 } : await g.outRange(d, p);
+        out.set(d, { inlinks: t?.inlinks ?? 0, outlinks: r.to - r.from });
+      }),
+    );
+    return out;
   }
 
   /**

@@ -28,6 +28,8 @@ export interface LakeCaptureRow extends LakeUrlRow {
   /** The extracted text, read only when asked for (`find(…, {text: true})`): null when there is none. */
   text?: string | null;
   warc: { filename: string; offset: number; length: number };
+  /** The row's number in its file (its position in the dataset is the file's `posBase` plus this). */
+  row?: number;
 }
 
 /** One lake row as a web-table page reads it (row key, filters, what a page item shows). */
@@ -234,6 +236,7 @@ export class ParquetLakeReader implements LakeReads {
           contentLength: num(c.get('content_length'), i),
           ...(texts !== null && { text: texts[k] ?? null }),
           warc: { filename: str(c.get('warc_filename'), i) ?? '', offset: num(c.get('warc_offset'), i) ?? 0, length: num(c.get('warc_length'), i) ?? 0 },
+          row: ft.starts[g]! + i,
         });
       });
     }
@@ -261,6 +264,43 @@ export class ParquetLakeReader implements LakeReads {
       });
     });
     return out;
+  }
+
+  /**
+   * Rows [from, to) of one string column of any flat Parquet file the store holds without a locator (a link file,
+   * links.ts), in file order (null for null), row groups decoded and cached like the lake's.
+   * @throws IndexFormatError when the file lacks the column or it is not a string column
+   */
+  async strings(file: LakeFileEntry, from: number, to: number, name: string): Promise<(string | null)[]> {
+    const ft = await this.footer(file);
+    need(ft, file, [name]);
+    const out: (string | null)[] = [];
+    for (const g of groupsOf(ft, from, to)) {
+      const c = await this.column(file, ft, g, name);
+      if (!isStrings(c)) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'column is not a string column', { key: file.key, column: name });
+      const lo = Math.max(from, ft.starts[g]!) - ft.starts[g]!;
+      const hi = Math.min(to, ft.starts[g + 1]!) - ft.starts[g]!;
+      for (let i = lo; i < hi; i++) out.push(str(c, i));
+    }
+    return out;
+  }
+
+  /** Like {@link statsOf}, for a string column: per row group its min and max from the footer (null where none was kept). */
+  async stringStatsOf(file: LakeFileEntry, column: string): Promise<{ starts: readonly number[]; min: (string | null)[]; max: (string | null)[] }> {
+    const ft = await this.footer(file);
+    const meta = ft.meta ?? (await this.layoutFor(file, ft, [column]).then((f) => f.meta));
+    const groups = ft.starts.length - 1;
+    const min = new Array<string | null>(groups).fill(null);
+    const max = new Array<string | null>(groups).fill(null);
+    meta?.row_groups.forEach((rg, g) => {
+      const st = rg.columns.find((c) => c.meta_data?.path_in_schema[0] === column)?.meta_data?.statistics;
+      // only exact bounds: a writer may keep a truncated prefix of a long string as its bound
+      const lo = st?.is_min_value_exact === false ? undefined : (st?.min_value ?? undefined);
+      const hi = st?.is_max_value_exact === false ? undefined : (st?.max_value ?? undefined);
+      if (typeof lo === 'string') min[g] = lo;
+      if (typeof hi === 'string') max[g] = hi;
+    });
+    return { starts: ft.starts, min, max };
   }
 
   /**

@@ -64,6 +64,45 @@ export interface CaptureItem {
   warc: { filename: string; offset: number; length: number };
 }
 
+/** One row of a link listing (`/v1/url/links`, `/v1/domain/{d}/inlinks`). */
+export interface LinkItem {
+  datasetId: number;
+  /** The linking page (inlinks), or the linked URL (outlinks: crawled or not). */
+  url: string;
+  /** Registered domain of `url`. */
+  domain: string;
+  /** The linking page's capture time (ISO 8601); null for an outlink. */
+  ts: string | null;
+}
+
+/** A page of the link graph of one URL (`direction: 'out'`: its outlinks; `'in'`: the pages linking to it). */
+export interface LinkQuery {
+  /** Canonical URL and its registered domain. */
+  url: string;
+  domain: string;
+  direction: 'in' | 'out';
+  /** The datasets to answer from (visible to the caller), ascending. */
+  datasetIds: readonly number[];
+  offset: number;
+  limit: number;
+}
+
+/** A page of a link listing: `total` is exact (the sum over the datasets asked). */
+export interface LinkPage {
+  total: number;
+  items: LinkItem[];
+  /** Per dataset asked that holds a link graph: its count. */
+  byDataset: { datasetId: number; total: number; linkingDomains?: number }[];
+}
+
+/** The pages outside a registered domain that link to any page of it. */
+export interface DomainInlinksQuery {
+  domain: string;
+  datasetIds: readonly number[];
+  offset: number;
+  limit: number;
+}
+
 /** What {@link IndexView.captures} reads besides the capture's facts. */
 export interface CaptureOptions {
   /** Read each capture's extracted text (default false: only its length). */
@@ -151,6 +190,16 @@ export interface IndexView {
    * when the version keeps none (written before them, or merged with orderings off). Optional: in-memory views omit it.
    */
   pagesAcross?(q: AcrossQuery): Promise<AcrossResult | null>;
+  /**
+   * A URL's outlinks or inlinks in the datasets asked, in dataset order, then by URL (outlinks: by domain and URL;
+   * inlinks: by the linking page's position). Null when the version keeps no link graph (written before #21, with
+   * links off, or from a lake without outlinks). Optional: in-memory views omit it.
+   */
+  links?(q: LinkQuery): Promise<LinkPage | null>;
+  /** The pages outside `q.domain` linking to any page of it; `linkingDomains` per dataset. Null as for {@link links}. */
+  domainInlinks?(q: DomainInlinksQuery): Promise<LinkPage | null>;
+  /** Per dataset of `datasetIds` holding a link graph: the URL's inlinks and outlinks (exact). Null as for {@link links}. */
+  linkCounts?(url: string, domain: string, datasetIds: readonly number[]): Promise<Map<number, { inlinks: number; outlinks: number }> | null>;
   /** Completed batches the version holds, per dataset id (for ingest status). Optional: in-memory views omit it. */
   batchesMerged?(): ReadonlyMap<number, number>;
   /**

@@ -1,0 +1,105 @@
+import { UrlError, canonicalizeUrl, type LinkItem, type LinkPage } from '@ccpipe/core';
+import { ApiError } from './api-error';
+import { decodeCursor, encodeCursor, queryDigest, badCursor } from './cursor';
+import { DEFAULT_LIMIT, MAX_LIMIT, datasetNames, domainOfParam, intParam, onlyParams, unicodeOf, visible, type RequestContext } from './handlers';
+
+/** The datasets a link request answers from: `dataset_id` (404 when hidden or unknown) or every visible one. */
+function datasetsOf(ctx: RequestContext, query: URLSearchParams): number[] {
+  const raw = query.get('dataset_id');
+  const all = ctx.view.datasets().map((d) => d.datasetId).filter((id) => visible(ctx, id)).sort((a, b) => a - b);
+  if (raw === null || raw === '') return all;
+  const id = intParam(raw, 'dataset_id', 0, 0xffffffff);
+  if (!all.includes(id)) throw new ApiError('CCP_ERR_API_DATASET_NOT_FOUND', 'no such dataset');
+  return [id];
+}
+
+/** The offset a cursor continues from (it must belong to this query and this version). */
+function offsetOf(ctx: RequestContext, query: URLSearchParams, digest: string): number {
+  const raw = query.get('cursor');
+  if (raw === null || raw === '') return 0;
+  const c = decodeCursor(raw);
+  if (c.query !== digest || c.version !== ctx.view.version) throw new ApiError('CCP_ERR_API_BAD_REQUEST', 'cursor belongs to another query', { param: 'cursor' });
+  const [offset] = c.key;
+  if (c.key.length !== 1 || typeof offset !== 'number' || !Number.isSafeInteger(offset) || offset < 0) throw badCursor();
+  return offset;
+}
+
+function limitOf(query: URLSearchParams): number {
+  return intParam(query.get('limit'), 'limit', 1, MAX_LIMIT, DEFAULT_LIMIT);
+}
+
+const noGraph = (): ApiError =>
+  new ApiError('CCP_ERR_API_NO_LINKS', 'this index version keeps no link graph (merged before links existed, with links off, or from a lake without outlinks)');
+
+function itemJson(i: LinkItem, names: ReadonlyMap<number, string>): object {
+  return { url: i.url, domain: i.domain, dataset_id: i.datasetId, dataset: names.get(i.datasetId) ?? null, ...(i.ts !== null && { ts: i.ts }) };
+}
+
+function pageJson(ctx: RequestContext, page: LinkPage, offset: number, limit: number, digest: string): object {
+  const names = datasetNames(ctx.view);
+  const end = offset + page.items.length;
+  return {
+    total: page.total,
+    by_dataset: page.byDataset.map((d) => ({
+      dataset_id: d.datasetId, dataset: names.get(d.datasetId) ?? null, total: d.total, ...(d.linkingDomains !== undefined && { linking_domains: d.linkingDomains }),
+    })),
+    items: page.items.map((i) => itemJson(i, names)),
+    next_cursor: end < page.total && page.items.length > 0 && page.items.length >= limit
+      ? encodeCursor({ version: ctx.view.version, query: digest, key: [end] })
+      : null,
+  };
+}
+
+/**
+ * `GET /v1/url/links?url=…&direction=out|in&dataset_id=&cursor=&limit=`: a page's outlinks (by domain, then URL) or the
+ * pages linking to it (by their position in the dataset), in dataset order, across the visible datasets or one.
+ * `total` is exact: per dataset the distinct targets or linking pages, summed over datasets (a page linking in two
+ * crawls counts once in each). A URL no visible page links to (or without outlinks) answers `total: 0`.
+ */
+export async function getUrlLinks(ctx: RequestContext, query: URLSearchParams): Promise<object> {
+  onlyParams(query, ['url', 'direction', 'dataset_id', 'cursor', 'limit']);
+  const raw = query.get('url');
+  if (raw === null || raw.length === 0) throw new ApiError('CCP_ERR_API_BAD_REQUEST', 'url is required', { param: 'url' });
+  if (raw.length > 8192) throw new ApiError('CCP_ERR_API_BAD_URL', 'url is longer than 8192 characters', { param: 'url' });
+  const dirRaw = query.get('direction') ?? 'out';
+  if (dirRaw !== 'out' && dirRaw !== 'in') throw new ApiError('CCP_ERR_API_BAD_REQUEST', "direction is 'out' or 'in'", { param: 'direction' });
+  let url: string;
+  let domain: string;
+  try {
+    const c = canonicalizeUrl(raw);
+    url = c.url;
+    domain = c.domain ?? c.host;
+  } catch (err) {
+    if (err instanceof UrlError) throw new ApiError('CCP_ERR_API_BAD_URL', 'not an absolute http(s) URL', { cause: err, param: 'url' });
+    throw err;
+  }
+  const datasetIds = datasetsOf(ctx, query);
+  const limit = limitOf(query);
+  const digest = queryDigest(['links', url, dirRaw, datasetIds]);
+  const offset = offsetOf(ctx, query, digest);
+  const page = ctx.view.links === undefined ? null : await ctx.view.links({ url, domain, direction: dirRaw, datasetIds, offset, limit });
+  if (page === null) throw noGraph();
+  return { url, domain, ...unicodeOf(domain), direction: dirRaw, version: ctx.view.version, limit, ...pageJson(ctx, page, offset, limit, digest) };
+}
+
+/**
+ * `GET /v1/domain/{d}/inlinks?dataset_id=&cursor=&limit=`: the pages outside registered domain `d` that link to any page
+ * of it, by dataset then position. `total` counts distinct linking pages and `linking_domains` their distinct registered
+ * domains, each per dataset and summed over the datasets answered. A domain nothing visible links to answers 200 with
+ * `total: 0` (never 404: the answer says nothing about datasets the caller may not see).
+ */
+export async function getDomainInlinks(ctx: RequestContext, segment: string, query: URLSearchParams): Promise<object> {
+  onlyParams(query, ['dataset_id', 'cursor', 'limit']);
+  const domain = domainOfParam(segment);
+  const datasetIds = datasetsOf(ctx, query);
+  const limit = limitOf(query);
+  const digest = queryDigest(['inlinks', domain, datasetIds]);
+  const offset = offsetOf(ctx, query, digest);
+  const page = ctx.view.domainInlinks === undefined ? null : await ctx.view.domainInlinks({ domain, datasetIds, offset, limit });
+  if (page === null) throw noGraph();
+  return {
+    domain, ...unicodeOf(domain), version: ctx.view.version, limit,
+    linking_domains: page.byDataset.reduce((n, d) => n + (d.linkingDomains ?? 0), 0),
+    ...pageJson(ctx, page, offset, limit, digest),
+  };
+}
