@@ -5,6 +5,8 @@ import { datasetNames, domainOfParam, intParam, limitParam, onlyParams, visible,
 
 /** The query parameters of the web-table page routes. */
 export const PAGE_PARAMS = ['dataset_id', 'from', 'to', 'status', 'min_size', 'max_size', 'sort', 'order', 'cursor', 'limit'] as const;
+/** The per-domain route's link filters besides (docs/links.md). */
+export const DOMAIN_PAGE_PARAMS = [...PAGE_PARAMS, 'min_inlinks', 'max_outlinks'] as const;
 
 const TIME = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:\d{2})?)?$/;
 
@@ -61,8 +63,10 @@ export function pageTermsOf(query: URLSearchParams): PageTerms {
   const minSize = query.get('min_size') ? intParam(query.get('min_size'), 'min_size', 0, Number.MAX_SAFE_INTEGER) : null;
   const maxSize = query.get('max_size') ? intParam(query.get('max_size'), 'max_size', 0, Number.MAX_SAFE_INTEGER) : null;
   if (minSize !== null && maxSize !== null && minSize > maxSize) throw new ApiError('CCP_ERR_API_BAD_REQUEST', 'min_size must not be above max_size', { param: 'min_size' });
+  const minInlinks = query.get('min_inlinks') ? intParam(query.get('min_inlinks'), 'min_inlinks', 0, 0x7fffffff) : null;
+  const maxOutlinks = query.get('max_outlinks') ? intParam(query.get('max_outlinks'), 'max_outlinks', 0, 0x7fffffff) : null;
   return {
-    from, to, status, minSize, maxSize, statusRaw: statusRaw === '' ? null : statusRaw,
+    from, to, status, minSize, maxSize, minInlinks, maxOutlinks, statusRaw: statusRaw === '' ? null : statusRaw,
     sort: oneOf(query.get('sort'), 'sort', PAGE_SORTS, 'surt'),
     order: oneOf(query.get('order'), 'order', ['asc', 'desc'] as const, 'asc'),
     limit: limitParam(query.get('limit')),
@@ -75,6 +79,7 @@ export function pageItemJson(r: PageItem, names: ReadonlyMap<number, string>): o
     url_id: r.urlId, url: r.url, surt: r.surt, dataset_id: r.datasetId, dataset: names.get(r.datasetId) ?? null,
     ts: new Date(r.ts).toISOString().replace('.000Z', 'Z'), status: r.status, title: r.title,
     content_length: r.contentLength, language: r.language,
+    ...(r.inlinks !== undefined && { inlinks: r.inlinks }), ...(r.outlinks !== undefined && { outlinks: r.outlinks }),
   };
 }
 
@@ -85,7 +90,7 @@ export function pageItemJson(r: PageItem, names: ReadonlyMap<number, string>): o
  * `dataset_id` asked for does not hold it (or is hidden) — alike, so nothing leaks.
  */
 export async function getDomainPages(ctx: RequestContext, segment: string, query: URLSearchParams): Promise<object> {
-  onlyParams(query, PAGE_PARAMS);
+  onlyParams(query, DOMAIN_PAGE_PARAMS);
   const domain = domainOfParam(segment);
   const terms = pageTermsOf(query);
   const datasetRaw = query.get('dataset_id');
@@ -94,7 +99,7 @@ export async function getDomainPages(ctx: RequestContext, segment: string, query
   const shown = (found?.datasets ?? []).map((d) => d.datasetId).filter((id) => visible(ctx, id));
   if (found === null || shown.length === 0) throw new ApiError('CCP_ERR_API_DOMAIN_NOT_FOUND', 'no dataset holds this domain');
   if (datasetId !== null && !shown.includes(datasetId)) throw new ApiError('CCP_ERR_API_DATASET_NOT_FOUND', 'this domain has no URLs in this dataset');
-  const digest = queryDigest(['domain', domain, datasetId, terms.from, terms.to, terms.statusRaw, terms.minSize, terms.maxSize, terms.sort, terms.order]);
+  const digest = queryDigest(['domain', domain, datasetId, terms.from, terms.to, terms.statusRaw, terms.minSize, terms.maxSize, terms.minInlinks, terms.maxOutlinks, terms.sort, terms.order]);
   const rawCursor = query.get('cursor');
   const cursor = rawCursor === null || rawCursor === '' ? null : decodeCursor(rawCursor);
   if (cursor !== null && (cursor.query !== digest || cursor.version !== ctx.view.version)) {
@@ -139,6 +144,7 @@ export async function getPagesAcross(ctx: RequestContext, query: URLSearchParams
   const terms = pageTermsOf(query);
   const sortRaw = query.get('sort');
   if (sortRaw === 'surt') throw new ApiError('CCP_ERR_API_BAD_REQUEST', 'row-key order is per domain: /v1/domain/{domain}/pages', { param: 'sort' });
+  if (sortRaw === 'inlinks' || sortRaw === 'outlinks') throw new ApiError('CCP_ERR_API_BAD_REQUEST', 'link-count order is per domain: /v1/domain/{domain}/pages', { param: 'sort' });
   const onlySizes = terms.from === null && terms.to === null && terms.status === null && (terms.minSize !== null || terms.maxSize !== null);
   const sort: 'ts' | 'size' = sortRaw === null || sortRaw === '' ? (onlySizes ? 'size' : 'ts') : (terms.sort as 'ts' | 'size');
   const datasetRaw = query.get('dataset_id');

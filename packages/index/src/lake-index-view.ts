@@ -136,6 +136,7 @@ export class LakeIndexView implements IndexView {
           const p = runs[k]!;
           const got = await this.reads.scan(this.files[p.file]!, p.first, p.first + p.rows);
           parts[k] = got.map((r) => ({ datasetId: p.datasetId, url: r.url, surt: r.surt ?? rowKeyOf(r.url), ts: r.ts, status: r.status, title: r.title, contentLength: r.contentLength, language: r.language }));
+          await this.addLinkCounts(domain, p, parts[k]!);
         });
         const value = parts.flat();
         return { value, bytes: 64 + value.length * ROW_BYTES };
@@ -194,6 +195,36 @@ export class LakeIndexView implements IndexView {
       return v;
     };
     return pagesAcross(q, files, this.orderings.reads, fetch, dead);
+  }
+
+  /** Sets `inlinks` and `outlinks` on the rows of one run of a domain, when the version keeps its dataset's link graph. */
+  private async addLinkCounts(domain: string, run: Posting, rows: PageRow[]): Promise<void> {
+    const g = this.graph;
+    if (g === null || !g.has(run.datasetId)) return;
+    const file = this.files[run.file]!;
+    const base = (positionsOf(this.files, run.datasetId).find((x) => x.file.key === file.key)?.base ?? 0) + run.first;
+    const [inlinks, outlinks] = await Promise.all([
+      this.domainTargetsOf(run.datasetId, domain),
+      g.outCounts(run.datasetId, base, base + run.rows),
+    ]);
+    rows.forEach((r, i) => {
+      r.inlinks = inlinks.get(r.url) ?? 0;
+      r.outlinks = outlinks[i] ?? 0;
+    });
+  }
+
+  /** A domain's linked URLs and their inlinks in a dataset, shared by the domain's runs there (one read per view and domain). */
+  private readonly targetsBy = new Map<string, Promise<Map<string, number>>>();
+  private domainTargetsOf(datasetId: number, domain: string): Promise<Map<string, number>> {
+    const key = `${datasetId}\u0000${domain}`;
+    let p = this.targetsBy.get(key);
+    if (p === undefined) {
+      p = this.graph!.domainTargets(datasetId, domain);
+      this.targetsBy.set(key, p);
+      // the page rows that use it are cached themselves; this only spans one load
+      void p.finally(() => this.targetsBy.delete(key)).catch(() => undefined);
+    }
+    return p;
   }
 
   /** The position of a URL's row in a dataset (its latest capture there), or null when the dataset has no row of it. */

@@ -285,6 +285,37 @@ export class ParquetLakeReader implements LakeReads {
     return out;
   }
 
+  /**
+   * The first row in [0, rows] of a file sorted by a string column whose value is ≥ `key` in UTF-8 byte order (nulls
+   * sort first): the first row group whose footer maximum reaches the key, then a binary search over the decoded
+   * column's bytes — no string is made. @throws IndexFormatError when the column is missing or not a string column
+   */
+  async lowerBoundString(file: LakeFileEntry, column: string, key: string): Promise<number> {
+    const ft = await this.footer(file);
+    need(ft, file, [column]);
+    const { max } = await this.stringStatsOf(file, column);
+    const want = Buffer.from(key, 'utf8');
+    const groups = ft.starts.length - 1;
+    for (let g = 0; g < groups; g++) {
+      const m = max[g];
+      if (m !== null && m !== undefined && Buffer.compare(Buffer.from(m, 'utf8'), want) < 0) continue;
+      const c = await this.column(file, ft, g, column);
+      if (!isStrings(c)) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'column is not a string column', { key: file.key, column });
+      const rows = ft.starts[g + 1]! - ft.starts[g]!;
+      let lo = 0;
+      let hi = rows;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        // the row's bytes against the key: below it when smaller
+        const below = c.nulls?.[mid] === 1 || c.bytes.compare(want, 0, want.length, c.starts[mid]!, c.ends[mid]!) < 0;
+        if (below) lo = mid + 1;
+        else hi = mid;
+      }
+      if (lo < rows) return ft.starts[g]! + lo;
+    }
+    return ft.starts[groups]!;
+  }
+
   /** Like {@link statsOf}, for a string column: per row group its min and max from the footer (null where none was kept). */
   async stringStatsOf(file: LakeFileEntry, column: string): Promise<{ starts: readonly number[]; min: (string | null)[]; max: (string | null)[] }> {
     const ft = await this.footer(file);

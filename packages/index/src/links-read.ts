@@ -6,21 +6,19 @@ import type { OrderingReads } from './pages-across';
 /** What the link graph is read through: numeric and string columns of flat Parquet files by row range (ParquetLakeReader). */
 export interface LinkReads extends OrderingReads {
   strings(file: LakeFileEntry, from: number, to: number, name: string): Promise<(string | null)[]>;
-  stringStatsOf(file: LakeFileEntry, column: string): Promise<{ starts: readonly number[]; min: (string | null)[]; max: (string | null)[] }>;
+  /** The first row of a file sorted by a string column whose value is ≥ `key` (UTF-8 byte order). */
+  lowerBoundString(file: LakeFileEntry, column: string, key: string): Promise<number>;
 }
 
 /** A link file as the reader addresses it. */
 const asFile = (f: LinkFile, datasetId: number): LakeFileEntry => ({ key: f.key, datasetId, prefix: '', rows: f.rows, bytes: f.bytes, crc32: f.crc32, rowGroups: [] });
-
-/** Byte order of UTF-8 strings (DuckDB's VARCHAR order), not UTF-16 code-unit order. */
-const cmpBytes = (a: string, b: string): number => Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
 
 /**
  * The first row in [0, rows] whose value in a sorted column is ≥ `key`: the first row group whose footer maximum
  * reaches the key (a group without a kept maximum is decoded and looked at), then a binary search in that group.
  */
 async function lowerBound<T>(
-  stats: { starts: readonly number[]; max: ArrayLike<T | null> }, key: T, cmp: (a: T, b: T) => number, decode: (from: number, to: number) => Promise<T[]>,
+  stats: { starts: readonly number[]; max: ArrayLike<T | null> }, key: T, cmp: (a: T, b: T) => number, decode: (from: number, to: number) => Promise<ArrayLike<T>>,
 ): Promise<number> {
   const groups = stats.starts.length - 1;
   for (let g = 0; g < groups; g++) {
@@ -80,8 +78,7 @@ export class LinkGraph {
     const f = this.file(datasetId, 'targets');
     if (f === null || f.rows === 0) return null;
     const key = targetKey(domain, url);
-    const stats = await this.reads.stringStatsOf(f, 'key');
-    const row = await lowerBound(stats, key, cmpBytes, async (a, b) => (await this.reads.strings(f, a, b, 'key')).map((s) => s ?? ''));
+    const row = await this.reads.lowerBoundString(f, 'key', key);
     if (row >= f.rows) return null;
     const [found] = await this.reads.strings(f, row, row + 1, 'key');
     if (found !== key) return null;
@@ -103,7 +100,7 @@ export class LinkGraph {
     const f = this.file(datasetId, 'out');
     if (f === null || f.rows === 0) return { from: 0, to: 0 };
     const stats = await this.reads.statsOf(f, 'pos');
-    const decode = async (a: number, b: number): Promise<number[]> => [...(await this.reads.numbers(f, a, b, ['pos']))[0]!];
+    const decode = async (a: number, b: number): Promise<Float64Array> => (await this.reads.numbers(f, a, b, ['pos']))[0]!;
     const num = (x: number, y: number): number => x - y;
     const from = await lowerBound(stats, position, num, decode);
     const to = await lowerBound(stats, position + 1, num, decode);
@@ -126,12 +123,40 @@ export class LinkGraph {
     );
   }
 
+  /** The inlinks of every linked URL of registered domain `domain` in a dataset, by canonical URL. */
+  async domainTargets(datasetId: number, domain: string): Promise<Map<string, number>> {
+    const out = new Map<string, number>();
+    const f = this.file(datasetId, 'targets');
+    if (f === null || f.rows === 0) return out;
+    // the domain's keys are those from `domain + ' '` up to `domain + '!'` (the next byte)
+    const [from, to] = await Promise.all([this.reads.lowerBoundString(f, 'key', `${domain} `), this.reads.lowerBoundString(f, 'key', `${domain}!`)]);
+    if (to <= from) return out;
+    const [keys, [inlinks]] = await Promise.all([this.reads.strings(f, from, to, 'key'), this.reads.numbers(f, from, to, ['inlinks'])]);
+    const skip = domain.length + 1;
+    keys.forEach((k, i) => out.set((k ?? '').slice(skip), inlinks![i]!));
+    return out;
+  }
+
+  /** The outlink count of each position in [from, to) of a dataset (0 for a page without outlinks). */
+  async outCounts(datasetId: number, from: number, to: number): Promise<Int32Array> {
+    const counts = new Int32Array(Math.max(0, to - from));
+    const f = this.file(datasetId, 'out');
+    if (f === null || f.rows === 0 || to <= from) return counts;
+    const stats = await this.reads.statsOf(f, 'pos');
+    const decode = async (a: number, b: number): Promise<Float64Array> => (await this.reads.numbers(f, a, b, ['pos']))[0]!;
+    const num = (x: number, y: number): number => x - y;
+    const [a, b] = [await lowerBound(stats, from, num, decode), await lowerBound(stats, to, num, decode)];
+    if (b <= a) return counts;
+    const [pos] = await this.reads.numbers(f, a, b, ['pos']);
+    for (const p of pos!) counts[p - from]!++;
+    return counts;
+  }
+
   /** A registered domain's linking pages (outside it) in a dataset, or null when none links to it. */
   async domain(datasetId: number, domain: string): Promise<LinkedDomain | null> {
     const f = this.file(datasetId, 'domains');
     if (f === null || f.rows === 0) return null;
-    const stats = await this.reads.stringStatsOf(f, 'domain');
-    const row = await lowerBound(stats, domain, cmpBytes, async (a, b) => (await this.reads.strings(f, a, b, 'domain')).map((s) => s ?? ''));
+    const row = await this.reads.lowerBoundString(f, 'domain', domain);
     if (row >= f.rows) return null;
     const [found] = await this.reads.strings(f, row, row + 1, 'domain');
     if (found !== domain) return null;

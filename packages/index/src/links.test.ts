@@ -4,10 +4,13 @@ import { join } from 'node:path';
 import { canonicalizeUrl } from '@ccpipe/core';
 import { FsObjectStore, closeDuckDbParquetEngine, type PartRow } from '@ccpipe/adapters';
 import { readParquetRows } from '../../../tests/support/parquet';
-import { partRow, putBatch } from '../../../tests/support/batches';
+import { partRow, putBatch, writeOldPart } from '../../../tests/support/batches';
 import { rng } from '../../../tests/support/rng';
 import { indexLayout, type IndexManifest, type LakeFileEntry } from './format';
 import { LINK_FILE_KINDS, type DatasetLinks } from './links';
+import { LinkGraph } from './links-read';
+import { ParquetLakeReader } from './lake-reader';
+import { openDuck } from './duck';
 import { runMerge, type MergeOptions } from './run-merge';
 
 let dir: string;
@@ -164,7 +167,6 @@ describe('link graph (links.ts)', () => {
     const old = page(1, 'https://old.example.com/', '20300101000000', ['https://t.example.org/']);
     await putBatch(store, 1, 'new', [page(1, 'https://new.example.com/', '20300101000000', ['https://t.example.org/'])]);
     // a part with the schema of an older worker: no outlink_domains column
-    const { writeOldPart } = await import('../../../tests/support/batches');
     await writeOldPart(store, 1, 'old', [old]);
     const r = await runMerge(opts());
     expect(r.rowsIn).toBe(2);
@@ -180,5 +182,30 @@ describe('link graph (links.ts)', () => {
     await putBatch(store, 1, 'b', [page(1, 'https://a.example.com/', '20300101000000', ['https://b.example.org/'])]);
     await runMerge(opts({ lakeColumns: 'api' }));
     expect(await versionJson<DatasetLinks[]>('links.json').catch(() => null)).toBeNull();
+  });
+
+  it('reads targets and domains back by key through the footer statistics, over many row groups', async () => {
+    // a target table of 10,000 keys in row groups of 2,048 (the merge writes 8,192), each key's row its number
+    const db = await openDuck();
+    const conn = await db.connect();
+    const file = join(dir, 'targets.parquet');
+    await conn.run(`COPY (SELECT 'd' || lpad((i // 7)::VARCHAR, 5, '0') || '.com https://x/' || i::VARCHAR AS key, (i % 5 + 1)::INTEGER AS inlinks, (i * 3)::BIGINT AS in_start
+      FROM range(10000) t(i) ORDER BY key) TO '${file}' (FORMAT parquet, ROW_GROUP_SIZE 2048, PARQUET_VERSION V2)`);
+    const keys = (await readParquetRows(await readFile(file))).map((r) => r['key'] as string);
+    conn.closeSync();
+    db.closeSync();
+    const bytes = await readFile(file);
+    const entry = { key: 'targets.parquet', bytes: bytes.length, crc32: 0, rows: keys.length };
+    const files = Object.fromEntries(LINK_FILE_KINDS.map((k) => [k, entry])) as DatasetLinks['files'];
+    const graph = new LinkGraph([{ datasetId: 1, edges: 0, targets: keys.length, sources: 0, files }], new ParquetLakeReader({ store }));
+    for (const k of [0, 1, 2047, 2048, 2049, 4095, 6000, 9999].map((i) => keys[i]!)) {
+      const sp = k.indexOf(' ');
+      const t = await graph.target(1, k.slice(0, sp), k.slice(sp + 1));
+      expect(t?.row).toBe(keys.indexOf(k));
+    }
+    expect(await graph.target(1, 'd00000.com', 'https://x/nope')).toBeNull();
+    expect(await graph.target(1, 'zzz.com', 'https://x/1')).toBeNull();
+    expect(await graph.target(1, 'a.com', 'https://x/1')).toBeNull();
+    expect(graph.has(2)).toBe(false);
   });
 });

@@ -112,3 +112,25 @@ describe('parseStatusMatch and primaryLanguage', () => {
     expect(primaryLanguage(null)).toBeNull();
   });
 });
+
+describe('link counts (docs/links.md)', () => {
+  const rows = rowsOf(300, 11).map((r, i) => (i % 10 === 9 ? r : { ...r, inlinks: (i * 7) % 5, outlinks: (i * 3) % 4 }));
+  it('orders by inlinks or outlinks (ties by row key), every row once across pages, rows without counts last ascending', () => {
+    for (const sort of ['inlinks', 'outlinks'] as const) {
+      for (const order of ['asc', 'desc'] as const) {
+        const { seen, totals } = walk(rows, { ...base, sort, order });
+        expect(new Set(totals)).toEqual(new Set([rows.length]));
+        expect(new Set(seen)).toEqual(new Set(rows));
+        const v = (r: PageRow): number => r[sort] ?? -1;
+        for (let k = 1; k < seen.length; k++) expect((order === 'asc' ? 1 : -1) * (v(seen[k]!) - v(seen[k - 1]!))).toBeGreaterThanOrEqual(0);
+      }
+    }
+  });
+
+  it('filters by min_inlinks and max_outlinks; a row without link counts matches neither', () => {
+    expect(rows.filter((r) => matchesPage(r, { ...base, minInlinks: 3 }))).toEqual(rows.filter((r) => r.inlinks !== undefined && r.inlinks >= 3));
+    const dead = rows.filter((r) => matchesPage(r, { ...base, maxOutlinks: 0 }));
+    expect(dead.length).toBeGreaterThan(0);
+    expect(dead).toEqual(rows.filter((r) => r.outlinks === 0));
+  });
+});

@@ -5,8 +5,8 @@
  * start row. Pure: the index reads the rows, this decides which of them a page holds.
  */
 
-/** Orders a page query can ask for. `surt` is the row key. */
-export const PAGE_SORTS = ['surt', 'ts', 'size'] as const;
+/** Orders a page query can ask for. `surt` is the row key; `inlinks`/`outlinks` need the link graph (per domain only). */
+export const PAGE_SORTS = ['surt', 'ts', 'size', 'inlinks', 'outlinks'] as const;
 export type PageSort = (typeof PAGE_SORTS)[number];
 export type PageOrder = 'asc' | 'desc';
 
@@ -24,6 +24,10 @@ export interface PageRow {
   contentLength: number | null;
   /** Primary language (first ISO 639-3 code the record carried); null when none. */
   language: string | null;
+  /** Distinct pages of the dataset linking to the URL, when the version keeps the dataset's link graph (docs/links.md). */
+  inlinks?: number;
+  /** Distinct targets of the page's links, likewise. */
+  outlinks?: number;
 }
 
 /** Which statuses match: exact codes and whole classes (`4` for `4xx`). */
@@ -43,11 +47,14 @@ export interface PageFilter {
   /** Bounds on `contentLength`, inclusive; a row without one never matches a size bound. */
   minSize: number | null;
   maxSize: number | null;
+  /** At least this many inlinks / at most this many outlinks (`0`: dead ends); a row without link counts never matches. */
+  minInlinks?: number | null;
+  maxOutlinks?: number | null;
 }
 
 /** Where a page ends: the ordering value of its last row (for `ts`/`size`) and that row's key. Unique per row. */
 export interface PageKey {
-  /** The sort value: ts (ms) for `ts`, content length for `size` (-1 when absent), null for `surt`. */
+  /** The sort value: ts (ms) for `ts`, content length for `size`, the count for `inlinks`/`outlinks` (-1 when absent), null for `surt`. */
   value: number | null;
   surt: string;
   url: string;
@@ -77,6 +84,8 @@ export function matchesPage(row: PageRow, f: PageFilter): boolean {
   if (f.status !== null && !f.status.codes.has(row.status) && !f.status.classes.has(Math.floor(row.status / 100))) return false;
   if (f.minSize !== null && (row.contentLength === null || row.contentLength < f.minSize)) return false;
   if (f.maxSize !== null && (row.contentLength === null || row.contentLength > f.maxSize)) return false;
+  if (f.minInlinks != null && (row.inlinks === undefined || row.inlinks < f.minInlinks)) return false;
+  if (f.maxOutlinks != null && (row.outlinks === undefined || row.outlinks > f.maxOutlinks)) return false;
   return true;
 }
 
@@ -84,7 +93,13 @@ const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 /** The sort value of a row under `sort` (null for the row key order). */
 export function sortValueOf(row: PageRow, sort: PageSort): number | null {
-  return sort === 'ts' ? row.ts : sort === 'size' ? (row.contentLength ?? -1) : null;
+  switch (sort) {
+    case 'ts': return row.ts;
+    case 'size': return row.contentLength ?? -1;
+    case 'inlinks': return row.inlinks ?? -1;
+    case 'outlinks': return row.outlinks ?? -1;
+    default: return null;
+  }
 }
 
 /** The key of a row under `sort`. */
