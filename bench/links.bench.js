@@ -1,0 +1,203 @@
+'use strict';
+// The link graph (issue #21), all in one run:
+//  - merge cost: the same parts merged with `links: true` and `false`, alternated, BENCH_ROUNDS rounds each (default 3),
+//    each merge in its own process: wall and CPU medians and their ratio (goal ≤ 2×, with search shards);
+//  - bytes of the link files per edge (goal ≤ 12 B);
+//  - API latency on loopback (server in a child process, this process the client, one request at a time): the first
+//    page of /v1/url/links?direction=in and of /v1/domain/{d}/inlinks, each asked twice — the second ask is "warm";
+//    /healthz as the floor.
+// Parts come from DuckDB with the worker's schema: Zipf-like domains (rows/10 of them), LINKS outlinks per page on
+// average — a third to the page's own domain's 20 navigation pages, the rest to other domains' home and navigation
+// pages with Zipf popularity, one in ten to a URL no crawl holds — deduplicated per page, with their registered
+// domains. Navigation pages are link targets only (no crawled row), as pages a crawl did not reach are.
+//   node bench/links.bench.js [rows=200000] [requests=300]
+const { spawnSync, fork } = require('node:child_process');
+const { cpSync, mkdtempSync, rmSync, readFileSync } = require('node:fs');
+const { tmpdir, loadavg } = require('node:os');
+const { join } = require('node:path');
+
+const ROWS = Number(process.argv[2] && !process.argv[2].startsWith('--') ? process.argv[2] : (process.env.BENCH_ROWS ?? 200_000));
+process.env.BENCH_ROWS = String(ROWS);
+const REQUESTS = Number(process.argv[3] ?? 300);
+const ROUNDS = Number(process.env.BENCH_ROUNDS || 3);
+const PART_ROWS = 50_000;
+const DOMAINS = Math.floor(ROWS / 10);
+const LINKS = 30;
+const T0 = 1900000000;
+
+async function generate(dir) {
+  const { DuckDBInstance } = require('@duckdb/node-api');
+  const { layout } = require('@ccpipe/core');
+  const { FsObjectStore } = require('@ccpipe/adapters');
+  const store = new FsObjectStore({ root: dir });
+  const db = await DuckDBInstance.create(':memory:', { threads: '1', autoinstall_known_extensions: 'false', autoload_known_extensions: 'false' });
+  const c = await db.connect();
+  // page p of domain d is https://www.site<d>.com/a/<p>.html; a link picks a page number and a domain by a Zipf-like
+  // draw, so popular pages collect many inlinks
+  const zipf = (h) => `(floor(pow(((${h}) % 1000000) / 1000000.0, 3) * ${DOMAINS}))::BIGINT`;
+  for (let b = 0; b * PART_ROWS < ROWS; b++) {
+    const id = `lk-${b}`;
+    const part = layout.batchPart(1, id);
+    const n = Math.min(PART_ROWS, ROWS - b * PART_ROWS);
+    await store.put(part, Buffer.alloc(0));
+    await c.run(`COPY (
+      WITH g AS (SELECT i, hash(11 * 1000003 + ${b} * ${PART_ROWS} + i) AS h FROM range(${n}) t(i)),
+      r AS (SELECT i, h, ${zipf('h')} AS d, ${b} * ${PART_ROWS} + i AS p FROM g),
+      u AS (SELECT *, 'https://www.site' || d || '.com/a/' || p || '.html' AS url FROM r),
+      l AS (
+        SELECT u.p, list(DISTINCT t.url) AS outlinks FROM u,
+        LATERAL (
+          SELECT CASE WHEN k % 10 = 0 THEN 'https://uncrawled' || (hash(u.h, k) % 1000) || '.org/x/' || (hash(k, u.h) % 100000)
+                      WHEN k % 3 = 0 THEN 'https://www.site' || u.d || '.com/nav/' || (hash(u.d, k) % 20)
+                      WHEN k % 3 = 1 THEN 'https://www.site' || ${zipf('hash(k, u.h)')} || '.com/'
+                      ELSE 'https://www.site' || ${zipf('hash(k, u.h, 5)')} || '.com/nav/' || (hash(u.h, k, 7) % 20) END AS url
+          FROM range(${LINKS * 2}) k(k) WHERE hash(u.h, k, 3) % 2 = 0
+        ) t WHERE t.url <> u.url GROUP BY u.p
+      )
+      SELECT 1::UINTEGER AS dataset_id, (hash(url) % 9223372036854775807)::BIGINT AS url_id, url, url AS raw_url,
+             regexp_extract(url, '//([^/]+)/', 1) AS host, 'site' || d || '.com' AS domain, NULL::VARCHAR AS private_domain,
+             'com,site' || d || ',www)/a/' || u.p || '.html' AS surt, to_timestamp(${T0} + (h % 864000)) AS ts, 200::SMALLINT AS status,
+             'text/html' AS mime, 'utf-8' AS charset, 'eng' AS languages, 'Page ' || u.p AS title, 'text of page ' || u.p AS text,
+             (h % 200000)::INTEGER AS content_length, len(coalesce(l.outlinks, [])) AS outlink_count, coalesce(l.outlinks, []) AS outlinks,
+             list_transform(coalesce(l.outlinks, []), x -> regexp_extract(x, '//(?:www\\.)?([^/]+)/', 1)) AS outlink_domains,
+             'crawl-data/CC-MAIN-2030-12/segments/1/warc/CC-MAIN-' || (h % 1000) || '.warc.gz' AS warc_filename,
+             (h % 1000000000)::BIGINT AS warc_offset, (h % 50000)::INTEGER AS warc_length, 'SHA1' || (h % 1000000) AS digest
+      FROM u LEFT JOIN l USING (p) ORDER BY domain, url, ts
+    ) TO '${join(dir, part)}' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 32768)`);
+    const marker = Buffer.from(JSON.stringify({ v: 1, batchId: id, datasetId: 1, rows: n, part }));
+    await store.put(layout.batchMarker(1, id), marker);
+    await store.put(layout.inboxEntry(1, id), marker);
+  }
+  c.closeSync();
+  db.closeSync();
+}
+
+async function merge(dir, links) {
+  const { runMerge } = require('@ccpipe/index');
+  const { FsObjectStore } = require('@ccpipe/adapters');
+  const store = new FsObjectStore({ root: dir });
+  const phases = {};
+  const cpu0 = process.cpuUsage();
+  const t0 = Date.now();
+  const r = await runMerge({ store, dataDir: dir, rowGroupSize: 8192, keepVersions: 2, graceMs: 0, links: links === 'on', onPhase: (p, ms) => (phases[p] = ms) });
+  const cpu = process.cpuUsage(cpu0);
+  let graph = null;
+  const toc = JSON.parse(readFileSync(join(dir, 'index', r.version, 'version.json'), 'utf8'));
+  if (toc.files['links.json']) {
+    const [d] = JSON.parse(readFileSync(join(dir, 'index', r.version, 'links.json'), 'utf8'));
+    graph = { edges: d.edges, targets: d.targets, sources: d.sources, bytes: Object.fromEntries(Object.entries(d.files).map(([k, f]) => [k, f.bytes])) };
+  }
+  return { wallS: (Date.now() - t0) / 1000, cpuS: (cpu.user + cpu.system) / 1e6, urls: r.urls, phases, graph };
+}
+
+function child(args) {
+  const p = spawnSync(process.execPath, [__filename, ...args], { encoding: 'utf8', maxBuffer: 1 << 26 });
+  if (p.status !== 0) throw new Error(`child ${args[0]} failed: ${p.stderr}`);
+  return JSON.parse(p.stdout.trim().split('\n').pop());
+}
+
+async function server(dir) {
+  const { openIndexSource } = require('@ccpipe/index');
+  const { startApi } = require('@ccpipe/api');
+  const { FsObjectStore } = require('@ccpipe/adapters');
+  const source = await openIndexSource({ store: new FsObjectStore({ root: dir }), pollMs: 0, warmUp: true });
+  const api = await startApi({ source, port: 0 });
+  process.send({ url: api.url });
+  process.on('message', async () => {
+    await api.close();
+    await source.close();
+    process.exit(0);
+  });
+}
+
+const pct = (xs, p) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length === 0 ? NaN : s[Math.max(0, Math.ceil((p / 100) * s.length) - 1)];
+};
+const fmt = (xs) => `p50 ${pct(xs, 50).toFixed(2)} ms, p99 ${pct(xs, 99).toFixed(2)} ms (n=${xs.length})`;
+const median = (xs) => pct(xs, 50);
+
+async function timed(url) {
+  const t = process.hrtime.bigint();
+  const res = await fetch(url);
+  const body = await res.json();
+  if (res.status !== 200) throw new Error(`${res.status} ${JSON.stringify(body).slice(0, 200)} for ${url}`);
+  return { ms: Number(process.hrtime.bigint() - t) / 1e6, body };
+}
+
+async function main() {
+  console.log(`links bench: ${ROWS} pages, ${DOMAINS} domain slots, ~${LINKS} outlinks a page, ${REQUESTS} requests per route; load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+  const root = mkdtempSync(join(tmpdir(), 'ccpipe-links-bench-'));
+  try {
+    const parts = join(root, 'parts');
+    let t = Date.now();
+    child(['--generate', parts]);
+    console.log(`parts generated in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+    const runs = { on: [], off: [] };
+    let lakeDir = null;
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const mode of round % 2 === 0 ? ['on', 'off'] : ['off', 'on']) {
+        const d = join(root, `merge-${mode}-${round}`);
+        cpSync(parts, d, { recursive: true });
+        const r = child(['--merge', d, mode]);
+        runs[mode].push(r);
+        console.log(`merge links=${mode} round ${round + 1}: wall ${r.wallS.toFixed(1)} s, CPU ${r.cpuS.toFixed(1)} s, phases ${JSON.stringify(r.phases)}`);
+        if (mode === 'on' && lakeDir === null) lakeDir = d;
+        else rmSync(d, { recursive: true, force: true });
+      }
+    }
+    const g = runs.on[0].graph;
+    const [wOn, wOff, cOn, cOff] = [median(runs.on.map((r) => r.wallS)), median(runs.off.map((r) => r.wallS)), median(runs.on.map((r) => r.cpuS)), median(runs.off.map((r) => r.cpuS))];
+    console.log(`merge with links / without (medians of ${ROUNDS}): wall ${wOn.toFixed(1)} / ${wOff.toFixed(1)} s = ${(wOn / wOff).toFixed(2)}×, CPU ${cOn.toFixed(1)} / ${cOff.toFixed(1)} s = ${(cOn / cOff).toFixed(2)}× (goal ≤ 2× with search shards)`);
+    const total = Object.values(g.bytes).reduce((s, x) => s + x, 0);
+    console.log(`edges ${g.edges}, targets ${g.targets}, sources ${g.sources}; link files ${(total / g.edges).toFixed(2)} B/edge (goal ≤ 12): ${Object.entries(g.bytes).map(([k, b]) => `${k} ${(b / g.edges).toFixed(2)}`).join(', ')}`);
+
+    const srv = fork(__filename, ['--server', lakeDir], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const { url } = await new Promise((resolve) => srv.once('message', resolve));
+    try {
+      const floor = [];
+      for (let i = 0; i < REQUESTS; i++) {
+        const t1 = process.hrtime.bigint();
+        await (await fetch(`${url}/healthz`)).text();
+        floor.push(Number(process.hrtime.bigint() - t1) / 1e6);
+      }
+      // targets spread over the Zipf range: popular pages (many inlinks) and the tail
+      const pages = Array.from({ length: REQUESTS }, (_, i) => {
+        const d = Math.floor(Math.pow(((i * 104729) % 1000) / 1000, 3) * DOMAINS);
+        return i % 2 === 0 ? `https://www.site${d}.com/` : `https://www.site${d}.com/nav/${i % 20}`;
+      });
+      const domains = Array.from({ length: REQUESTS }, (_, i) => `site${Math.floor(Math.pow(((i * 7919) % 1000) / 1000, 3) * DOMAINS)}.com`);
+      const cold = { page: [], domain: [] };
+      const warm = { page: [], domain: [] };
+      let linked = 0;
+      for (const pass of [cold, warm]) {
+        for (const p of pages) {
+          const r = await timed(`${url}/v1/url/links?url=${encodeURIComponent(p)}&direction=in&limit=100`);
+          pass.page.push(r.ms);
+          if (pass === cold && r.body.total > 0) linked++;
+        }
+        for (const d of domains) pass.domain.push((await timed(`${url}/v1/domain/${d}/inlinks?limit=100`)).ms);
+      }
+      console.log(`/healthz (floor): ${fmt(floor)}; pages asked with ≥ 1 inlink: ${linked}/${pages.length}`);
+      for (const [name, key] of [['/v1/url/links?direction=in first page', 'page'], ['/v1/domain/{d}/inlinks first page', 'domain']]) {
+        console.log(`${name}: cold ${fmt(cold[key])}; warm ${fmt(warm[key])} (goal warm p99 ≤ 20 ms)`);
+      }
+    } finally {
+      srv.send('stop');
+      await new Promise((resolve) => srv.once('exit', resolve));
+    }
+    console.log(`load average after: ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+const [flag, a, b] = process.argv.slice(2);
+const run = flag === '--generate' ? generate(a).then(() => console.log('{}'))
+  : flag === '--merge' ? merge(a, b).then((r) => console.log(JSON.stringify(r)))
+    : flag === '--server' ? server(a)
+      : main();
+run.catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
