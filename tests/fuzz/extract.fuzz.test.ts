@@ -1,9 +1,8 @@
 // Fuzz (#24): HTML into extractDocument directly (in this thread, no pool: a slow input must show as slow, not be
 // hidden by the pool's time limit). Inputs: windows of real pages, mutated; tag soup; and deep nesting of the
 // shapes that are costly to parse (1,000 nested `<table><td>` held jsdom for seconds). See harness.ts for the seed
-// and replay variables. An input costs ~30 ms of CPU on average (~1,000× a CDX line: a page without `<html>`/`<body>`
-// goes to jsdom, whose every window costs ~30–60 ms to set up), so this target runs 1,000 inputs at FUZZ_SCALE=1 to
-// keep `npm test` within its time; `npm run fuzz` (FUZZ_SCALE=10) runs 10,000.
+// and replay variables. An input costs ~40 ms of CPU on average (~1,000× a CDX line), so this target runs 1,000
+// inputs at FUZZ_SCALE=1 to keep `npm test` within its time; `npm run fuzz` (FUZZ_SCALE=10) runs 10,000.
 import { extractDocument } from '@ccpipe/core';
 import { excerpt, explain, fuzz, fuzzTimeout, mutateString, type Rng } from './harness';
 import { htmlPages } from './seeds';
@@ -20,21 +19,15 @@ const SNIPPETS = ['<!--', '-->', '<!DOCTYPE html>', '<![CDATA[', ']]>', '&amp;',
 // 3,000 repeats. The caps refuse all but the shallowest in about a millisecond.
 const NESTS = ['<table><td>', '<table><tr><td>', '<div>', '<ul><li>', '<span>', '<b>', '<p><div>', '<font>', '<template>',
   '<svg><g>', '<dl><dd>', '<a><div></a>', '<blockquote>', '<i><div></i>'];
-// Shapes that stay flat in at least one parser: they cost per element, not per level, so up to 600 repeats (~10 KB).
-const FLATS = ['<select><option>', '<li>', '<td>', '<table><div>', '<li>x</li>'];
 /**
- * What this suite found slow and is not fixed yet (#24, docs/extraction.md "Known slow inputs"): pages without
- * `<html>`/`<body>` go to jsdom, where Readability costs ~1 ms of CPU per element on a busy box (its tree walks and
- * live collections are linear per call: ~quadratic overall) — 1,200 flat `<select><option>` (19 KB) or 1,000
- * `<li>x</li>` (12 KB) took 2–3.7 s — and these two shapes cost more still through the parser's adoption agency and
- * reconstruction of formatting elements (2–8 s over 10–20 KB) while the tree stays shallow, so no cap applies. The
- * pool's time limit bounds them in production. Fuzzed only with FUZZ_KNOWN=1 (with repeats up to 3,000), so that
- * `npm test` stays green and a fix can be checked.
+ * Shapes that stay flat in at least one parser: they cost per element, not per level, so up to 3,000 repeats (~35 KB).
+ * The last two are what this suite found slow while pages without `<html>`/`<body>` went to jsdom (#24,
+ * docs/extraction.md "Known slow inputs"): 1,200 flat `<select><option>` or 1,000 `<li>x</li>` took 1–6 s of CPU,
+ * `<a href="x">` × 2,000 and `<b><p>` × 1,000–2,000 2–9 s (jsdom's adoption agency and reconstruction of formatting
+ * elements). Such pages now get a synthesized skeleton and go to linkedom (0.02–0.6 s).
  */
-const KNOWN_SLOW = ['<a href="x">', '<b><p>'];
-const KNOWN = process.env.FUZZ_KNOWN === '1';
-const FLAT_SHAPES = KNOWN ? [...FLATS, ...KNOWN_SLOW] : FLATS;
-const MAX_FLAT = KNOWN ? 3_000 : 600;
+const FLATS = ['<select><option>', '<li>', '<td>', '<table><div>', '<li>x</li>', '<a href="x">', '<b><p>'];
+const MAX_FLAT = 3_000;
 const MAX_NEST = 3_000;
 
 function tag(r: Rng): string {
@@ -44,30 +37,30 @@ function tag(r: Rng): string {
   return `<${r.chance(0.1) ? name.toUpperCase() : name}${attrs}${r.chance(0.1) ? '/' : ''}>`;
 }
 
-/** Random markup: tags, snippets and words, up to 600 tokens (2,000 with FUZZ_KNOWN=1). */
+/** Random markup: tags, snippets and words, up to 2,000 tokens. */
 function tagSoup(r: Rng): string {
   const parts: string[] = r.chance(0.5) ? ['<html><body>'] : [];
-  for (let n = r.next(KNOWN ? 2_000 : 600); n > 0; n--) parts.push(r.chance(0.5) ? tag(r) : r.chance(0.5) ? r.pick(SNIPPETS) : 'lorem ipsum dolor ');
+  for (let n = r.next(2_000); n > 0; n--) parts.push(r.chance(0.5) ? tag(r) : r.chance(0.5) ? r.pick(SNIPPETS) : 'lorem ipsum dolor ');
   return parts.join('');
 }
 
 /** One shape repeated, nesting or flat, with or without the skeleton, end tags and a page around it. */
 function nest(r: Rng): string {
   const flat = r.chance(0.3);
-  const shape = r.pick(flat ? FLAT_SHAPES : NESTS);
+  const shape = r.pick(flat ? FLATS : NESTS);
   const depth = Math.floor(r.float() ** 0.7 * (flat ? MAX_FLAT : MAX_NEST));
   const closeTags = r.chance(0.3) ? [...shape.matchAll(/<(\w+)/g)].map((m) => `</${m[1]}>`).reverse().join('').repeat(depth) : '';
   const inner = `${shape.repeat(depth)}deep text${closeTags}`;
   return r.chance(0.5) ? `<html><body><p>before</p>${inner}<p>after</p></body></html>` : inner;
 }
 
-/** A window of a real page (up to 8 KB; 16 KB with FUZZ_KNOWN=1), mutated; sometimes with a nest inserted in the middle. */
+/** A window of a real page (up to 16 KB), mutated; sometimes with a nest inserted in the middle. */
 function pageWindow(r: Rng): string {
   const page = r.pick(htmlPages());
-  const len = r.next((KNOWN ? 16 : 8) * 1024);
+  const len = r.next(16 * 1024);
   const from = r.chance(0.5) ? 0 : r.next(page.length);
   let html = page.slice(from, from + len);
-  if (from > 0 && r.chance(0.5)) html = `<html><body>${html}`; // to linkedom: a window from the middle has no skeleton
+  if (from > 0 && r.chance(0.5)) html = `<html><body>${html}`; // a window from the middle has no skeleton: half get one
   if (r.chance(0.7)) html = mutateString(r, html, [...SNIPPETS, ...TAGS.map((t) => `<${t}>`)]);
   if (r.chance(0.1)) {
     const at = r.next(html.length + 1);

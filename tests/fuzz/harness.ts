@@ -6,6 +6,7 @@
 //   FUZZ_SCALE  multiplies every target's input count (default 1; `npm run fuzz` uses 10).
 //   FUZZ_CASE   run only this case number (with the seed a failure printed) to replay one input.
 //   FUZZ_VERBOSE=1 prints each case number before running it (to find an input that hangs).
+import { loadavg } from 'node:os';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { CcpError } from '@ccpipe/core';
@@ -142,8 +143,10 @@ export async function fuzz<T>(target: FuzzTarget<T>): Promise<FuzzReport> {
     wallMs: Math.round(performance.now() - t0), cpuMs: Math.round(cpuOf(process.cpuUsage(cpu0))), slowestMs: Math.round(slowestMs), heapGrowthMb: Math.round(heapGrowthMb),
   };
   // One line per target, so a run's figures and its seed are in the log even when it passes.
+  // The load average too: on a shared box it inflates CPU time as well as wall time.
   process.stdout.write(`fuzz ${report.target}: seed=${report.seed} cases=${report.cases} refused=${report.refused} `
-    + `failures=${failures.length} wall=${report.wallMs}ms cpu=${report.cpuMs}ms slowest=${report.slowestMs}ms heap+${report.heapGrowthMb}MB\n`);
+    + `failures=${failures.length} wall=${report.wallMs}ms cpu=${report.cpuMs}ms slowest=${report.slowestMs}ms heap+${report.heapGrowthMb}MB `
+    + `load=${loadavg().map((l) => l.toFixed(1)).join('/')}\n`);
   return report;
 }
 

@@ -5,7 +5,7 @@ import { CcpError } from '../errors';
 import { extractDocument } from './extract-document';
 import { ExtractError, isStackOverflow } from './extract-error';
 import { truncateUtf8 } from './html-prep';
-import { parseDom } from './parse-dom';
+import { parseDom, type DomImpl } from './parse-dom';
 import { runReadability } from './run-readability';
 
 jest.mock('./run-readability', () => {
@@ -37,11 +37,33 @@ function deepPage(depth: number): string {
 }
 
 describe('extractDocument: DOM choice', () => {
-  it('falls back to jsdom for HTML without <html>/<body> (linkedom would give no body)', () => {
-    const r = extractDocument('<title>Fragment</title><p>Only a fragment of a page, still worth its text.</p>', { url: 'https://ex.com/' });
-    expect(r.dom).toBe('jsdom');
-    expect(r.text).toBe('Only a fragment of a page, still worth its text.');
-    expect(r.title).toBe('Fragment');
+  // Until #24 these went to jsdom, which took 2–8 s over 12–24 KB of some shapes (docs/extraction.md).
+  it('parses HTML without <html>/<body> with linkedom, in the skeleton the HTML parser builds', () => {
+    const html = '<!DOCTYPE html><title>Fragment</title><base href="/docs/"><p>Only a fragment of a page, still worth its text. '
+      + '<a href="a.html">A link</a> and <a href="https://other.ex.com/b#x">another</a>.</p>';
+    for (const dom of ['linkedom', 'jsdom'] as const) {
+      const r = extractDocument(html, { url: 'https://ex.com/', dom });
+      expect(r.dom).toBe(dom);
+      expect(r.text).toBe('Only a fragment of a page, still worth its text. A link and another.');
+      expect(r.title).toBe('Fragment'); // the leading <title> is in the head: document.title
+      expect(r.outlinks).toEqual(['https://ex.com/docs/a.html', 'https://other.ex.com/b']);
+    }
+    const r = extractDocument(`<html lang="de"><head><title>T</title></head><ul>${'<li>x</li>'.repeat(1_000)}</ul>`, { url: 'https://ex.com/' });
+    expect(r.dom).toBe('linkedom');
+    expect(r.lang).toBe('de');
+    expect(r.text).toBe(Array(1_000).fill('x').join('\n'));
+  });
+
+  it('parses a page with content before <html> with linkedom, and finds its <title> in the body as jsdom does', () => {
+    const html = '<br />\n<b>Warning</b>: mysql_connect() failed<br />\n<!DOCTYPE html>\n<html lang="de-DE"><head><title>The Title</title></head>'
+      + '<body><article><p>The article text of the page, long enough to be one.</p></article></body></html>';
+    for (const dom of ['linkedom', 'jsdom'] as const) {
+      const r = extractDocument(html, { url: 'https://ex.com/', dom });
+      expect(r.dom).toBe(dom);
+      expect(r.title).toBe('The Title');
+      expect(r.lang).toBe('de-de');
+      expect(r.text).toContain('The article text of the page, long enough to be one.');
+    }
   });
 
   it('keeps text that follows </html> with linkedom', () => {
@@ -171,18 +193,18 @@ describe('extractDocument: bounds', () => {
   // #24: jsdom took 3–5 s over these 11 KB (and 8–9 s over 22 KB) before the check on the DOM refused them.
   it('refuses a small page built to be deep before any DOM is built', () => {
     const spy = parseDom as jest.MockedFunction<typeof parseDom>;
-    const pages = [
-      '<table><td>'.repeat(1_000), // no <html>/<body>: went to jsdom
-      '<table><td>'.repeat(2_000),
-      '<div>'.repeat(3_000),
-      `<html><body>${'<table><td>'.repeat(1_000)}</body></html>`,
-      '<a><div></a>'.repeat(1_000), // to jsdom, whose adoption agency nests these 1,000 deep (the fuzz suite found it)
+    const pages: Array<[string, DomImpl?]> = [
+      ['<table><td>'.repeat(1_000)], // no <html>/<body>: went to jsdom until #24
+      ['<table><td>'.repeat(2_000)],
+      ['<div>'.repeat(3_000)],
+      [`<html><body>${'<table><td>'.repeat(1_000)}</body></html>`],
+      ['<a><div></a>'.repeat(1_000), 'jsdom'], // jsdom's adoption agency nests these 1,000 deep (the fuzz suite found it)
     ];
-    for (const html of pages) {
+    for (const [html, dom] of pages) {
       spy.mockClear();
       let caught: unknown;
       try {
-        extractDocument(html, { url: 'https://ex.com/' });
+        extractDocument(html, { url: 'https://ex.com/', ...(dom ? { dom } : {}) });
       } catch (err) {
         caught = err;
       }
@@ -194,9 +216,10 @@ describe('extractDocument: bounds', () => {
     const many = `<html><body>${'<p>x</p>'.repeat(600)}</body></html>`;
     expect(codeOf(() => extractDocument(many, { url: 'https://ex.com/', maxElements: 500 }))).toBe('CCP_ERR_EXTRACT_TOO_MANY_ELEMENTS');
     expect(spy).not.toHaveBeenCalled();
-    // Under the caps the page is parsed as before.
+    // Under the caps the page is parsed as before; htmlparser2 (linkedom) keeps <a><div></a> flat.
     expect(extractDocument(`<html><body>${'<table><td>'.repeat(25)}deep</body></html>`, { url: 'https://ex.com/' }).text).toBe('deep');
     expect(spy).toHaveBeenCalled();
+    expect(extractDocument(`${'<a><div></a>'.repeat(1_000)}deep`, { url: 'https://ex.com/' }).dom).toBe('linkedom');
   });
 
   it('maps a stack overflow inside Readability to CCP_ERR_EXTRACT_DEPTH and other throws to CCP_ERR_EXTRACT_FAILED', () => {

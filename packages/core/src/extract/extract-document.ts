@@ -1,7 +1,7 @@
 import { blockText, normalizeText } from './block-text';
 import type { DomDocument } from './dom-types';
 import { ExtractError, isStackOverflow } from './extract-error';
-import { dropInterBlockWhitespace, hasDocumentSkeleton, stripInert, truncateUtf8 } from './html-prep';
+import { dropInterBlockWhitespace, stripInert, truncateUtf8 } from './html-prep';
 import { collectOutlinks } from './outlinks';
 import { parseDom, type DomImpl, type ParsedDom } from './parse-dom';
 import { runReadability } from './run-readability';
@@ -48,7 +48,7 @@ export interface Extracted {
   outlinks: string[];
   byline?: string;
   excerpt?: string;
-  /** The DOM actually used (`jsdom` when linkedom could not take the page). */
+  /** The DOM actually used (`jsdom` when asked for, or as the last resort when linkedom threw on the page). */
   dom: DomImpl;
   /** True when Readability found an article; false when `text` is the whole body's text. */
   article: boolean;
@@ -74,9 +74,9 @@ function cleanOptional(v: string | null | undefined): string | undefined {
  * checks the DOM itself.
  */
 function preGuard(html: string, dom: DomImpl, maxElements: number, maxDepth: number): void {
-  // the page goes to jsdom (an HTML-standard parser) when asked or when linkedom cannot take it (parseDom)
-  const html5 = dom === 'jsdom' || !hasDocumentSkeleton(html);
-  const scan = scanTagNesting(html, maxElements, maxDepth, { html5 });
+  // Estimated for the parser that will run: jsdom follows the HTML standard; a page linkedom throws on goes to jsdom
+  // too (parseDom), with this estimate made for htmlparser2, and only the check on the DOM guards it.
+  const scan = scanTagNesting(html, maxElements, maxDepth, { html5: dom === 'jsdom' });
   if (scan.overElements) {
     throw new ExtractError('CCP_ERR_EXTRACT_TOO_MANY_ELEMENTS', 'page has more elements than the cap', {
       detail: { maxElements, dom: 'none' },

@@ -1,4 +1,6 @@
-import type { DomDocument } from './dom-types';
+import { withDocumentSkeleton } from './document-skeleton';
+import type { DomDocument, DomElement } from './dom-types';
+import { isStackOverflow } from './extract-error';
 import { cdataAsHtmlParsesIt, dropDocumentEndTags, hasDocumentSkeleton } from './html-prep';
 
 /** The DOM implementations extraction can run Readability on. */
@@ -7,7 +9,7 @@ export type DomImpl = 'linkedom' | 'jsdom';
 /** A parsed document and how to release it. */
 export interface ParsedDom {
   document: DomDocument;
-  /** The DOM actually used: `jsdom` when linkedom could not take the page. */
+  /** The DOM actually used: `jsdom` when asked for, or when linkedom threw on the page. */
   dom: DomImpl;
   /** Releases the DOM (closes jsdom's window). Idempotent; never throws. */
   dispose(): void;
@@ -24,10 +26,47 @@ type JsdomModule = {
 let linkedom: LinkedomModule | undefined;
 let jsdom: JsdomModule | undefined;
 
+/** Whether `node` is inside `<svg>` or `<math>`, whose `<title>` is not the document's. */
+function inForeign(node: DomElement): boolean {
+  for (let p = node.parentNode; p; p = p.parentNode) {
+    const name = (p as Partial<DomElement>).localName;
+    if (name === 'svg' || name === 'math') return true;
+  }
+  return false;
+}
+
+/**
+ * linkedom's `document.title` reads only a `<title>` in the head; the HTML standard (and jsdom) take the first one
+ * anywhere outside SVG and MathML, whitespace collapsed. On a page whose markup begins with content (a PHP warning,
+ * then `<html><head><title>`) the parser puts the title in the body, so a synthesized document gets the standard's
+ * reading when its head has none.
+ */
+function titleFromTree(document: DomDocument): void {
+  if (document.title) return;
+  Object.defineProperty(document, 'title', {
+    configurable: true,
+    get: () => {
+      const titles = document.querySelectorAll('title');
+      for (let i = 0; i < titles.length; i++) {
+        const t = titles[i]!;
+        if (!inForeign(t)) return (t.textContent ?? '').replace(/[\t\n\f\r ]+/g, ' ').trim();
+      }
+      return '';
+    },
+  });
+}
+
 function parseWithLinkedom(html: string): DomDocument | undefined {
   linkedom ??= require('linkedom') as LinkedomModule;
-  const document = linkedom.parseHTML(dropDocumentEndTags(cdataAsHtmlParsesIt(html))).document as DomDocument;
-  if (document.documentElement?.localName !== 'html' || !document.body) return undefined;
+  const prepared = dropDocumentEndTags(cdataAsHtmlParsesIt(html));
+  if (hasDocumentSkeleton(html)) {
+    const document = linkedom.parseHTML(prepared).document as DomDocument;
+    if (document.documentElement?.localName === 'html') return document;
+    // content before <html> (a PHP warning): linkedom made it the root
+  }
+  const document = linkedom.parseHTML(withDocumentSkeleton(prepared)).document as DomDocument;
+  if (document.documentElement?.localName !== 'html') return undefined; // withDocumentSkeleton always starts one
+  titleFromTree(document);
   return document;
 }
 
@@ -53,13 +92,21 @@ function parseWithJsdom(html: string): ParsedDom {
 }
 
 /**
- * Parses `html` into a DOM. With `linkedom`, pages without an explicit `<html>` and `<body>` (which
- * linkedom leaves body-less) go to jsdom instead, and `</body>`/`</html>` end tags are dropped so
- * trailing text is kept. Never runs scripts or loads resources. Throws what the DOM library throws.
+ * Parses `html` into a DOM. With `linkedom`, a page without an explicit `<html>` and `<body>`, or with content
+ * before `<html>` (linkedom would build no body, or make that content the root), is first given the skeleton the
+ * HTML parser would build (withDocumentSkeleton), and `</body>`/`</html>` end tags are dropped so trailing text is
+ * kept. jsdom is the last resort: only when linkedom throws (other than by overflowing the stack) is the page
+ * parsed again with jsdom (`dom: 'jsdom'` in the result). Never runs scripts or loads resources. Throws what the
+ * DOM library throws.
  */
 export function parseDom(html: string, dom: DomImpl): ParsedDom {
-  if (dom === 'linkedom' && hasDocumentSkeleton(html)) {
-    const document = parseWithLinkedom(html);
+  if (dom === 'linkedom') {
+    let document: DomDocument | undefined;
+    try {
+      document = parseWithLinkedom(html);
+    } catch (err) {
+      if (isStackOverflow(err)) throw err; // a page that deep would cost jsdom far more
+    }
     if (document) return { document, dom: 'linkedom', dispose() {} };
   }
   return parseWithJsdom(html);

@@ -41,12 +41,39 @@ function isProbablyVisible(node: DomElement & { hasAttribute(n: string): boolean
   return typeof cls === 'string' && cls.includes('fallback-image');
 }
 
+const DOCTYPE_RE = /<!doctype[^>]*>/gi;
+
+/**
+ * Makes `body.innerHTML = …` ignore `<!DOCTYPE …>`, as the HTML standard's fragment parsing does (and jsdom). linkedom
+ * moves a doctype it parses there into the body, which corrupts its tree: stock Readability, restoring the body from
+ * its serialization before another attempt, then throws or never returns. A doctype gets into that serialization
+ * behind text that does not serialize back as it was parsed — a `<title>` in the body whose text holds `</title>`, a
+ * comment holding `-->` (the fuzz suite found both; `<html><body><math><title>a &lt;/title>b <!DOCTYPE html>` never
+ * returned). Only the body's own `innerHTML` is changed, on the document of the slow attempt.
+ */
+function ignoreDoctypesInInnerHtml(body: DomElement): void {
+  let desc: PropertyDescriptor | undefined;
+  for (let proto: object | null = Object.getPrototypeOf(body); proto && !desc; proto = Object.getPrototypeOf(proto)) {
+    desc = Object.getOwnPropertyDescriptor(proto, 'innerHTML');
+  }
+  const { get, set } = desc ?? {};
+  if (!get || !set) return;
+  Object.defineProperty(body, 'innerHTML', {
+    configurable: true,
+    get: () => get.call(body) as unknown,
+    set: (html: unknown) => set.call(body, String(html).replace(DOCTYPE_RE, '')),
+  });
+}
+
 function makeReader(document: DomDocument, fast: boolean): ReadabilityInternals {
   const reader = new Readability(document as never, {
     serializer: (node: unknown) => node,
   }) as unknown as ReadabilityInternals;
   reader._isProbablyVisible = isProbablyVisible;
-  if (!fast) return reader;
+  if (!fast) {
+    if (document.body) ignoreDoctypesInInnerHtml(document.body);
+    return reader;
+  }
   // Post-processing fixes URLs, classes and nesting of the article HTML; it never changes its text.
   reader._postProcessContent = () => {};
   // Readability serializes the whole body before its first attempt, only to restore it when an

@@ -78,16 +78,18 @@ export interface TagNestingOptions {
 // Tags that make no element of their own here: the parsers merge them into the one document element or body.
 const DOCUMENT_TAGS = new Set(['html', 'head', 'body']);
 
-const isAlpha = (c: number): boolean => (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
-const isSpace = (c: number): boolean => c === 32 || c === 9 || c === 10 || c === 12 || c === 13;
-// Where a tag or attribute name ends: whitespace, `/`, `>` (and `=` for an attribute).
-const isNameEnd = (c: number): boolean => isSpace(c) || c === 47 || c === 62;
+/** An ASCII letter: what a tag name starts with. */
+export const isAlpha = (c: number): boolean => (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
+/** HTML whitespace. */
+export const isSpace = (c: number): boolean => c === 32 || c === 9 || c === 10 || c === 12 || c === 13;
+/** Where a tag or attribute name ends: whitespace, `/`, `>` (and `=` for an attribute). */
+export const isNameEnd = (c: number): boolean => isSpace(c) || c === 47 || c === 62;
 
 /**
  * Position of the `>` that ends a tag whose attributes start at `p`, reading quoted values as the HTML tokenizer
- * does (JSON in a `data-…='{"x": "<b>…</b>"}'` holds tags that are not tags); -1 when the input ends first.
+ * does (JSON in a `data-…='{"x": "<b>…</b>"}'` holds tags that are not tags); -1 when the input ends first. Pure.
  */
-function tagEnd(html: string, p: number): number {
+export function tagEnd(html: string, p: number): number {
   const n = html.length;
   for (;;) {
     while (p < n && (isSpace(html.charCodeAt(p)) || html.charCodeAt(p) === 47)) p++;
