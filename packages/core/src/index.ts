@@ -10,3 +10,4 @@ export * from './ports';
 export * from './config';
 export * from './async';
 export * from './pages';
+export * from './search';
