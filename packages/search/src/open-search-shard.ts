@@ -205,8 +205,8 @@ class SqliteSearchShard implements SearchShard {
     let exact = true;
     const ranked: Ranked[] = [];
     for (const [lo, hi] of ranges) {
-      // rowids bound as BigInt: better-sqlite3 binds a number as REAL, and FTS5 ignores `rowid = ?` given a REAL (all
-      // rows came back); ranges worked, but as integers FTS5 surely seeks with them
+      // rowids bound as BigInt: better-sqlite3 binds a number as REAL, and FTS5 ignores `rowid = ?` given a REAL (every
+      // match came back); ranges filtered right as REALs too, integers just do not rely on it
       const params = { q: query.fts5, lo: BigInt(lo), hi: BigInt(hi), ...time };
       const c = count.get({ ...params, cap }) as { n: number; last: number | null };
       if (c.n === 0) continue;
