@@ -11,3 +11,4 @@ export * from './config';
 export * from './async';
 export * from './pages';
 export * from './links';
+export * from './search';
