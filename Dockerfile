@@ -1,7 +1,7 @@
 # syntax=docker/dockerfile:1
 # One image for every ccpipe service; the compose file picks the command (batcher, worker, merge, api).
 
-# --- build: compile TypeScript and roaring's native addon, then drop dev dependencies ---------------------------
+# --- build: compile TypeScript and the native addons (roaring, better-sqlite3), then drop dev dependencies ---------------------------
 FROM node:20-bookworm AS build
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 make g++ \
@@ -17,9 +17,10 @@ COPY packages/worker/package.json packages/worker/
 COPY packages/index/package.json packages/index/
 COPY packages/api/package.json packages/api/
 COPY packages/cli/package.json packages/cli/
-# --ignore-scripts: the root `prepare` (tsc -b) needs the sources, which are not copied yet; roaring, the one runtime
-# package with a native build, is rebuilt explicitly below.
-RUN npm ci --no-audit --no-fund --ignore-scripts && npm rebuild roaring
+COPY packages/search/package.json packages/search/
+# --ignore-scripts: the root `prepare` (tsc -b) needs the sources, which are not copied yet; roaring and better-sqlite3,
+# the runtime packages with a native build, are rebuilt explicitly below.
+RUN npm ci --no-audit --no-fund --ignore-scripts && npm rebuild roaring better-sqlite3
 COPY packages packages
 RUN npm run build && npm prune --omit=dev --no-audit --no-fund
 
