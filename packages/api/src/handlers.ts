@@ -162,23 +162,29 @@ export async function getUrls(ctx: RequestContext, segment: string, datasetSegme
   };
 }
 
-/** `GET /v1/url?url=…`: the captures of one URL (canonicalized first) across the datasets the caller may see. */
-export async function getUrl(ctx: RequestContext, query: URLSearchParams): Promise<object> {
-  onlyParams(query, ['url', 'include']);
-  const include = includeParam(query.get('include'));
+/**
+ * The `url` parameter canonicalized, with its registered domain (the host when it has none).
+ * @throws ApiError CCP_ERR_API_BAD_REQUEST when absent, CCP_ERR_API_BAD_URL when over 8192 characters or not an
+ *   absolute http(s) URL
+ */
+export function urlParam(query: URLSearchParams): { url: string; domain: string } {
   const raw = query.get('url');
   if (raw === null || raw.length === 0) throw new ApiError('CCP_ERR_API_BAD_REQUEST', 'url is required', { param: 'url' });
   if (raw.length > 8192) throw new ApiError('CCP_ERR_API_BAD_URL', 'url is longer than 8192 characters', { param: 'url' });
-  let url: string;
-  let domain: string | null;
   try {
     const c = canonicalizeUrl(raw);
-    url = c.url;
-    domain = c.domain ?? c.host;
+    return { url: c.url, domain: c.domain ?? c.host };
   } catch (err) {
     if (err instanceof UrlError) throw new ApiError('CCP_ERR_API_BAD_URL', 'not an absolute http(s) URL', { cause: err, param: 'url' });
     throw err;
   }
+}
+
+/** `GET /v1/url?url=…`: the captures of one URL (canonicalized first) across the datasets the caller may see. */
+export async function getUrl(ctx: RequestContext, query: URLSearchParams): Promise<object> {
+  onlyParams(query, ['url', 'include']);
+  const include = includeParam(query.get('include'));
+  const { url, domain } = urlParam(query);
   const names = datasetNames(ctx.view);
   const every = await ctx.view.captures(url, { text: include.has('text') });
   // the content-versions policy ranks a URL's captures in every dataset (hidden ones too: their texts were dropped alike)
@@ -187,7 +193,7 @@ export async function getUrl(ctx: RequestContext, query: URLSearchParams): Promi
   const captures = every.flatMap((c, i) => (visible(ctx, c.datasetId) ? [{ c, dropped: !kept[i] }] : []));
   if (captures.length === 0) throw new ApiError('CCP_ERR_API_URL_NOT_FOUND', 'no capture of this URL');
   // the link graph's counts of the URL in each dataset of a capture shown (none for a version without links)
-  const links = domain === null || ctx.view.linkCounts === undefined ? null : await ctx.view.linkCounts(url, domain, [...new Set(captures.map(({ c }) => c.datasetId))]);
+  const links = ctx.view.linkCounts === undefined ? null : await ctx.view.linkCounts(url, domain, [...new Set(captures.map(({ c }) => c.datasetId))]);
   return {
     url,
     url_id: captures[0]!.c.urlId,

@@ -1,7 +1,7 @@
-import { UrlError, canonicalizeUrl, type LinkItem, type LinkPage } from '@ccpipe/core';
+import type { LinkItem, LinkPage } from '@ccpipe/core';
 import { ApiError } from './api-error';
 import { decodeCursor, encodeCursor, queryDigest, badCursor } from './cursor';
-import { DEFAULT_LIMIT, MAX_LIMIT, datasetNames, domainOfParam, intParam, onlyParams, unicodeOf, visible, type RequestContext } from './handlers';
+import { datasetNames, domainOfParam, intParam, limitParam, onlyParams, unicodeOf, urlParam, visible, type RequestContext } from './handlers';
 
 /** The datasets a link request answers from: `dataset_id` (404 when hidden or unknown) or every visible one. */
 function datasetsOf(ctx: RequestContext, query: URLSearchParams): number[] {
@@ -22,10 +22,6 @@ function offsetOf(ctx: RequestContext, query: URLSearchParams, digest: string): 
   const [offset] = c.key;
   if (c.key.length !== 1 || typeof offset !== 'number' || !Number.isSafeInteger(offset) || offset < 0) throw badCursor();
   return offset;
-}
-
-function limitOf(query: URLSearchParams): number {
-  return intParam(query.get('limit'), 'limit', 1, MAX_LIMIT, DEFAULT_LIMIT);
 }
 
 const noGraph = (): ApiError =>
@@ -58,23 +54,11 @@ function pageJson(ctx: RequestContext, page: LinkPage, offset: number, limit: nu
  */
 export async function getUrlLinks(ctx: RequestContext, query: URLSearchParams): Promise<object> {
   onlyParams(query, ['url', 'direction', 'dataset_id', 'cursor', 'limit']);
-  const raw = query.get('url');
-  if (raw === null || raw.length === 0) throw new ApiError('CCP_ERR_API_BAD_REQUEST', 'url is required', { param: 'url' });
-  if (raw.length > 8192) throw new ApiError('CCP_ERR_API_BAD_URL', 'url is longer than 8192 characters', { param: 'url' });
+  const { url, domain } = urlParam(query);
   const dirRaw = query.get('direction') ?? 'out';
   if (dirRaw !== 'out' && dirRaw !== 'in') throw new ApiError('CCP_ERR_API_BAD_REQUEST', "direction is 'out' or 'in'", { param: 'direction' });
-  let url: string;
-  let domain: string;
-  try {
-    const c = canonicalizeUrl(raw);
-    url = c.url;
-    domain = c.domain ?? c.host;
-  } catch (err) {
-    if (err instanceof UrlError) throw new ApiError('CCP_ERR_API_BAD_URL', 'not an absolute http(s) URL', { cause: err, param: 'url' });
-    throw err;
-  }
   const datasetIds = datasetsOf(ctx, query);
-  const limit = limitOf(query);
+  const limit = limitParam(query.get('limit'));
   const digest = queryDigest(['links', url, dirRaw, datasetIds]);
   const offset = offsetOf(ctx, query, digest);
   const page = ctx.view.links === undefined ? null : await ctx.view.links({ url, domain, direction: dirRaw, datasetIds, offset, limit });
@@ -92,7 +76,7 @@ export async function getDomainInlinks(ctx: RequestContext, segment: string, que
   onlyParams(query, ['dataset_id', 'cursor', 'limit']);
   const domain = domainOfParam(segment);
   const datasetIds = datasetsOf(ctx, query);
-  const limit = limitOf(query);
+  const limit = limitParam(query.get('limit'));
   const digest = queryDigest(['inlinks', domain, datasetIds]);
   const offset = offsetOf(ctx, query, digest);
   const page = ctx.view.domainInlinks === undefined ? null : await ctx.view.domainInlinks({ domain, datasetIds, offset, limit });

@@ -152,10 +152,21 @@ export class LakeIndexView implements IndexView {
   private readonly positionsBy = new Map<number, { file: LakeFileEntry; base: number }[]>();
   private readonly deadBy = new Map<number, boolean>();
 
-  /** The lake file and row a position of a dataset names; null for a position no file of this version holds. */
-  private at(datasetId: number, position: number): { file: LakeFileEntry; row: number } | null {
+  /** A dataset's files by position (computed once per view). */
+  private positionList(datasetId: number): { file: LakeFileEntry; base: number }[] {
     let list = this.positionsBy.get(datasetId);
     if (list === undefined) this.positionsBy.set(datasetId, (list = positionsOf(this.files, datasetId)));
+    return list;
+  }
+
+  /** The position of row 0 of a lake file of a dataset. */
+  private baseOf(datasetId: number, file: LakeFileEntry): number {
+    return this.positionList(datasetId).find((x) => x.file === file)?.base ?? 0;
+  }
+
+  /** The lake file and row a position of a dataset names; null for a position no file of this version holds. */
+  private at(datasetId: number, position: number): { file: LakeFileEntry; row: number } | null {
+    const list = this.positionList(datasetId);
     let lo = 0;
     let hi = list.length - 1;
     while (lo < hi) {
@@ -201,8 +212,7 @@ export class LakeIndexView implements IndexView {
   private async addLinkCounts(domain: string, run: Posting, rows: PageRow[]): Promise<void> {
     const g = this.graph;
     if (g === null || !g.has(run.datasetId)) return;
-    const file = this.files[run.file]!;
-    const base = (positionsOf(this.files, run.datasetId).find((x) => x.file.key === file.key)?.base ?? 0) + run.first;
+    const base = this.baseOf(run.datasetId, this.files[run.file]!) + run.first;
     const [inlinks, outlinks] = await Promise.all([
       this.domainTargetsOf(run.datasetId, domain),
       g.outCounts(run.datasetId, base, base + run.rows),
@@ -235,7 +245,7 @@ export class LakeIndexView implements IndexView {
       if (p.datasetId !== datasetId) continue;
       const file = this.files[p.file]!;
       const [r] = await this.reads.find(file, p.first, p.first + p.rows, url);
-      if (r?.row !== undefined) return (positionsOf(this.files, datasetId).find((x) => x.file.key === file.key)?.base ?? 0) + r.row;
+      if (r?.row !== undefined) return this.baseOf(datasetId, file) + r.row;
     }
     return null;
   }
@@ -253,51 +263,57 @@ export class LakeIndexView implements IndexView {
     return out.filter((x): x is LinkItem => x !== null);
   }
 
-  async links(q: LinkQuery): Promise<LinkPage | null> {
+  /**
+   * One page of a listing that runs through the datasets of `datasetIds` in order (those with a link graph): `count`
+   * gives a dataset's total (and what `read` needs), `read` its items [skip, skip + room); offsets run over the
+   * datasets' items end to end.
+   */
+  private async linkListing<T>(
+    datasetIds: readonly number[], offset: number, limit: number,
+    count: (g: LinkGraph, d: number) => Promise<{ total: number; linkingDomains?: number; found: T | null }>,
+    read: (g: LinkGraph, d: number, found: T, skip: number, room: number) => Promise<LinkItem[]>,
+  ): Promise<LinkPage | null> {
     const g = this.graph;
     if (g === null) return null;
     const items: LinkItem[] = [];
     const byDataset: LinkPage['byDataset'] = [];
-    let skip = q.offset;
-    for (const d of q.datasetIds) {
+    let skip = offset;
+    for (const d of datasetIds) {
       if (!g.has(d)) continue;
-      const room = q.limit - items.length;
-      let total = 0;
-      if (q.direction === 'in') {
-        const t = await g.target(d, q.domain, q.url);
-        total = t?.inlinks ?? 0;
-        if (t !== null && room > 0 && skip < total) items.push(...(await this.linkingPages(d, await g.sources(d, t, skip, room))));
-      } else {
-        const p = await this.positionOfUrl(q.url, q.domain, d);
-        const r = p === null ? { from: 0, to: 0 } : await g.outRange(d, p);
-        total = r.to - r.from;
-        if (room > 0 && skip < total) {
-          const got = await g.targetsAt(d, r.from + skip, r.from + Math.min(total, skip + room));
-          items.push(...got.map((x) => ({ datasetId: d, url: x.url, domain: x.domain, ts: null })));
-        }
-      }
-      byDataset.push({ datasetId: d, total });
+      const room = limit - items.length;
+      const { total, linkingDomains, found } = await count(g, d);
+      if (found !== null && room > 0 && skip < total) items.push(...(await read(g, d, found, skip, room)));
+      byDataset.push({ datasetId: d, total, ...(linkingDomains !== undefined && { linkingDomains }) });
       skip = Math.max(0, skip - total);
     }
     return { total: byDataset.reduce((n, x) => n + x.total, 0), items, byDataset };
   }
 
-  async domainInlinks(q: DomainInlinksQuery): Promise<LinkPage | null> {
-    const g = this.graph;
-    if (g === null) return null;
-    const items: LinkItem[] = [];
-    const byDataset: LinkPage['byDataset'] = [];
-    let skip = q.offset;
-    for (const d of q.datasetIds) {
-      if (!g.has(d)) continue;
-      const room = q.limit - items.length;
-      const dom = await g.domain(d, q.domain);
-      const total = dom?.pages ?? 0;
-      if (dom !== null && room > 0 && skip < total) items.push(...(await this.linkingPages(d, await g.domainSources(d, dom, skip, room))));
-      byDataset.push({ datasetId: d, total, linkingDomains: dom?.linkingDomains ?? 0 });
-      skip = Math.max(0, skip - total);
+  async links(q: LinkQuery): Promise<LinkPage | null> {
+    if (q.direction === 'in') {
+      return this.linkListing(q.datasetIds, q.offset, q.limit,
+        async (g, d) => {
+          const t = await g.target(d, q.domain, q.url);
+          return { total: t?.inlinks ?? 0, found: t };
+        },
+        async (g, d, t, skip, room) => this.linkingPages(d, await g.sources(d, t, skip, room)));
     }
-    return { total: byDataset.reduce((n, x) => n + x.total, 0), items, byDataset };
+    return this.linkListing(q.datasetIds, q.offset, q.limit,
+      async (g, d) => {
+        const p = await this.positionOfUrl(q.url, q.domain, d);
+        const r = p === null ? null : await g.outRange(d, p);
+        return { total: r === null ? 0 : r.to - r.from, found: r };
+      },
+      async (g, d, r, skip, room) => (await g.targetsAt(d, r.from + skip, Math.min(r.to, r.from + skip + room))).map((x) => ({ datasetId: d, url: x.url, domain: x.domain, ts: null })));
+  }
+
+  async domainInlinks(q: DomainInlinksQuery): Promise<LinkPage | null> {
+    return this.linkListing(q.datasetIds, q.offset, q.limit,
+      async (g, d) => {
+        const dom = await g.domain(d, q.domain);
+        return { total: dom?.pages ?? 0, linkingDomains: dom?.linkingDomains ?? 0, found: dom };
+      },
+      async (g, d, dom, skip, room) => this.linkingPages(d, await g.domainSources(d, dom, skip, room)));
   }
 
   async linkCounts(url: string, domain: string, datasetIds: readonly number[]): Promise<Map<number, { inlinks: number; outlinks: number }> | null> {

@@ -95,16 +95,14 @@ export class LinkGraph {
     return [...(await this.reads.numbers(f, from, to, ['pos']))[0]!];
   }
 
-  /** The rows of `out` holding the outlinks of the page at `position` (exact count = to - from). */
-  async outRange(datasetId: number, position: number): Promise<{ from: number; to: number }> {
+  /** The rows of `out` holding the outlinks of the pages at positions [from, to) (`to` defaults to from + 1: one page, exact count = to - from). */
+  async outRange(datasetId: number, from: number, to = from + 1): Promise<{ from: number; to: number }> {
     const f = this.file(datasetId, 'out');
-    if (f === null || f.rows === 0) return { from: 0, to: 0 };
+    if (f === null || f.rows === 0 || to <= from) return { from: 0, to: 0 };
     const stats = await this.reads.statsOf(f, 'pos');
     const decode = async (a: number, b: number): Promise<Float64Array> => (await this.reads.numbers(f, a, b, ['pos']))[0]!;
     const num = (x: number, y: number): number => x - y;
-    const from = await lowerBound(stats, position, num, decode);
-    const to = await lowerBound(stats, position + 1, num, decode);
-    return { from, to };
+    return { from: await lowerBound(stats, from, num, decode), to: await lowerBound(stats, to, num, decode) };
   }
 
   /** Canonical URLs of the targets in rows [from, to) of `out` (a page's outlinks, by domain then URL). */
@@ -140,14 +138,9 @@ export class LinkGraph {
   /** The outlink count of each position in [from, to) of a dataset (0 for a page without outlinks). */
   async outCounts(datasetId: number, from: number, to: number): Promise<Int32Array> {
     const counts = new Int32Array(Math.max(0, to - from));
-    const f = this.file(datasetId, 'out');
-    if (f === null || f.rows === 0 || to <= from) return counts;
-    const stats = await this.reads.statsOf(f, 'pos');
-    const decode = async (a: number, b: number): Promise<Float64Array> => (await this.reads.numbers(f, a, b, ['pos']))[0]!;
-    const num = (x: number, y: number): number => x - y;
-    const [a, b] = [await lowerBound(stats, from, num, decode), await lowerBound(stats, to, num, decode)];
-    if (b <= a) return counts;
-    const [pos] = await this.reads.numbers(f, a, b, ['pos']);
+    const r = await this.outRange(datasetId, from, to);
+    if (r.to <= r.from) return counts;
+    const [pos] = await this.reads.numbers(this.file(datasetId, 'out')!, r.from, r.to, ['pos']);
     for (const p of pos!) counts[p - from]!++;
     return counts;
   }
