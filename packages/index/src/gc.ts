@@ -2,6 +2,7 @@ import type { ObjectStore } from '@ccpipe/core';
 import { indexLayout, jsonBytes, parseJson, type IndexManifest, type LakeFileEntry } from './format';
 import { LINKS_FILE, LINK_PREFIX, LINK_FILE_KINDS, type DatasetLinks } from './links';
 import { ORDERINGS_FILE, ORDERING_PREFIX, type OrderingFile } from './orderings';
+import { SEARCH_FILE, SEARCH_PREFIX, type SearchShardEntry } from './search-index';
 
 /** The sequence number of a version name `v000042` (0 for anything else). */
 export function versionSeq(v: string): number {
@@ -12,10 +13,11 @@ export function versionSeq(v: string): number {
 const LAKE_TAG = /\/part-(v\d+)\.(?:parquet|rgx)$/;
 const ORDERING_TAG = /\/(?:ts|size|status)(?:-delta)?-(v\d+)\.parquet$/;
 const LINK_TAG = new RegExp(`/(?:${LINK_FILE_KINDS.join('|')})-(v\\d+)\\.parquet$`);
+const SEARCH_TAG = /\/part-v\d+-(v\d+)\.sqlite$/;
 
 /**
  * Deletes retired versions whose grace period is over (`retiredAt + graceMs <= now`): their `index/<v>/` files,
- * then every lake file under `urls/` (and row-group locator under `lakeidx/`, ordering under `order/`, link file under `links/`) that no version still listed in the manifest (kept or retired) references
+ * then every lake file under `urls/` (and row-group locator under `lakeidx/`, ordering under `order/`, link file under `links/`, search shard under `search/`) that no version still listed in the manifest (kept or retired) references
  * and whose version tag is not newer than the current version — which also sweeps lake files a crashed merge left
  * behind — and the same for `index/<v>/` directories (a version whose deletion was cut short, or a merge that
  * crashed before its flip). Rewrites the manifest when it dropped a version. Returns the versions deleted.
@@ -53,11 +55,14 @@ export async function collectGarbage(store: ObjectStore, manifest: IndexManifest
     // link graphs (links.ts), the same way
     const l = await store.get(indexLayout.versionFile(v, LINKS_FILE));
     if (l !== null) for (const d of parseJson<DatasetLinks[]>(l, LINKS_FILE)) for (const f of Object.values(d.files)) referenced.add(f.key);
+    // search shards (search-index.ts), the same way
+    const s = await store.get(indexLayout.versionFile(v, SEARCH_FILE));
+    if (s !== null) for (const e of parseJson<SearchShardEntry[]>(s, SEARCH_FILE)) referenced.add(e.key);
   }
   const orphans: string[] = [];
-  for (const prefix of [indexLayout.lakePrefix(), indexLayout.locatorPrefix(), ORDERING_PREFIX, LINK_PREFIX]) {
+  for (const prefix of [indexLayout.lakePrefix(), indexLayout.locatorPrefix(), ORDERING_PREFIX, LINK_PREFIX, SEARCH_PREFIX]) {
     for await (const o of store.list(prefix)) {
-      const tag = (LAKE_TAG.exec(o.key) ?? ORDERING_TAG.exec(o.key) ?? LINK_TAG.exec(o.key))?.[1];
+      const tag = (LAKE_TAG.exec(o.key) ?? ORDERING_TAG.exec(o.key) ?? LINK_TAG.exec(o.key) ?? SEARCH_TAG.exec(o.key))?.[1];
       if (tag !== undefined && versionSeq(tag) <= current && !referenced.has(o.key)) orphans.push(o.key);
     }
   }

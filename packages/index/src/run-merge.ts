@@ -21,6 +21,7 @@ import { acquireMergeLease, type MergeLease } from './merge-lease';
 import { openStageRoot } from './stage-root';
 import { ORDERINGS_FILE, assignPositions, readOrderings, writeOrderings } from './orderings';
 import { LINKS_FILE, LINK_LAKE_COLUMNS, readLinks, writeLinks } from './links';
+import { SEARCH_FILE, SEARCH_LAKE_COLUMNS, readSearchShards, writeSearchShards } from './search-index';
 import { TOP_DOMAINS_FILE, TopDomains } from './top-domains';
 import { lakeFileId, markTextVersions } from './text-versions';
 import { VersionWriter, loadVersionHead, loadVersionSummary, openIndexOnDemand, readManifest, type VersionBase } from './version-files';
@@ -110,7 +111,7 @@ export interface MergeOptions {
   /** Told of each temp dir a killed merge left under `tmpDir` that this one removed (stale for 5 min). */
   onStaleTemp?: (dir: string) => void;
   /** Called after each phase with its wall time (metrics, benchmarks). */
-  onPhase?: (phase: 'load' | 'read' | 'domains' | 'collisions' | 'lake' | 'index' | 'orderings' | 'links' | 'publish', ms: number) => void;
+  onPhase?: (phase: 'load' | 'read' | 'domains' | 'collisions' | 'lake' | 'index' | 'orderings' | 'links' | 'search' | 'publish', ms: number) => void;
   /**
    * Write the secondary orderings (time, size, status) of the datasets this merge writes to (default true; orderings.ts).
    * Off, a version has none and `/v1/pages` answers 404 for it; kept switchable so a benchmark measures their cost.
@@ -121,6 +122,11 @@ export interface MergeOptions {
    * true; links.ts). Needs a lake holding `outlinks` and `outlink_domains` (lake columns 'all', begun since #21).
    */
   links?: boolean;
+  /**
+   * Write the full-text search shards (one SQLite FTS5 file per lake file; search-index.ts) of the lake files this
+   * merge writes, carrying the others' over (default true). Needs a lake holding url_id, title and text ('all' or 'api').
+   */
+  search?: boolean;
   /**
    * List every batch marker of the store besides the inbox (default false: the inbox alone, once the lake's merges
    * have settled into it, merge-inbox.ts). For markers written without an inbox entry: by workers of a ccpipe older
@@ -757,6 +763,26 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
       await out.put(LINKS_FILE, jsonBytes(links));
       const ms = Date.now() - tl;
       opts.onPhase?.('links', ms);
+      tp += ms;
+    }
+    if (opts.search !== false && !(opts.dropText ?? false) && SEARCH_LAKE_COLUMNS.every((c) => lakeCols.includes(c))) {
+      const ts = Date.now();
+      // each new lake file gets its shard; a kept file whose rows lost their text to the content-versions policy
+      // without a rewrite gets its shard again without them (readers hide that text: the search must not find it)
+      const rebuild = new Map<string, number[]>();
+      for (const id of stripFiles.keys()) {
+        const f = prev!.files[-id - 1]!;
+        if (replaced.has(f.key)) continue;
+        rebuild.set(f.key, (await queryRows(conn, `SELECT _r FROM strip_old WHERE _f = ${id}`)).map((r) => Number(r['_r'])));
+      }
+      for (const f of newFiles) listed.set(f.key, { key: f.key, bytes: f.bytes, crc32: f.crc32 });
+      const shards = await writeSearchShards(conn, store, {
+        version, files: built.files, previous: prev === null ? [] : await readSearchShards(store, prev.toc.version, prev.toc), rebuild,
+        languages: lakeCols.includes('languages'), pathsOf: (keys) => inputs.fetch(keys), releasePaths: (keys) => inputs.release(keys), tmpDir: tmp,
+      });
+      await out.put(SEARCH_FILE, jsonBytes(shards));
+      const ms = Date.now() - ts;
+      opts.onPhase?.('search', ms);
       tp += ms;
     }
     if (shardNo !== built.shardSizes.length) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'index shards written differ from the shards built', { written: shardNo, built: built.shardSizes.length });
