@@ -1,4 +1,5 @@
-export { buildSearchShard, type SearchDoc, type BuildShardOptions, type BuildShardResult } from './build-search-shard';
+export { buildSearchShard, ShardBuilder, type SearchDoc, type BuildShardOptions, type BuildShardResult } from './build-search-shard';
+export { ShardBuildPool, type ShardBuildPoolOptions } from './build-pool';
 export {
   openSearchShard,
   MAX_WINDOW,
@@ -13,6 +14,15 @@ export {
   type RankResult,
 } from './open-search-shard';
 export { searchShards, type ShardHit, type ShardsResult } from './search-shards';
+export {
+  SearchRunner,
+  defaultSearchWorkerPath,
+  DEFAULT_GRACE_MS,
+  DEFAULT_MAX_OPEN_SHARDS,
+  type SearchRunnerOptions,
+  type SearchRunOptions,
+  type SearchRunnerStats,
+} from './search-runner';
 export { snippetParts, snippetHtml, escapeHtml, type SnippetPart } from './snippet';
 export { SHARD_FORMAT, TOKENIZER_PLAIN, TOKENIZER_PORTER } from './shard-schema';
 export { parseSearchQuery, SearchError, MAX_QUERY_CHARS, MAX_QUERY_WORDS, type ParsedQuery } from '@ccpipe/core';
