@@ -10,6 +10,7 @@ export const API_ROUTES = [
   '/v1/url',
   '/v1/url/links',
   '/v1/pages',
+  '/v1/search',
   '/v1/datasets',
   '/v1/datasets/:dataset_id/domains',
   '/v1/status',

@@ -8,6 +8,7 @@ import { ApiError } from './api-error';
 import { cursorVersion } from './cursor';
 import { getDatasets, getDomain, getTopDomains, getUrl, getUrls, onlyParams, type RequestContext } from './handlers';
 import { getDomainInlinks, getUrlLinks } from './links';
+import { getSearch } from './search';
 import { getDomainPages, getPagesAcross } from './pages';
 import { serveExplorer } from './explorer/serve-explorer';
 import { apiMetrics, type ApiMetrics, type ApiRoute } from './metrics';
@@ -175,7 +176,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, opts: ApiOption
   const query = new URLSearchParams(q < 0 ? '' : raw.slice(q + 1));
   // a paging cursor names the version its first page came from: the next page is read there (410 once collected)
   let pin = headerPin;
-  if (route.name === '/v1/domain/:domain/pages' || route.name === '/v1/pages' || route.name === '/v1/url/links' || route.name === '/v1/domain/:domain/inlinks') {
+  if (route.name === '/v1/domain/:domain/pages' || route.name === '/v1/pages' || route.name === '/v1/url/links' || route.name === '/v1/domain/:domain/inlinks' || route.name === '/v1/search') {
     let fromCursor: string | undefined;
     try {
       fromCursor = cursorVersion(query);
@@ -223,6 +224,8 @@ async function handle(req: IncomingMessage, res: ServerResponse, opts: ApiOption
         return sendJson(req, res, route.name, await getUrl(ctx, query));
       case '/v1/url/links':
         return sendJson(req, res, route.name, await getUrlLinks(ctx, query));
+      case '/v1/search':
+        return sendJson(req, res, route.name, await getSearch(ctx, query));
       case '/v1/domain/:domain/inlinks':
         return sendJson(req, res, route.name, await getDomainInlinks(ctx, route.params[0] as string, query));
       case '/v1/domain/:domain':
@@ -253,6 +256,7 @@ export function routeOf(path: string): { name: ApiRoute; params: string[] } {
     if (s[0] === 'datasets') return { name: '/v1/datasets', params: [] };
     if (s[0] === 'url') return { name: '/v1/url', params: [] };
     if (s[0] === 'pages') return { name: '/v1/pages', params: [] };
+    if (s[0] === 'search') return { name: '/v1/search', params: [] };
   } else if (s[0] === 'url' && s.length === 2 && s[1] === 'links') {
     return { name: '/v1/url/links', params: [] };
   } else if (s[0] === 'datasets' && s.length === 3 && s[1] !== '' && s[2] === 'domains') {
@@ -277,6 +281,9 @@ function sendJson(req: IncomingMessage, res: ServerResponse, route: ApiRoute, bo
 }
 
 function sendError(req: IncomingMessage, res: ServerResponse, e: ApiError, route: ApiRoute | undefined, cause?: unknown): Outcome {
-  if (!res.headersSent) send(req, res, e.status, JSON_TYPE, JSON.stringify(e.body()));
+  if (!res.headersSent) {
+    if (e.retryAfterS !== undefined) res.setHeader('retry-after', String(e.retryAfterS));
+    send(req, res, e.status, JSON_TYPE, JSON.stringify(e.body()));
+  }
   return { route: route ?? 'unmatched', status: e.status, err: cause };
 }

@@ -7,6 +7,9 @@ import { ParquetLakeReader, type LakeReads } from './lake-reader';
 import { readOrderings } from './orderings';
 import { readLinks } from './links';
 import { LinkGraph } from './links-read';
+import { readSearchShards } from './search-index';
+import { SearchIndex, shardFiles, type SearchRunning } from './search-read';
+import { SearchRunner } from '@ccpipe/search';
 import { readTopDomains } from './top-domains';
 import { initZstd, type ZstdDecoder } from './zstd';
 import { DuckLakeReader } from './lake-reader-duckdb';
@@ -91,6 +94,12 @@ export interface IndexSourceOptions {
   onStaleCopies?: (dir: string) => void;
   /** How long a view the source has let go of keeps its files open for requests still holding it (default 60 s). */
   retireGraceMs?: number;
+  /**
+   * Full-text search (`view.search`, search-read.ts): worker threads running the version's SQLite FTS5 shards, and a
+   * time limit per query (503 past it). Default `{ threads: 1, timeLimitMs: 1000 }`; `false` serves no search. The
+   * threads start on the first search.
+   */
+  search?: { threads?: number; timeLimitMs?: number } | false;
 }
 
 /** An IndexSource that also says which version it serves. */
@@ -165,6 +174,14 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
     await stage?.close().catch(() => undefined);
     throw err;
   }
+  // search: one runner (its worker threads started by the first search) and one set of local shard files for every view
+  let runner: SearchRunner | null = null;
+  const searchOpts = opts.search === false ? null : opts.search ?? {};
+  const searching: SearchRunning = {
+    run: (paths, q, o) => (runner ??= new SearchRunner({ ...(searchOpts?.threads !== undefined && { threads: searchOpts.threads }), ...(searchOpts?.timeLimitMs !== undefined && { timeLimitMs: searchOpts.timeLimitMs }) })).run(paths, q, o),
+  };
+  let shardDir: string | null = null;
+  const shards = shardFiles(opts.store, opts.dataDir, () => (shardDir ??= join(stage?.dir ?? opts.indexCacheDir ?? tmpdir(), `search-${process.pid}-${Date.now().toString(36)}`)));
   const pollMs = opts.pollMs ?? 1000;
   let view: LakeIndexView | null = null;
   let checkedAt = -Infinity;
@@ -242,7 +259,10 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
     // the link graphs (links.json), read through the Parquet reader too
     const linkFiles = parquet === undefined ? [] : await readLinks(opts.store, loaded.toc.version, loaded.toc);
     const graph = parquet === undefined || linkFiles.length === 0 ? null : new LinkGraph(linkFiles, parquet);
-    const v = new LakeIndexView(loaded, reads, names, orderings, top, graph);
+    // the search shards (search.json), run by the source's search runner
+    const searchEntries = searchOpts === null ? [] : await readSearchShards(opts.store, loaded.toc.version, loaded.toc);
+    const searchIndex = searchEntries.length === 0 ? null : new SearchIndex(searchEntries, searching, shards.paths);
+    const v = new LakeIndexView(loaded, reads, names, orderings, top, graph, searchIndex);
     tocOf.set(v, tocCrc32);
     if (warm && opts.warmUp === true && !warmed) {
       warmed = true;
@@ -459,6 +479,8 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
       await Promise.all([...new Set(views)].map((v) => v?.close()));
       await Promise.all([...lateCloses]);
       await reads.close();
+      await runner?.close();
+      await shards.close();
       await stage?.close();
     },
   };

@@ -3,7 +3,7 @@ import {
   canonicalizeUrl, formatDomain64, registeredDomainOf, pageAfter, runLanes, sortMatches, surtOf, urlId, urlIdHex, type AcrossItem, type AcrossQuery,
   type AcrossResult, type CaptureItem, type CaptureOptions, type DatasetSummary, type DomainDatasets, type DomainFacts, type DomainInlinksQuery, type IndexView,
   type LinkItem, type LinkPage, type LinkQuery, type PageItem, type PageQuery,
-  type PageResult, type PageRow, type UrlItem,
+  type PageResult, type PageRow, type SearchPage, type SearchQuery, type UrlItem,
 } from '@ccpipe/core';
 import { decodeFactsRecords, toDomainFacts } from './domain-facts';
 import { type DomainEntries, type LakeFileEntry, type Posting } from './format';
@@ -11,6 +11,7 @@ import { deadRows, positionsOf, type OrderingFile } from './orderings';
 import type { TopDomainsFile } from './top-domains';
 import { pagesAcross, type OrderingEntry, type OrderingReads } from './pages-across';
 import type { LinkGraph } from './links-read';
+import type { SearchIndex } from './search-read';
 import type { LakeReads, LakeUrlRow } from './lake-reader';
 import { RowGroupCache } from './row-group-cache';
 import type { LoadedVersion } from './version-files';
@@ -49,6 +50,8 @@ export class LakeIndexView implements IndexView {
     private readonly top: TopDomainsFile | null = null,
     /** The version's link graphs (links.json); null for a version without (or a view not reading Parquet). */
     private readonly graph: LinkGraph | null = null,
+    /** The version's search shards (search.json); null for a version without. */
+    private readonly searchIndex: SearchIndex | null = null,
   ) {
     this.version = loaded.toc.version;
     this.index = loaded.index;
@@ -92,6 +95,18 @@ export class LakeIndexView implements IndexView {
     // the runs a page straddles are read at once, then joined in paging order
     const parts = await Promise.all(slices.map((x) => this.reads.rows(this.files[x.p.file]!, x.from, x.to)));
     return { total, items: parts.flat().map((r) => this.item(r)) };
+  }
+
+  async search(q: SearchQuery): Promise<SearchPage | null> {
+    if (this.searchIndex === null) return null;
+    let files: Set<string> | null = null;
+    if (q.domain !== undefined) {
+      // the lake files holding the domain: a domain-scoped search opens their shards only (none: nothing matches,
+      // but the query is still parsed and refused when bad)
+      const i = this.index.indexOf(q.domain);
+      files = new Set(i < 0 ? [] : this.index.postings(i).map((p) => this.files[p.file]!.key));
+    }
+    return this.searchIndex.search(q, files);
   }
 
   async captures(canonicalUrl: string, opts: CaptureOptions = {}): Promise<CaptureItem[]> {

@@ -776,7 +776,7 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
         rebuild.set(f.key, (await queryRows(conn, `SELECT _r FROM strip_old WHERE _f = ${id}`)).map((r) => Number(r['_r'])));
       }
       for (const f of newFiles) listed.set(f.key, { key: f.key, bytes: f.bytes, crc32: f.crc32 });
-      const shards = await writeSearchShards(conn, store, {
+      const shards = await writeSearchShards(() => db!.connect(), store, {
         version, files: built.files, previous: prev === null ? [] : await readSearchShards(store, prev.toc.version, prev.toc), rebuild,
         languages: lakeCols.includes('languages'), pathsOf: (keys) => inputs.fetch(keys), releasePaths: (keys) => inputs.release(keys), tmpDir: tmp,
       });

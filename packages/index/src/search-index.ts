@@ -1,7 +1,8 @@
 import { readFile, rm } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
-import type { ObjectStore } from '@ccpipe/core';
-import { buildSearchShard, type SearchDoc } from '@ccpipe/search';
+import { runLanes, type ObjectStore } from '@ccpipe/core';
+import { ShardBuildPool, type SearchDoc } from '@ccpipe/search';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { streamColumns, sqlString } from './duck';
 import { IndexFormatError, crcOf, indexLayout, parseJson, type LakeFileEntry, type VersionToc } from './format';
@@ -62,6 +63,11 @@ export interface WriteSearchOptions {
   pathsOf: (keys: readonly string[]) => Promise<string[]>;
   releasePaths?: (keys: readonly string[]) => Promise<void>;
   tmpDir: string;
+  /**
+   * Shards built at once, each on a thread of its own while this thread reads its rows (on a DuckDB connection of its
+   * own); default: the machine's cores.
+   */
+  threads?: number;
   /** Told of each shard built (its documents and build time), for the merge's log and metrics. */
   onShard?: (docs: number, ms: number) => void;
 }
@@ -71,33 +77,50 @@ export interface WriteSearchOptions {
  * uploads it, and returns every file's entry (the rest carried over), in lake-key order. A file with no titled or
  * texted row still gets a shard (empty): "no shard" means "not indexed yet".
  */
-export async function writeSearchShards(conn: DuckDBConnection, store: ObjectStore, opts: WriteSearchOptions): Promise<SearchShardEntry[]> {
+export async function writeSearchShards(connect: () => Promise<DuckDBConnection>, store: ObjectStore, opts: WriteSearchOptions): Promise<SearchShardEntry[]> {
   const prev = new Map(opts.previous.map((e) => [e.lakeKey, e]));
-  const out: SearchShardEntry[] = [];
   const bases = new Map<string, number>();
   for (const datasetId of new Set(opts.files.map((f) => f.datasetId))) for (const a of positionsOf(opts.files, datasetId)) bases.set(a.file.key, a.base);
-  for (const f of [...opts.files].sort((a, b) => (a.key < b.key ? -1 : 1))) {
+  const files = [...opts.files].sort((a, b) => (a.key < b.key ? -1 : 1));
+  const out: SearchShardEntry[] = new Array(files.length);
+  const todo: number[] = [];
+  files.forEach((f, i) => {
     const old = prev.get(f.key);
-    const drop = opts.rebuild?.get(f.key);
-    if (old !== undefined && drop === undefined) {
-      out.push(old);
-      continue;
-    }
-    const [path] = await opts.pathsOf([f.key]);
-    try {
-      out.push(await buildOne(conn, store, opts, f, path!, bases.get(f.key) ?? 0, drop ?? []));
-    } finally {
-      await opts.releasePaths?.([f.key]);
-    }
+    if (old !== undefined && !opts.rebuild?.has(f.key)) out[i] = old;
+    else todo.push(i);
+  });
+  if (todo.length === 0) return out;
+  const threads = Math.max(1, Math.min(opts.threads ?? availableParallelism(), todo.length));
+  const pool = new ShardBuildPool({ threads });
+  const conns: DuckDBConnection[] = [];
+  const idle: DuckDBConnection[] = [];
+  try {
+    await runLanes(todo.length, threads, async (k) => {
+      // a connection per lane: a streaming query must have its connection to itself
+      let conn = idle.pop();
+      if (conn === undefined) conns.push((conn = await connect()));
+      const i = todo[k]!;
+      const f = files[i]!;
+      try {
+        const [path] = await opts.pathsOf([f.key]);
+        out[i] = await buildOne(conn, pool, store, opts, f, path!, bases.get(f.key) ?? 0, opts.rebuild?.get(f.key) ?? []);
+      } finally {
+        await opts.releasePaths?.([f.key]);
+        idle.push(conn);
+      }
+    });
+  } finally {
+    for (const c of conns) c.closeSync();
+    await pool.close();
   }
   return out;
 }
 
 async function buildOne(
-  conn: DuckDBConnection, store: ObjectStore, opts: WriteSearchOptions, f: LakeFileEntry, path: string, base: number, drop: readonly number[],
+  conn: DuckDBConnection, pool: ShardBuildPool, store: ObjectStore, opts: WriteSearchOptions, f: LakeFileEntry, path: string, base: number, drop: readonly number[],
 ): Promise<SearchShardEntry> {
   const key = searchShardKey(f.key, opts.version);
-  const tmp = join(opts.tmpDir, `search-${f.datasetId}-${f.prefix}.sqlite`);
+  const tmp = join(opts.tmpDir, `search-${f.key.replace(/[^A-Za-z0-9]+/g, '_')}.sqlite`);
   const dropped = new Set(drop);
   const lang = opts.languages ? 'languages' : 'NULL::VARCHAR';
   // the lake file's rows in file order (DuckDB keeps a scan's order): each domain one run of positions
@@ -116,7 +139,7 @@ async function buildOne(
     }
   }
   const t0 = performance.now();
-  const built = await buildSearchShard(tmp, docs());
+  const built = await pool.build(tmp, docs());
   const bytes = await readFile(tmp);
   await store.put(key, bytes);
   await rm(tmp, { force: true });

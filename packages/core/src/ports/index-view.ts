@@ -95,6 +95,47 @@ export interface LinkPage {
   byDataset: { datasetId: number; total: number; linkingDomains?: number }[];
 }
 
+/** A full-text search over the version's search shards (#21). */
+export interface SearchQuery {
+  /** The user's query as typed (`parseSearchQuery` reads it: words, "phrases", -exclusions). */
+  q: string;
+  /** The datasets searched (the caller's visible ones, or the one asked): no hit comes from any other. */
+  datasetIds: readonly number[];
+  /** Only pages of this registered domain (already normalized by the caller). */
+  domain?: string;
+  /** Only captures at or after / at or before these times, epoch ms. */
+  from?: number;
+  to?: number;
+  offset: number;
+  /** 1–100. */
+  limit: number;
+}
+
+/** One search hit: a capture whose title or extracted text matches. */
+export interface SearchItem {
+  url: string;
+  datasetId: number;
+  /** Capture time, ISO 8601 UTC. */
+  ts: string;
+  title: string | null;
+  /** The best passage, HTML: matched words in `<mark>…</mark>`, everything else escaped. */
+  snippet: string;
+  /** The same passage as plain-text parts. */
+  snippetParts: { text: string; hit: boolean }[];
+  /** Relevance (−BM25 over title and text, higher is better), comparable within one answer. */
+  score: number;
+}
+
+/** A page of search hits, best first. */
+export interface SearchPage {
+  /** Matches over the datasets searched; an estimate when `totalExact` is false. */
+  total: number;
+  totalExact: boolean;
+  /** Shards searched. */
+  shards: number;
+  items: SearchItem[];
+}
+
 /** The pages outside a registered domain that link to any page of it. */
 export interface DomainInlinksQuery {
   domain: string;
@@ -200,6 +241,13 @@ export interface IndexView {
   domainInlinks?(q: DomainInlinksQuery): Promise<LinkPage | null>;
   /** Per dataset of `datasetIds` holding a link graph: the URL's inlinks and outlinks (exact). Null as for {@link links}. */
   linkCounts?(url: string, domain: string, datasetIds: readonly number[]): Promise<Map<number, { inlinks: number; outlinks: number }> | null>;
+  /**
+   * Full-text search (BM25 over title and extracted text) over the search shards of the datasets asked. Null when the
+   * version keeps none (written before search, with search off, or from a lake without text). Optional: in-memory
+   * views omit it. @throws SearchError CCP_ERR_SEARCH_QUERY (a query or option that cannot be searched),
+   *   CCP_ERR_SEARCH_TIMEOUT (past the time limit)
+   */
+  search?(q: SearchQuery): Promise<SearchPage | null>;
   /** Completed batches the version holds, per dataset id (for ingest status). Optional: in-memory views omit it. */
   batchesMerged?(): ReadonlyMap<number, number>;
   /**

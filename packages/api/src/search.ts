@@ -1,0 +1,96 @@
+import { SearchError, parseSearchQuery, type SearchPage } from '@ccpipe/core';
+import { ApiError } from './api-error';
+import { decodeCursor, encodeCursor, queryDigest, badCursor } from './cursor';
+import { datasetNames, domainOfParam, intParam, onlyParams, visible, type RequestContext } from './handlers';
+import { timeParam } from './pages';
+
+/** Hits per page when `limit` is absent, and the most served (a larger limit is served as this many). */
+export const SEARCH_DEFAULT_LIMIT = 10;
+export const SEARCH_MAX_LIMIT = 100;
+/** The deepest hit a search pages to: `offset + limit` beyond it is refused (each shard ranks that many). */
+export const SEARCH_MAX_WINDOW = 1000;
+/** Seconds a client is told to wait after a search ran past its time limit. */
+export const SEARCH_RETRY_AFTER_S = 2;
+
+function limitOf(raw: string | null): number {
+  if (raw === null || raw === '') return SEARCH_DEFAULT_LIMIT;
+  if (!/^\d+$/.test(raw) || !/[1-9]/.test(raw)) throw new ApiError('CCP_ERR_API_BAD_REQUEST', `limit must be a positive integer (at most ${SEARCH_MAX_LIMIT} are served)`, { param: 'limit' });
+  const digits = raw.replace(/^0+/, '');
+  return digits.length > 4 ? SEARCH_MAX_LIMIT : Math.min(Number(digits), SEARCH_MAX_LIMIT);
+}
+
+/** The search's errors as the API answers them: a query the engine cannot take is the client's (400), a timeout 503. */
+function apiErrorOf(err: unknown): unknown {
+  if (!(err instanceof SearchError)) return err;
+  if (err.code === 'CCP_ERR_SEARCH_QUERY') return new ApiError('CCP_ERR_API_BAD_SEARCH', err.message, { param: 'q' });
+  if (err.code === 'CCP_ERR_SEARCH_TIMEOUT') {
+    return new ApiError('CCP_ERR_API_SEARCH_TIMEOUT', 'the search ran past its time limit: try again later, or narrow it (a domain, a dataset, a phrase)', { retryAfterS: SEARCH_RETRY_AFTER_S });
+  }
+  return err;
+}
+
+/**
+ * `GET /v1/search?q=…&domain=&dataset_id=&from=&to=&cursor=&limit=`: pages whose title or extracted text match `q`
+ * (words, "phrases", -exclusions; BM25, the title weighted twice), best first, across the visible datasets or one,
+ * each hit with a highlighted snippet. A search over datasets the caller may not see returns nothing of them: only
+ * visible datasets' shards are opened. `total` is exact up to 10,000 matches per shard, then estimated
+ * (`total_exact: false`). Paging goes to the 1,000th hit. @throws ApiError 400 for a query that cannot be searched
+ *   (empty, over 1,000 characters, no searchable word, …: the message names it), 503 + Retry-After past the time
+ *   limit, 404 `CCP_ERR_API_NO_SEARCH` for a version without search shards
+ */
+export async function getSearch(ctx: RequestContext, query: URLSearchParams): Promise<object> {
+  onlyParams(query, ['q', 'domain', 'dataset_id', 'from', 'to', 'cursor', 'limit']);
+  const q = query.get('q') ?? '';
+  let normalized: string;
+  try {
+    normalized = parseSearchQuery(q).normalized;
+  } catch (err) {
+    throw apiErrorOf(err);
+  }
+  const rawDomain = query.get('domain');
+  const domain = rawDomain === null || rawDomain === '' ? undefined : domainOfParam(encodeURIComponent(rawDomain));
+  const all = ctx.view.datasets().map((d) => d.datasetId).filter((id) => visible(ctx, id)).sort((a, b) => a - b);
+  const rawId = query.get('dataset_id');
+  let datasetIds = all;
+  if (rawId !== null && rawId !== '') {
+    const id = intParam(rawId, 'dataset_id', 0, 0xffffffff);
+    if (!all.includes(id)) throw new ApiError('CCP_ERR_API_DATASET_NOT_FOUND', 'no such dataset');
+    datasetIds = [id];
+  }
+  const from = timeParam(query.get('from'), 'from');
+  const to = timeParam(query.get('to'), 'to');
+  const limit = limitOf(query.get('limit'));
+  const digest = queryDigest(['search', normalized, domain ?? null, datasetIds, from, to]);
+  let offset = 0;
+  const rawCursor = query.get('cursor');
+  if (rawCursor !== null && rawCursor !== '') {
+    const c = decodeCursor(rawCursor);
+    if (c.query !== digest || c.version !== ctx.view.version) throw new ApiError('CCP_ERR_API_BAD_REQUEST', 'cursor belongs to another query', { param: 'cursor' });
+    const [at] = c.key;
+    if (c.key.length !== 1 || typeof at !== 'number' || !Number.isSafeInteger(at) || at < 0) throw badCursor();
+    offset = at;
+  }
+  if (offset + limit > SEARCH_MAX_WINDOW) {
+    throw new ApiError('CCP_ERR_API_BAD_REQUEST', `a search pages to its ${SEARCH_MAX_WINDOW}th hit at most: narrow the query`, { param: offset > 0 ? 'cursor' : 'limit' });
+  }
+  let page: SearchPage | null;
+  try {
+    page = ctx.view.search === undefined ? null : await ctx.view.search({ q, datasetIds, ...(domain !== undefined && { domain }), ...(from !== null && { from }), ...(to !== null && { to }), offset, limit });
+  } catch (err) {
+    throw apiErrorOf(err);
+  }
+  if (page === null) throw new ApiError('CCP_ERR_API_NO_SEARCH', 'this index version keeps no search shards (merged before search existed, with search off, or from a lake without text)');
+  const names = datasetNames(ctx.view);
+  const end = offset + page.items.length;
+  return {
+    q: normalized, ...(domain !== undefined && { domain }), version: ctx.view.version, limit,
+    total: page.total, total_exact: page.totalExact, shards: page.shards,
+    items: page.items.map((h) => ({
+      url: h.url, dataset_id: h.datasetId, dataset: names.get(h.datasetId) ?? null, ts: h.ts, title: h.title, snippet: h.snippet, snippet_parts: h.snippetParts,
+      score: Math.round(h.score * 1e4) / 1e4,
+    })),
+    next_cursor: page.items.length >= limit && end < Math.min(page.total, SEARCH_MAX_WINDOW)
+      ? encodeCursor({ version: ctx.view.version, query: digest, key: [end] })
+      : null,
+  };
+}

@@ -1,0 +1,93 @@
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import type { ObjectStore, SearchPage, SearchQuery } from '@ccpipe/core';
+import type { SearchOptions, ShardsResult } from '@ccpipe/search';
+import { IndexFormatError, crcOf } from './format';
+import { inPlaceInputs } from './local-inputs';
+import type { SearchShardEntry } from './search-index';
+
+/** What runs a search over shard files (the search package's `SearchRunner`: worker threads, a time limit). */
+export interface SearchRunning {
+  run(paths: readonly string[], query: string, opts: Omit<SearchOptions, 'deadline'>): Promise<ShardsResult>;
+}
+
+/** Local paths of shard files: in place for a store with local files, else staged (search-read.ts `shardFiles`). */
+export type ShardPaths = (entries: readonly SearchShardEntry[]) => Promise<string[]>;
+
+/**
+ * Local files for search shards. A store with local files (`dataDir`, or a store with `localPath`) is read in place;
+ * from any other store (S3) each shard is downloaded whole on first use into `stageDir`, checked against the size and
+ * CRC32 its version lists, and kept there (a shard key names immutable bytes) until `close()`. SQLite reads pages at
+ * random offsets, so a shard is never read through ranged GETs. @throws IndexFormatError CCP_ERR_INDEX_MISSING /
+ * CCP_ERR_INDEX_CRC for a shard gone from the store or damaged
+ */
+export function shardFiles(store: ObjectStore, dataDir: string | undefined, stageDir: () => string): { paths: ShardPaths; close(): Promise<void> } {
+  const here = inPlaceInputs(store, dataDir);
+  const staged = new Map<string, Promise<string>>();
+  const stage = async (e: SearchShardEntry): Promise<string> => {
+    const path = join(stageDir(), e.key);
+    const b = await store.get(e.key);
+    if (b === null) throw new IndexFormatError('CCP_ERR_INDEX_MISSING', 'a search shard is missing from the store', { key: e.key });
+    if (b.length !== e.bytes || crcOf(b) !== e.crc32) throw new IndexFormatError('CCP_ERR_INDEX_CRC', 'a search shard does not match its checksum', { key: e.key });
+    await mkdir(dirname(path), { recursive: true });
+    await writeFile(`${path}.tmp`, b);
+    await rename(`${path}.tmp`, path);
+    return path;
+  };
+  return {
+    paths: async (entries) => {
+      if (here !== null) return here.fetch(entries.map((e) => e.key));
+      return Promise.all(entries.map((e) => {
+        let p = staged.get(e.key);
+        if (p === undefined) {
+          p = stage(e);
+          // a failed copy is tried again by the next search
+          p.catch(() => staged.delete(e.key));
+          staged.set(e.key, p);
+        }
+        return p;
+      }));
+    },
+    close: async () => {
+      if (here === null && staged.size > 0) await rm(stageDir(), { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * One version's search shards, read side: picks the shards a query needs — those of the datasets asked, and with a
+ * domain only those of the lake files holding it — and runs the search over them. Immutable; safe to share.
+ */
+export class SearchIndex {
+  constructor(
+    private readonly entries: readonly SearchShardEntry[],
+    private readonly runner: SearchRunning,
+    private readonly paths: ShardPaths,
+  ) {}
+
+  /** Shards the version lists. */
+  get size(): number {
+    return this.entries.length;
+  }
+
+  /**
+   * Searches the shards of `q.datasetIds` — with `domainFiles` (the lake keys of the files holding `q.domain`), only
+   * theirs. @throws SearchError as the runner does
+   */
+  async search(q: SearchQuery, domainFiles: ReadonlySet<string> | null): Promise<SearchPage> {
+    const ids = new Set(q.datasetIds);
+    const picked = this.entries.filter((e) => ids.has(e.datasetId) && e.docs > 0 && (domainFiles === null || domainFiles.has(e.lakeKey)));
+    const paths = await this.paths(picked);
+    const r = await this.runner.run(paths, q.q, {
+      limit: q.limit, offset: q.offset, ...(q.domain !== undefined && { domain: q.domain }),
+      // the shards keep epoch seconds: a bound in ms keeps every capture of its second
+      ...(q.from !== undefined && { from: Math.floor(q.from / 1000) }), ...(q.to !== undefined && { to: Math.floor(q.to / 1000) }),
+    });
+    return {
+      total: r.total, totalExact: r.totalExact, shards: r.shards,
+      items: r.hits.map((h) => ({
+        url: h.url, datasetId: h.datasetId, ts: new Date(h.ts * 1000).toISOString().replace('.000Z', 'Z'), title: h.title, snippet: h.snippet, snippetParts: h.snippetParts, score: h.score,
+      })),
+    };
+  }
+}
