@@ -4,9 +4,11 @@
  * Over the lake: cc-mirror-dev (both crawls) → batcher → worker (real extraction, so real titles and text) → merger →
  * openIndexSource → the API on a real port → the page: the start view, search, the domain view and its chart, crawl
  * rows that open, cursor paging forward and back, reload, the filters against /pages, the page view against
- * /v1/url?include=text, errors, an ACL token. Over a MemoryIndexSource of the same mirror with every record kept
+ * /v1/url?include=text, full-text search against /v1/search (global and domain-scoped, paged, a refused query), errors,
+ * an ACL token. Over a MemoryIndexSource of the same mirror with every record kept
  * (the views the lake does not answer yet: per-crawl facts and the largest domains): the chart's status mix, the
- * largest-domains list, an IDN domain, a cursor whose version is collected, the status corner mid-ingest, and every
+ * largest-domains list, an IDN domain, a cursor whose version is collected, the status corner mid-ingest, a version
+ * without search and a search past its time limit, and every
  * view at 400 px. Every non-loopback request is blocked and must never be attempted. Screenshots of each view are
  * saved under tests/output/ (gitignored).
  */
@@ -16,8 +18,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import {
-  canonicalizeUrl, compileFilter, emptyDatasetRegistry, ensureDatasetIn, extractDocument, layout, parseCdxBlock, parseClusterIdx, serializeDatasetRegistry,
-  type IndexSource,
+  SearchError, canonicalizeUrl, compileFilter, emptyDatasetRegistry, ensureDatasetIn, extractDocument, layout, parseCdxBlock, parseClusterIdx, serializeDatasetRegistry,
+  type IndexSource, type IndexView,
 } from '@ccpipe/core';
 import { FsObjectStore, closeDuckDbParquetEngine, writeParquetPart } from '@ccpipe/adapters';
 import { processBatch } from '@ccpipe/worker';
@@ -198,6 +200,75 @@ async function search(page: Page, text: string): Promise<void> {
   await page.locator('#q').focus();
   await page.keyboard.press('Enter');
 }
+
+/** Types a full-text query into the "Full text" box and presses Enter. */
+async function textSearch(page: Page, text: string): Promise<void> {
+  await page.locator('#fq').fill(text);
+  await page.locator('#fq').press('Enter');
+}
+
+const SEARCH_PAGE_SIZE = 20;
+const searchHash = (q: string, extra: HashWant = {}): HashWant => ({ view: 'search', q, ...extra });
+
+interface ApiHit {
+  url: string;
+  dataset_id: number;
+  dataset: string | null;
+  ts: string;
+  title: string | null;
+  snippet_parts: { text: string; hit: boolean }[];
+}
+interface Hit {
+  url: string;
+  datasetId: string;
+  title: string;
+  titleHref: string;
+  link: string;
+  crawl: string;
+  ts: string;
+  snippet: string;
+  marks: string[];
+}
+
+/** The hits the results view lists, as the page shows them. */
+function hits(page: Page): Promise<Hit[]> {
+  return page.evaluate(() =>
+    Array.from((globalThis as any).document.querySelectorAll('#hits li.hit')).map((li: any) => ({
+      url: li.dataset.url, datasetId: li.dataset.datasetId, title: li.querySelector('a.open').textContent, titleHref: li.querySelector('a.open').getAttribute('href'),
+      link: li.querySelector('.hit-url .link').textContent, crawl: li.querySelector('.crawl').textContent, ts: li.querySelector('time').getAttribute('datetime'),
+      snippet: li.querySelector('.snippet').textContent, marks: Array.from(li.querySelectorAll('.snippet mark')).map((m: any) => m.textContent),
+    })),
+  );
+}
+
+/** The page's hits must be exactly the API's hits of the same page: title (the URL when none), crawl, time, snippet parts. */
+function expectHitsAre(shown: Hit[], items: ApiHit[]): void {
+  expect(shown.map((h) => [h.url, h.datasetId])).toEqual(items.map((i) => [i.url, String(i.dataset_id)]));
+  shown.forEach((h, k) => {
+    const it = items[k]!;
+    expect(h).toEqual({
+      url: it.url, datasetId: String(it.dataset_id), title: it.title ?? it.url, titleHref: `#${new URLSearchParams(pageHash(it.url))}`, link: it.url,
+      crawl: it.dataset, ts: it.ts, snippet: it.snippet_parts.map((p) => p.text).join(''), marks: it.snippet_parts.filter((p) => p.hit).map((p) => p.text),
+    });
+  });
+}
+
+/** The first `pages` pages of /v1/search for `params`, following next_cursor: the hits and the cursors that led to each. */
+async function apiSearch(server: ApiServer, params: HashWant, pages: number): Promise<{ body: any; at: string[] }[]> {
+  const out: { body: any; at: string[] }[] = [];
+  let at: string[] = [];
+  while (out.length < pages) {
+    const q = new URLSearchParams({ ...params, limit: String(SEARCH_PAGE_SIZE), ...(at.length > 0 && { cursor: at[at.length - 1]! }) });
+    const { status, body } = await apiJson(server, `/v1/search?${q}`);
+    expect(status).toBe(200);
+    out.push({ body, at });
+    if (body.next_cursor === null) break;
+    at = [...at, body.next_cursor];
+  }
+  return out;
+}
+
+const totalText = (body: any): string => (body.total === 0 ? 'No results' : `${body.total_exact ? '' : 'About '}${body.total.toLocaleString('en-US')} result${body.total === 1 ? '' : 's'}`);
 
 /** Saves a PNG of the page (all of it, or with `fullPage: false` what the viewport shows) under tests/output/. */
 async function screenshot(page: Page, name: string, fullPage = true): Promise<void> {
@@ -478,6 +549,142 @@ function captureFacts(page: Page): Promise<Record<string, string>> {
     await page.locator('#rows tr a.open').first().click();
     await rendered(page, pageHash(first.url));
     expect((await timeline(page)).length).toBeGreaterThan(0);
+  }, 60_000);
+
+  it('full-text search: hits with their marked words and the total, paged by cursor, a hit opening its page view, a domain-scoped search, a refused query', async () => {
+    const server = api!;
+    const word = 'the';
+    await page.goto(`${server.url}/`);
+    await rendered(page, {});
+    expect(await page.locator('#fq-scope').isHidden()).toBe(true); // nothing to narrow to on the start view
+    await textSearch(page, word);
+    await rendered(page, searchHash(word));
+    const expected = await apiSearch(server, { q: word }, 3);
+    const top = expected[0]!.body;
+    expect(top.total).toBeGreaterThan(SEARCH_PAGE_SIZE);
+    expect(expected.length).toBe(3);
+    const shown = await hits(page);
+    expectHitsAre(shown, top.items);
+    expect(shown.length).toBe(SEARCH_PAGE_SIZE);
+    expect(await page.locator('#hits mark').count()).toBeGreaterThan(0);
+    // the marked words are the query's word (case and diacritics folded, as the index folds them)
+    expect(shown.flatMap((h) => h.marks).every((m) => m.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase() === word)).toBe(true);
+    expect(await page.locator('#search-total').textContent()).toBe(totalText(top));
+    expect(await page.locator('#search-total').getAttribute('data-total')).toBe(String(top.total));
+    const of = `of ${top.total_exact ? '' : 'about '}${top.total.toLocaleString('en-US')}`;
+    expect(await page.locator('#search-range').textContent()).toBe(`Results 1–${SEARCH_PAGE_SIZE} ${of}`);
+    expect(await page.locator('#search-prev').isDisabled()).toBe(true);
+    expect(await page.locator('#search-crawls a[aria-current="true"]').textContent()).toBe('every crawl');
+    await screenshot(page, 'explorer-search.png');
+
+    // Next (button, then the n key) stacks the answer's cursors in the hash; Previous and Back pop them; reload keeps the place
+    const at = (k: number): HashWant => (k === 0 ? {} : { at: expected[k]!.at.join('.'), v: servedVersion });
+    await page.locator('#search-next').click();
+    await rendered(page, searchHash(word, at(1)));
+    expectHitsAre(await hits(page), expected[1]!.body.items);
+    expect(await page.locator('#search-range').textContent()).toBe(`Results ${SEARCH_PAGE_SIZE + 1}–${2 * SEARCH_PAGE_SIZE} ${of}`);
+    await page.keyboard.press('n');
+    await rendered(page, searchHash(word, at(2)));
+    expectHitsAre(await hits(page), expected[2]!.body.items);
+    await page.locator('#search-prev-bottom').click();
+    await rendered(page, searchHash(word, at(1)));
+    expectHitsAre(await hits(page), expected[1]!.body.items);
+    await page.goBack();
+    await rendered(page, searchHash(word, at(2)));
+    await page.goBack();
+    await rendered(page, searchHash(word, at(1)));
+    await page.reload();
+    await rendered(page, searchHash(word, at(1)));
+    expectHitsAre(await hits(page), expected[1]!.body.items);
+    expect(await page.locator('#fq').inputValue()).toBe(word);
+    await page.locator('#search-prev').click();
+    await rendered(page, searchHash(word));
+    expectHitsAre(await hits(page), top.items);
+
+    // a hit's title opens the page view of its URL; Back returns to the results
+    const hit = top.items[0] as ApiHit;
+    await page.locator('#hits li.hit a.open').first().click();
+    await rendered(page, pageHash(hit.url));
+    expect((await timeline(page)).map((t) => t.ts)).toContain(hit.ts);
+    await page.goBack();
+    await rendered(page, searchHash(word));
+
+    // on a domain view the box can be narrowed to that domain: only its URLs, as /v1/search?domain= answers
+    await page.goto(`${server.url}/#view=domain&domain=${domain}`);
+    await rendered(page, domainHash(domain));
+    expect(await page.locator('#fq-scope').isVisible()).toBe(true);
+    expect(await page.locator('#fq-domain-name').textContent()).toBe(domain);
+    expect(await page.locator('#fq-domain').isChecked()).toBe(false);
+    await page.locator('#fq-domain').check();
+    await textSearch(page, word);
+    await rendered(page, searchHash(word, { domain }));
+    const scoped = (await apiSearch(server, { q: word, domain }, 1))[0]!.body;
+    const inDomain = await hits(page);
+    expect(inDomain.length).toBeGreaterThan(0);
+    expectHitsAre(inDomain, scoped.items);
+    for (const h of inDomain) expect(new URL(h.url).hostname).toMatch(new RegExp(`(^|\\.)${domain.replace(/\./g, '\\.')}$`));
+    expect(await page.locator('#search-total').textContent()).toBe(totalText(scoped));
+    expect(scoped.total).toBeLessThan(top.total);
+    expect(await page.locator('#search-domain').textContent()).toBe(domain);
+    expect(await page.locator('#fq-domain').isChecked()).toBe(true);
+    // a crawl narrows it further; "search every domain" drops the domain and keeps the crawl
+    const crawlId = ids[DEV_CRAWLS[1]]!;
+    await page.locator(`#search-crawls a[data-dataset-id="${crawlId}"]`).click();
+    await rendered(page, searchHash(word, { domain, dataset: String(crawlId) }));
+    const inCrawl = (await apiSearch(server, { q: word, domain, dataset_id: String(crawlId) }, 1))[0]!.body;
+    expectHitsAre(await hits(page), inCrawl.items);
+    expect(inCrawl.items.every((i: ApiHit) => i.dataset_id === crawlId)).toBe(true);
+    await page.locator('#search-everywhere').click();
+    await rendered(page, searchHash(word, { dataset: String(crawlId) }));
+    expect(await page.locator('#fq-scope').isHidden()).toBe(true);
+    expectHitsAre(await hits(page), (await apiSearch(server, { q: word, dataset_id: String(crawlId) }, 1))[0]!.body.items);
+
+    // nothing found: said in words, no pager
+    await textSearch(page, 'qqzxv');
+    await rendered(page, searchHash('qqzxv', { dataset: String(crawlId) }));
+    expect(await page.locator('#search-total').textContent()).toBe('No results');
+    expect(await page.locator('#search-empty').textContent()).toMatch(/^No page matches qqzxv here/);
+    expect(await page.locator('#hits li').count()).toBe(0);
+    expect(await page.locator('#search-next').isVisible()).toBe(false);
+
+    // a query of punctuation only: the API's 400 names the problem, shown in place with the query kept to fix it
+    await textSearch(page, '"');
+    await rendered(page, searchHash('"', { dataset: String(crawlId) }), 'error');
+    expect(await page.locator('#error').getAttribute('data-code')).toBe('CCP_ERR_API_BAD_SEARCH');
+    expect(await page.locator('#error .error-text').textContent()).toBe('That search cannot be run: the query has no letters or digits to search for. Change it and search again.');
+    expect(await page.locator('#error').textContent()).toContain('HTTP 400');
+    expect(await page.locator('#results').isHidden()).toBe(true);
+    expect(await page.locator('#fq').inputValue()).toBe('"');
+    await page.goBack();
+    await rendered(page, searchHash('qqzxv', { dataset: String(crawlId) }));
+    expect(await page.locator('#error').isHidden()).toBe(true);
+  }, 120_000);
+
+  it('search results at 400 px in the dark colour scheme: no sideways scroll, marks readable', async () => {
+    const narrow = await openTab({ width: 400, height: 860 }, 'dark');
+    try {
+      const p = narrow.page;
+      await p.goto(`${api!.url}/#view=search&q=the`);
+      await rendered(p, searchHash('the'));
+      expect(await p.locator('#hits li').count()).toBe(SEARCH_PAGE_SIZE);
+      expect(await pageWidth(p)).toBeLessThanOrEqual(400);
+      // the mark's own colours, not the light defaults: light text on a dark ground
+      const [fg, bg] = await p.locator('#hits mark').first().evaluate((m: any) => {
+        const cs = (globalThis as any).getComputedStyle(m);
+        return [cs.color, cs.backgroundColor] as [string, string];
+      });
+      const lum = (c: string): number => {
+        const [r, g, b] = (c.match(/\d+/g) ?? []).map(Number);
+        return 0.2126 * r! + 0.7152 * g! + 0.0722 * b!;
+      };
+      expect(lum(fg) - lum(bg)).toBeGreaterThan(100);
+      await screenshot(p, 'explorer-search-400.png', false);
+      expect(narrow.pageErrors).toEqual([]);
+      expect(narrow.cspMessages).toEqual([]);
+      expect(narrow.blocked).toEqual([]);
+    } finally {
+      await closeTab(narrow);
+    }
   }, 60_000);
 
   it('shows the API\'s errors as text and goes Back through them', async () => {
@@ -765,6 +972,34 @@ function everyCapture(crawl: string, datasetId: number): MemoryCapture[] {
       expect(narrow.blocked).toEqual([]);
     } finally {
       await closeTab(narrow);
+    }
+  });
+
+  it('a version without search shards says so in place; a search past its time limit asks to try again or narrow it', async () => {
+    // a MemoryIndexSource keeps no search shards: 404 CCP_ERR_API_NO_SEARCH
+    await page.goto(`${api!.url}/#view=search&q=the`);
+    await rendered(page, searchHash('the'), 'error');
+    expect(await page.locator('#error').getAttribute('data-code')).toBe('CCP_ERR_API_NO_SEARCH');
+    expect(await page.locator('#error .error-text').textContent()).toBe('This index version has no full-text search.');
+    expect(await page.locator('#error').textContent()).toContain('HTTP 404');
+    expect(await page.locator('#fq').inputValue()).toBe('the');
+    // a version whose search runs past its time limit: 503 CCP_ERR_API_SEARCH_TIMEOUT
+    const base = (await memory.current())!;
+    const slowView = Object.assign(Object.create(base) as IndexView, {
+      search: async (): Promise<never> => {
+        throw new SearchError('CCP_ERR_SEARCH_TIMEOUT', 'past the time limit');
+      },
+    });
+    const server = await startApi({ source: { current: async () => slowView, close: async () => undefined }, port: 0 });
+    try {
+      await page.goto(`${server.url}/#view=search&q=the`);
+      await rendered(page, searchHash('the'), 'error');
+      expect(await page.locator('#error').getAttribute('data-code')).toBe('CCP_ERR_API_SEARCH_TIMEOUT');
+      expect(await page.locator('#error .error-text').textContent()).toBe('The search took too long: try again, or narrow it (a domain, a crawl, a "phrase").');
+      expect(await page.locator('#error').textContent()).toContain('HTTP 503');
+      expect(await page.locator('#results').isHidden()).toBe(true);
+    } finally {
+      await server.close();
     }
   });
 

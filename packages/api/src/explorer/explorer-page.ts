@@ -39,6 +39,13 @@ export function explorerPage(assets: ExplorerAssetPaths): string {
     <button type="submit">Search</button>
     <p id="q-hint" class="hint">A host opens its domain (<code>WWW.Example.CO.UK</code> → <code>example.co.uk</code>); a URL with its scheme opens that page's captures. Press <kbd>/</kbd> to come back here.</p>
   </form>
+  <form id="fts" class="search fts" role="search" autocomplete="off" aria-label="Full-text search">
+    <label for="fq">Full text</label>
+    <input id="fq" name="fq" type="search" required maxlength="1000" placeholder="words, &quot;a phrase&quot;, -not" aria-describedby="fq-hint">
+    <label id="fq-scope" class="scope" hidden><input type="checkbox" id="fq-domain"> only in <span id="fq-domain-name" class="mono"></span></label>
+    <button type="submit" id="fq-go">Search text</button>
+    <p id="fq-hint" class="hint">Pages whose title or text hold every word, best first; <code>"a phrase"</code> as written, <code>-word</code> left out.</p>
+  </form>
   <details id="auth" class="auth">
     <summary>Access token <span id="token-state" class="muted">(none)</span></summary>
     <form id="token-form" autocomplete="off">
@@ -119,6 +126,26 @@ export function explorerPage(assets: ExplorerAssetPaths): string {
       </nav>
     </div>
   </section>
+  <section id="results" aria-labelledby="results-title" hidden>
+    <h2 id="results-title"></h2>
+    <p class="muted"><strong id="search-total"></strong><span id="search-meta"></span></p>
+    <p id="search-scope" class="facets"></p>
+    <div id="results-body">
+      <nav class="pager" aria-label="Pages of results">
+        <button type="button" id="search-prev" aria-keyshortcuts="p">← Previous</button>
+        <span id="search-range" aria-live="polite"></span>
+        <button type="button" id="search-next" aria-keyshortcuts="n">Next →</button>
+      </nav>
+      <p id="search-empty" class="empty" hidden></p>
+      <ol id="hits" class="hits"></ol>
+      <p id="search-capped" class="muted" hidden></p>
+      <nav class="pager" aria-label="Pages of results (bottom)">
+        <button type="button" id="search-prev-bottom">← Previous</button>
+        <span id="search-range-bottom"></span>
+        <button type="button" id="search-next-bottom">Next →</button>
+      </nav>
+    </div>
+  </section>
   <section id="page" aria-labelledby="page-title" hidden>
     <h2 id="page-title"></h2>
     <p id="page-url" class="link"></p>
@@ -137,7 +164,7 @@ export function explorerPage(assets: ExplorerAssetPaths): string {
     </div>
   </section>
 </main>
-<footer class="foot muted">Keys: <kbd>/</kbd> search · <kbd>n</kbd> next page or newer capture · <kbd>p</kbd> previous page or older capture · Back and reload keep your place.</footer>
+<footer class="foot muted">Keys: <kbd>/</kbd> search · <kbd>n</kbd> next page (rows or results) or newer capture · <kbd>p</kbd> previous page or older capture · Back and reload keep your place.</footer>
 </body>
 </html>
 `;

@@ -2,12 +2,13 @@ import { EXPLORER_CHART_SCRIPT } from './explorer-chart';
 import { EXPLORER_DOMAIN_SCRIPT } from './explorer-domain';
 import { EXPLORER_HOME_SCRIPT } from './explorer-home';
 import { EXPLORER_PAGE_VIEW_SCRIPT } from './explorer-page-view';
+import { EXPLORER_SEARCH_SCRIPT } from './explorer-search';
 import { EXPLORER_STATUS_SCRIPT } from './explorer-status';
 
 /**
  * The shared part of the client script: DOM helpers, the API client, the state in the URL hash, errors and the
  * render loop that dispatches to a view. The views live in their own modules (home, domain, chart, page view,
- * status corner); all of them run in one closure, so they share these functions.
+ * full-text search, status corner); all of them run in one closure, so they share these functions.
  */
 const CORE = String.raw`
 const PAGE_SIZE = 50;
@@ -22,12 +23,17 @@ const SVG_NS = 'http:' + '//www.w3.org/2000/svg';
 const MESSAGES = {
   CCP_ERR_API_DOMAIN_NOT_FOUND: (s) => 'No dataset holds ' + s.domain + '.',
   CCP_ERR_API_BAD_DOMAIN: (s) => s.domain + ' is not a domain or host name (a public suffix such as co.uk is not a domain either).',
-  CCP_ERR_API_DATASET_NOT_FOUND: () => 'This domain has no URLs in that crawl.',
+  CCP_ERR_API_DATASET_NOT_FOUND: (s) => (s.view === 'search' ? 'That crawl is not in this index.' : 'This domain has no URLs in that crawl.'),
   CCP_ERR_API_URL_NOT_FOUND: () => 'No crawl holds a capture of this URL. Search its host to see the pages its domain has.',
   CCP_ERR_API_BAD_URL: () => 'That is not an absolute http(s) URL.',
-  CCP_ERR_API_BAD_REQUEST: (s, err) => (err && err.param && PARAM_LABELS[err.param]
-    ? 'The filter “' + PARAM_LABELS[err.param] + '” was refused; change it and apply again.'
-    : 'The API refused the request as invalid.'),
+  CCP_ERR_API_BAD_REQUEST: (s, err) => (s.view === 'search'
+    ? 'The API refused this page of results; search again from the first page.'
+    : err && err.param && PARAM_LABELS[err.param]
+      ? 'The filter “' + PARAM_LABELS[err.param] + '” was refused; change it and apply again.'
+      : 'The API refused the request as invalid.'),
+  CCP_ERR_API_BAD_SEARCH: (s, err) => 'That search cannot be run: ' + (err && err.message ? err.message : 'the API refused the query') + '. Change it and search again.',
+  CCP_ERR_API_SEARCH_TIMEOUT: () => 'The search took too long: try again, or narrow it (a domain, a crawl, a "phrase").',
+  CCP_ERR_API_NO_SEARCH: () => 'This index version has no full-text search.',
   CCP_ERR_API_UNAUTHORIZED: () => 'This API needs an access token: enter it under “Access token”.',
   CCP_ERR_API_NO_INDEX: () => 'No index is published yet; try again once the first merge is done.',
   CCP_ERR_API_VERSION_GONE: () => 'The index version these results came from is no longer served.',
@@ -43,8 +49,8 @@ const main = $('main');
 const q = $('q');
 const errorBox = $('error');
 const noticeBox = $('notice');
-const sections = { overview: $('overview'), top: $('top'), domain: $('domain'), pages: $('pages'), page: $('page') };
-const VIEW_SECTIONS = { home: ['overview'], crawl: ['overview', 'top'], domain: ['domain', 'pages'], page: ['page'] };
+const sections = { overview: $('overview'), top: $('top'), domain: $('domain'), pages: $('pages'), page: $('page'), results: $('results') };
+const VIEW_SECTIONS = { home: ['overview'], crawl: ['overview', 'top'], domain: ['domain', 'pages'], page: ['page'], search: ['results'] };
 
 /** An element with attributes and children; strings become text nodes (never parsed as HTML). */
 function el(tag, attrs, ...children) {
@@ -114,10 +120,11 @@ async function api(path, signal, pin) {
 }
 
 // ---- state in the hash ----
-// view (home | crawl | domain | page), domain, dataset, the /pages filters, at (the cursor stack, '.'-joined:
-// base64url has no '.'), v (the version the stacked cursors belong to), url and capture (page view)
+// view (home | crawl | domain | page | search), domain, dataset, the /pages filters, at (the cursor stack, '.'-joined:
+// base64url has no '.'), v (the version the stacked cursors belong to), url and capture (page view), q (search: the
+// query as typed; domain and dataset narrow it)
 const FILTER_KEYS = ['from', 'to', 'status', 'min_size', 'max_size', 'sort', 'order'];
-const VIEWS = ['home', 'crawl', 'domain', 'page'];
+const VIEWS = ['home', 'crawl', 'domain', 'page', 'search'];
 
 function readState() {
   const p = new URLSearchParams(location.hash.replace(/^#/, ''));
@@ -125,7 +132,7 @@ function readState() {
   const ds = get('dataset');
   const cap = get('capture');
   const s = {
-    view: get('view'), domain: get('domain'), url: get('url'),
+    view: get('view'), domain: get('domain'), url: get('url'), q: get('q'),
     dataset: /^\d{1,10}$/.test(ds) ? Number(ds) : null,
     capture: /^\d{1,6}$/.test(cap) ? Number(cap) : null,
     at: get('at') ? get('at').split('.').filter((c) => /^[A-Za-z0-9_-]+$/.test(c)) : [],
@@ -137,6 +144,7 @@ function readState() {
   if (s.view === 'domain' && !s.domain) s.view = 'home';
   if (s.view === 'page' && !s.url) s.view = 'home';
   if (s.view === 'crawl' && s.dataset === null) s.view = 'home';
+  if (s.view === 'search' && !s.q) s.view = 'home';
   if (s.at.length === 0) s.v = null;
   return s;
 }
@@ -150,10 +158,11 @@ function hashOf(s) {
     p.set('url', s.url);
     if (s.capture !== null && s.capture !== undefined) p.set('capture', String(s.capture));
   }
-  if (s.view === 'domain') {
-    p.set('domain', s.domain);
+  if (s.view === 'search') p.set('q', s.q);
+  if (s.view === 'domain' || s.view === 'search') {
+    if (s.domain) p.set('domain', s.domain);
     if (s.dataset !== null && s.dataset !== undefined) p.set('dataset', String(s.dataset));
-    for (const k of FILTER_KEYS) if (s[k]) p.set(k, s[k]);
+    if (s.view === 'domain') for (const k of FILTER_KEYS) if (s[k]) p.set(k, s[k]);
     if (s.at && s.at.length > 0) {
       p.set('at', s.at.join('.'));
       if (s.v) p.set('v', s.v);
@@ -284,15 +293,18 @@ async function render(force, retried) {
   pendingNotice = null;
   setState('loading');
   q.value = s.view === 'page' ? s.url : s.domain; // Back/Forward and links change the search too
+  syncTextSearch(s);
   showView(s.view);
   const c = contextOf(mine, ctl, retried);
   try {
     let out;
     if (s.view === 'page') out = await renderPageView(s, c, force);
     else if (s.view === 'domain') out = await renderDomainView(s, c, force);
+    else if (s.view === 'search') out = await renderSearchView(s, c);
     else out = await renderHome(s, c);
     if (mine !== seq) return;
     if (out === AGAIN) { render(true, true); return; }
+    labelScope(readState()); // the domain view may have replaced a host spelling with its domain
     setState('ready');
   } catch (err) {
     if (mine !== seq || (err && err.name === 'AbortError')) return;
@@ -351,10 +363,15 @@ document.addEventListener('keydown', (e) => {
   const t = e.target;
   const typing = t instanceof HTMLInputElement || t instanceof HTMLTextAreaElement || t instanceof HTMLSelectElement || (t instanceof HTMLElement && t.isContentEditable);
   if (typing) return;
-  if (e.key === '/') { e.preventDefault(); q.focus(); q.select(); return; }
+  if (e.key === '/') {
+    // the search view's box is the full-text one
+    const box = readState().view === 'search' ? fq : q;
+    e.preventDefault(); box.focus(); box.select(); return;
+  }
   if (e.key !== 'n' && e.key !== 'p') return;
   const view = readState().view;
   if (view === 'domain') turnPage(e.key === 'n' ? 'next' : 'prev');
+  else if (view === 'search') turnSearchPage(e.key === 'n' ? 'next' : 'prev');
   else if (view === 'page') stepCapture(e.key === 'n' ? 1 : -1);
 });
 
@@ -373,5 +390,5 @@ if (!location.hash) q.focus();
  */
 export const EXPLORER_SCRIPT =
   "(() => {\n'use strict';\n" +
-  CORE + EXPLORER_STATUS_SCRIPT + EXPLORER_HOME_SCRIPT + EXPLORER_DOMAIN_SCRIPT + EXPLORER_CHART_SCRIPT + EXPLORER_PAGE_VIEW_SCRIPT + BOOT +
+  CORE + EXPLORER_STATUS_SCRIPT + EXPLORER_HOME_SCRIPT + EXPLORER_DOMAIN_SCRIPT + EXPLORER_CHART_SCRIPT + EXPLORER_PAGE_VIEW_SCRIPT + EXPLORER_SEARCH_SCRIPT + BOOT +
   '})();\n';

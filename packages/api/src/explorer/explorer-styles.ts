@@ -1,12 +1,15 @@
 /** The explorer's stylesheet: system fonts only (nothing fetched), light and dark, visible focus. */
 export const EXPLORER_STYLES = `
 :root { color-scheme: light dark; --fg: #1b1f24; --bg: #ffffff; --muted: #5a6472; --line: #d5dae1; --accent: #1f4e79;
-  --accent-bg: #e8f0f8; --err: #a4161a; --err-bg: #fdecec; --ok: #1a7f37; --warn: #9a6700; --focus: #d97706; --err5: #6e0f12; }
+  --accent-bg: #e8f0f8; --err: #a4161a; --err-bg: #fdecec; --ok: #1a7f37; --warn: #9a6700; --focus: #d97706; --err5: #6e0f12;
+  --mark-fg: #1b1f24; --mark-bg: #ffe58a; }
 @media (prefers-color-scheme: dark) {
   :root { --fg: #e6e9ee; --bg: #14171c; --muted: #9aa5b4; --line: #2f3742; --accent: #8cc4ff; --accent-bg: #1d2a3a;
-    --err: #ff8a8a; --err-bg: #3a1d1f; --ok: #5fd37a; --warn: #e3b341; --err5: #d0434c; }
+    --err: #ff8a8a; --err-bg: #3a1d1f; --ok: #5fd37a; --warn: #e3b341; --err5: #d0434c; --mark-fg: #fff6d6; --mark-bg: #6b5200; }
 }
 * { box-sizing: border-box; }
+/* hidden wins over any display a rule gives (flex pagers, inline-flex labels) */
+[hidden] { display: none !important; }
 html { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; }
 body { margin: 0; color: var(--fg); background: var(--bg); }
 code, kbd, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, "Liberation Mono", monospace; font-size: 0.92em; }
@@ -34,7 +37,9 @@ main[data-state="loading"] { cursor: progress; }
 .search label { font-weight: 600; }
 input, button, select { font: inherit; color: inherit; max-width: 100%; }
 input, select { padding: 0.35rem 0.5rem; border: 1px solid var(--line); border-radius: 4px; background: var(--bg); }
-#q { flex: 1 1 14rem; min-width: 0; }
+#q, #fq { flex: 1 1 14rem; min-width: 0; }
+.fts { margin-top: 0.7rem; }
+.search label.scope { font-weight: normal; display: inline-flex; align-items: center; gap: 0.3rem; min-width: 0; overflow-wrap: anywhere; }
 button { padding: 0.35rem 0.8rem; border: 1px solid var(--accent); border-radius: 4px; background: var(--accent-bg); cursor: pointer; }
 button:disabled { opacity: 0.45; cursor: default; }
 .auth { margin: 0.8rem 0; font-size: 0.92em; }
@@ -89,6 +94,20 @@ h3 { font-size: 0.95rem; margin: 0.8rem 0 0.3rem; }
 
 .pager { display: flex; flex-wrap: wrap; align-items: center; gap: 0.8rem; margin: 0.6rem 0; }
 #range { font-variant-numeric: tabular-nums; }
+
+/* search results: a list of hits, the matched words marked (text colour set too, so dark mode stays readable) */
+.facets { display: flex; flex-wrap: wrap; gap: 0.2rem 1.2rem; font-size: 0.92em; margin: 0.3rem 0; }
+.facets a[aria-current="true"] { font-weight: 700; color: var(--fg); text-decoration: none; }
+.hits { list-style: none; margin: 0; padding: 0; }
+.hit { padding: 0.6rem 0; border-bottom: 1px solid var(--line); }
+.hit h3 { font-size: 1rem; margin: 0 0 0.1rem; }
+.hit .title.bare { font-weight: normal; }
+.hit .snippet { margin: 0.3rem 0 0.2rem; overflow-wrap: anywhere; }
+.hit .hit-meta { margin: 0; font-size: 0.87em; }
+.hit time { font-variant-numeric: tabular-nums; }
+mark { color: var(--mark-fg); background: var(--mark-bg); border-radius: 2px; padding: 0 0.1em; }
+.empty { margin: 0.8rem 0; }
+#search-range { font-variant-numeric: tabular-nums; }
 
 .page-grid { display: grid; grid-template-columns: minmax(14rem, 18rem) minmax(0, 1fr); gap: 1.2rem; }
 .timeline { list-style: none; margin: 0; padding: 0 0 0 0.9rem; border-left: 2px solid var(--line); }
