@@ -94,6 +94,7 @@ export function openLakeSource(
   return openIndexSource({
     store, ...(dataDir !== undefined && { dataDir }), warmUp: true, serveWhileLoading: true, indexReads: config.apiIndexReads,
     ...(config.apiIndexCacheDir !== undefined && { indexCacheDir: config.apiIndexCacheDir }),
+    search: { threads: config.apiSearchThreads, timeLimitMs: config.apiSearchTimeLimit },
     ...(log && { onStaleCopies: (dir: string) => log.info({ dir }, 'removed index copies left by a process that is gone') }),
     ...(onError && { onError }),
   });

@@ -3,7 +3,7 @@ import type { ConfigKey } from '@ccpipe/core';
 import { apiMain, type ApiMainOptions } from '@ccpipe/api';
 import { STORE_KEYS, addConfigFlags, configFlagsOf } from './config-flags';
 
-const API: ConfigKey[] = [...STORE_KEYS, 'logLevel', 'apiPort', 'apiHost', 'aclFile', 'apiIndexReads', 'apiIndexCacheDir'];
+const API: ConfigKey[] = [...STORE_KEYS, 'logLevel', 'apiPort', 'apiHost', 'aclFile', 'apiIndexReads', 'apiIndexCacheDir', 'apiSearchThreads', 'apiSearchTimeLimit'];
 
 /** What the command calls; tests pass their own. */
 export type ApiRunner = (flags: Partial<Record<ConfigKey, unknown>>, env: NodeJS.ProcessEnv, opts: ApiMainOptions) => Promise<number>;

@@ -1,4 +1,4 @@
-import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command } from 'commander';
@@ -79,6 +79,21 @@ describe('ccpipe merge', () => {
       expect(JSON.parse(out[1]!)).toMatchObject({ published: false, textDropped: 0 });
     } finally {
       await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('writes search shards by default and none with --no-search', async () => {
+    for (const flags of [[], ['--no-search']]) {
+      const dir = await mkdtemp(join(tmpdir(), 'ccpipe-cli-merge-'));
+      try {
+        await putBatch(new FsObjectStore({ root: dir }), 1, 'b1', [partRow(1, 'https://www.example.com/', '20300101000000', { text: 'words to find' })]);
+        await mergeIn(dir)(...flags);
+        const m = JSON.parse(await readFile(join(dir, 'index', 'manifest.json'), 'utf8')) as { current: string };
+        const toc = JSON.parse(await readFile(join(dir, 'index', m.current, 'version.json'), 'utf8')) as { files: Record<string, unknown> };
+        expect('search.json' in toc.files).toBe(flags.length === 0);
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
     }
   });
 

@@ -98,6 +98,7 @@ export function registerMergeCommand(program: Command, io: MergeCommandIo = { wr
     .option('--lake-max-runs <n>', 'most files a lake partition may hold (default 4; 1 = rewrite each partition receiving rows whole)')
     .option('--lake-zstd-level <n>', `ZSTD level of the lake files this merge writes, 1..22 (default ${DEFAULT_LAKE_ZSTD_LEVEL}; 9 is 1–9 % smaller for ≈ 1.4× the write CPU)`)
     .option('--compact', 'also fold every lake partition holding several runs into one file in URL order (after a crawl\'s last merge); publishes even with no new batch when some partition has several runs')
+    .option('--no-search', 'write no full-text search shards for the lake files this merge writes (the version then answers no /v1/search)')
     .option('--rescan', 'also list every batch marker, not only the inbox: finds batches completed by workers of a ccpipe older than the inbox (a one-off merge)')
     .option('--every <seconds>', 'run as the merger service: merge every <seconds> until SIGTERM, serving /metrics')
     .option('--min-new-ratio <r>', 'with --every: merge only once the new rows are r × the URLs already merged (0, the default: every time)')
@@ -135,6 +136,7 @@ export function registerMergeCommand(program: Command, io: MergeCommandIo = { wr
         ...(opts['lakeZstdLevel'] !== undefined && { compressionLevel: zstdLevelFlag(opts['lakeZstdLevel']) }),
         ...(opts['compact'] === true && { compact: true }),
         ...(opts['rescan'] === true && { rescan: true }),
+        ...(opts['search'] === false && { search: false }),
       };
       const stream = io.progress ?? process.stderr;
       if (everyMs !== null) {

@@ -147,6 +147,8 @@ export const OPTIONS = {
   aclFile: opt(z.string().optional(), 'CCPIPE_API_ACL_FILE', 'acl-file', 'dataset ACL: JSON of token → allowed datasets (unset = open)'),
   apiIndexReads: opt(z.enum(['resident', 'files']).default('resident'), 'CCPIPE_API_INDEX_READS', 'index-reads', "API's domain index: in memory, or read in place from its shard files (docs/api.md)"),
   apiIndexCacheDir: opt(z.string().optional(), 'CCPIPE_API_INDEX_CACHE_DIR', 'index-cache-dir', 'with --index-reads files over S3: where shard files are staged (default: the OS temp dir)'),
+  apiSearchThreads: opt(z.coerce.number().int().min(1).max(64).default(1), 'CCPIPE_API_SEARCH_THREADS', 'search-threads', 'worker threads running full-text searches (/v1/search; docs/search.md)'),
+  apiSearchTimeLimit: opt(z.coerce.number().int().min(10).max(60_000).default(1000), 'CCPIPE_API_SEARCH_TIME_LIMIT', 'search-time-limit', 'ms a full-text search may run before the API answers 503 + Retry-After'),
   mergeCacheDir: opt(z.string().optional(), 'CCPIPE_MERGE_CACHE_DIR', 'merge-cache-dir', 'with an S3 data store: where the merger keeps the lake and index files between merges, so a merge downloads only the new batch parts (unset: every merge downloads the whole lake)'),
   connections: opt(z.coerce.number().int().min(1).max(1024).default(32), 'CCPIPE_CONNECTIONS', 'connections', 'HTTP connections per origin'),
 } as const;
