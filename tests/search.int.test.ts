@@ -5,7 +5,8 @@ import { emptyDatasetRegistry, ensureDatasetIn, extractDocument, layout, seriali
 import { FsObjectStore, closeDuckDbParquetEngine, writeParquetPart } from '@ccpipe/adapters';
 import { processBatch, type BatchDeps } from '@ccpipe/worker';
 import { openIndexSource, runMerge, type LakeIndexSource } from '@ccpipe/index';
-import { Acl, startApi, type ApiServer } from '@ccpipe/api';
+import { Acl, searchMetrics, startApi, type ApiServer } from '@ccpipe/api';
+import { Registry } from 'prom-client';
 import { DEV_CRAWLS } from './support/corpus';
 import { devBatches, devReader } from './support/dev-batches';
 import { readParquetRows } from './support/parquet';
@@ -191,6 +192,28 @@ describe('full-text search over HTTP on cc-mirror-dev', () => {
     for (const [q, param] of [['', 'q'], ['x'.repeat(1001), 'q'], ['"', 'q'], ['the&limit=0', 'limit'], ['the&from=yesterday', 'from'], ['the&limit=100&cursor=abc', 'cursor']] as const) {
       const r = await get(`/v1/search?q=${q}`);
       expect({ q: q.slice(0, 20), status: r.status, param: r.body.error?.detail?.param }).toEqual({ q: q.slice(0, 20), status: 400, param });
+    }
+  });
+
+  it('answers 503 with Retry-After past the time limit, counted in the search metrics, and serves on', async () => {
+    const tight = await openIndexSource({ store: new FsObjectStore({ root: dir }), dataDir: dir, pollMs: 0, search: { threads: 1, timeLimitMs: 1 } });
+    const api = await startApi({ source: tight, port: 0 });
+    const registry = new Registry();
+    searchMetrics(registry, () => tight.searchStats());
+    const value = async (name: string): Promise<number | undefined> => (await registry.getSingleMetric(name)!.get()).values[0]?.value;
+    try {
+      expect(await value('ccpipe_api_search_timeouts_total')).toBe(0);
+      const res = await fetch(`${api.url}/v1/search?q=the&limit=100`);
+      expect(res.status).toBe(503);
+      expect(res.headers.get('retry-after')).toBe('2');
+      expect(((await res.json()) as { error: { code: string } }).error.code).toBe('CCP_ERR_API_SEARCH_TIMEOUT');
+      expect(await value('ccpipe_api_search_timeouts_total')).toBe(1);
+      // the API and its other routes go on; the generous source answers the same query
+      expect((await fetch(`${api.url}/v1/datasets`)).status).toBe(200);
+      expect((await get('/v1/search?q=the&limit=100')).status).toBe(200);
+    } finally {
+      await api.close();
+      await tight.close();
     }
   });
 });

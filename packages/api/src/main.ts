@@ -5,7 +5,7 @@ import { openIndexSource } from '@ccpipe/index';
 import { Acl } from './acl';
 import type { Registry } from 'prom-client';
 import { startApi, type StaticHandler, type StatusProvider } from './server';
-import { indexMetrics, lakeReaderMetrics, type IndexMetrics } from './metrics';
+import { indexMetrics, lakeReaderMetrics, searchMetrics, type IndexMetrics } from './metrics';
 import { ingestStatusProvider } from './ingest-status';
 
 /** What `apiMain` takes besides the config table's flags (until the table has api options of its own). */
@@ -111,6 +111,7 @@ export function indexSourceReporting(log: Logger, registry: Registry): { onError
     onError: indexSourceWarnings(log, (err) => loads?.loadFailed(err)),
     watch(source) {
       lakeReaderMetrics(registry, () => source.cacheStats?.());
+      searchMetrics(registry, () => source.searchStats?.());
       loads = indexMetrics(registry, async () => (await source.current())?.version ?? null);
     },
   };

@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import type { LakeReaderStats } from '@ccpipe/core';
+import type { LakeReaderStats, SearchRunnerCounters } from '@ccpipe/core';
 
 /** Route labels: the closed set of route templates (never a raw path, domain or URL). */
 export const API_ROUTES = [
@@ -94,6 +94,37 @@ export function lakeReaderMetrics(registry: Registry, stats: () => LakeReaderSta
   counter('ccpipe_api_lake_cache_evictions_total', 'Decoded lake column chunks evicted from the cache', (s) => s.evictions);
   counter('ccpipe_api_lake_locator_fallbacks_total', 'Lake files read by their Parquet footer because their row-group locator was missing or damaged', (s) => s.locatorFallbacks);
   counter('ccpipe_api_lake_damaged_chunks_total', 'Lake column chunks refused because their bytes did not match the CRC32 their locator records', (s) => s.damagedChunks);
+}
+
+const SEARCH_SOURCE = new WeakMap<Registry, () => SearchRunnerCounters | undefined>();
+
+/**
+ * The search threads' counters on `registry`, read at each scrape: `ccpipe_api_search_{completed,failed,timeouts,
+ * restarts}_total` (a search past its time limit counts in failed and timeouts; a restart is a thread replaced, silent
+ * past a deadline or dead) and `ccpipe_api_search_{queued,busy}` (searches waiting for a thread, threads searching).
+ * Zero until the first search starts the threads. Registered once per registry, like {@link lakeReaderMetrics}.
+ */
+export function searchMetrics(registry: Registry, stats: () => SearchRunnerCounters | undefined): void {
+  SEARCH_SOURCE.set(registry, stats);
+  if (registry.getSingleMetric('ccpipe_api_search_completed_total') !== undefined) return;
+  const now = (): SearchRunnerCounters | undefined => SEARCH_SOURCE.get(registry)?.();
+  const counters: [string, string, keyof SearchRunnerCounters][] = [
+    ['ccpipe_api_search_completed_total', 'Full-text searches answered', 'completed'],
+    ['ccpipe_api_search_failed_total', 'Full-text searches that failed (time limit, a damaged shard, a thread that died)', 'failed'],
+    ['ccpipe_api_search_timeouts_total', 'Full-text searches past their time limit (answered 503)', 'timeouts'],
+    ['ccpipe_api_search_restarts_total', 'Search threads replaced (silent past a deadline, or dead)', 'restarts'],
+  ];
+  for (const [name, help, key] of counters) {
+    new Counter({ name, help, registers: [registry], collect() {
+      this.reset();
+      this.inc(now()?.[key] ?? 0);
+    } });
+  }
+  for (const [name, help, key] of [['ccpipe_api_search_queued', 'Full-text searches waiting for a search thread', 'queued'], ['ccpipe_api_search_busy', 'Search threads running a search', 'busy']] as const) {
+    new Gauge({ name, help, registers: [registry], collect() {
+      this.set(now()?.[key] ?? 0);
+    } });
+  }
 }
 
 /** Error codes a failed version load is counted under (anything else is `other`): a closed label set. */

@@ -1,7 +1,7 @@
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CcpError, parseDatasetRegistry, layout, type IndexLoadFailure, type IndexSource, type ObjectStore } from '@ccpipe/core';
+import { CcpError, parseDatasetRegistry, layout, type IndexLoadFailure, type IndexSource, type ObjectStore, type SearchRunnerCounters } from '@ccpipe/core';
 import { LakeIndexView } from './lake-index-view';
 import { ParquetLakeReader, type LakeReads } from './lake-reader';
 import { readOrderings } from './orderings';
@@ -114,6 +114,8 @@ export interface LakeIndexSource extends IndexSource {
   at(version: string): Promise<LakeIndexView | null>;
   /** The lake reader's cache counters (undefined with `lakeReader: 'duckdb'`). */
   cacheStats(): ReturnType<ParquetLakeReader['stats']> | undefined;
+  /** The search threads' counters (undefined until the first search started them). */
+  searchStats(): SearchRunnerCounters | undefined;
   /** The version in its pause after a failed load (see openIndexSource), or null. */
   loadFailure(): IndexLoadFailure | null;
 }
@@ -458,6 +460,7 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
       return entry.p;
     },
     cacheStats: () => parquet?.stats(),
+    searchStats: () => runner?.stats(),
     loadFailure: () => failed === null ? null : {
       version: failed.version,
       code: String((failed.err as { code?: unknown } | null)?.code ?? 'other'),

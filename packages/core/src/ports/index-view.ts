@@ -257,6 +257,17 @@ export interface IndexView {
   readonly textVersions?: number | null;
 }
 
+/** What the threads running full-text searches have done since start (a search timed out counts as failed too). */
+export interface SearchRunnerCounters {
+  completed: number;
+  failed: number;
+  timeouts: number;
+  /** Threads replaced (one silent past its deadline, or dead). */
+  restarts: number;
+  queued: number;
+  busy: number;
+}
+
 /** The current version, following manifest flips. */
 export interface IndexSource {
   /** The view of the current version (null before the first merge). Cheap: call once per request. */
@@ -268,6 +279,8 @@ export interface IndexSource {
   at?(version: string): Promise<IndexView | null>;
   /** Counters of the lake reader behind the source, when it reads a lake (undefined otherwise). Optional. */
   cacheStats?(): LakeReaderStats | undefined;
+  /** Counters of the threads running full-text searches, once a search has started them (undefined before). Optional. */
+  searchStats?(): SearchRunnerCounters | undefined;
   /** The newest version the source could not load and will try again (null when none failed since its last load). Optional. */
   loadFailure?(): IndexLoadFailure | null;
   close(): Promise<void>;
