@@ -9,7 +9,7 @@ import { describeOptions, loadConfig } from '@ccpipe/core';
 import { topologyNames, workQueueArguments, deadLetterQueueArguments } from '@ccpipe/adapters';
 import { batcherMetrics } from '../packages/batcher/src/metrics';
 import { workerMetrics } from '../packages/worker/src/metrics';
-import { apiMetrics, indexMetrics, lakeReaderMetrics } from '../packages/api/src/metrics';
+import { apiMetrics, indexMetrics, lakeReaderMetrics, searchMetrics } from '../packages/api/src/metrics';
 import { mergeMetrics } from '../packages/cli/src/merge/merge-metrics';
 import { MERGER_METRICS_PORT } from '../packages/cli/src/merge/merger-main';
 import { WORKER_DRAIN_MS } from '../packages/worker/src/main';
@@ -291,6 +291,7 @@ describe('grafana', () => {
     workerMetrics(registry);
     apiMetrics(registry);
     lakeReaderMetrics(registry, () => undefined);
+    searchMetrics(registry, () => undefined);
     indexMetrics(registry, async () => null);
     mergeMetrics(registry);
     const json = await registry.getMetricsAsJSON();
