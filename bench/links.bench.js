@@ -1,15 +1,17 @@
 'use strict';
-// The link graph (issue #21), all in one run:
-//  - merge cost: the same parts merged with `links: true` and `false`, alternated, BENCH_ROUNDS rounds each (default 3),
-//    each merge in its own process: wall and CPU medians and their ratio (goal ≤ 2×, with search shards);
+// The link graph and the search shards at merge (issue #21), all in one run:
+//  - merge cost: the same parts merged three ways — without link graph and search shards ('none'), with the graph
+//    ('links'), with both ('all') — rotated, BENCH_ROUNDS rounds each (default 3), each merge in its own process: wall
+//    and CPU medians and their ratios to 'none' (goal ≤ 2× for 'all'); the search phase's docs/s and shard bytes;
 //  - bytes of the link files per edge (goal ≤ 12 B);
 //  - API latency on loopback (server in a child process, this process the client, one request at a time): the first
-//    page of /v1/url/links?direction=in and of /v1/domain/{d}/inlinks, each asked twice — the second ask is "warm";
-//    /healthz as the floor.
+//    page of /v1/url/links?direction=in and of /v1/domain/{d}/inlinks, and /v1/search (global and domain-scoped), each
+//    asked twice — the second ask is "warm"; /healthz as the floor.
 // Parts come from DuckDB with the worker's schema: Zipf-like domains (rows/10 of them), LINKS outlinks per page on
 // average — a third to the page's own domain's 20 navigation pages, the rest to other domains' home and navigation
 // pages with Zipf popularity, one in ten to a URL no crawl holds — deduplicated per page, with their registered
-// domains. Navigation pages are link targets only (no crawled row), as pages a crawl did not reach are.
+// domains. Navigation pages are link targets only (no crawled row), as pages a crawl did not reach are. Texts are six
+// real paragraphs (../shared's extraction benchmark) per page.
 //   node bench/links.bench.js [rows=200000] [requests=300]
 const { spawnSync, fork } = require('node:child_process');
 const { cpSync, mkdtempSync, rmSync, readFileSync } = require('node:fs');
@@ -32,6 +34,19 @@ async function generate(dir) {
   const store = new FsObjectStore({ root: dir });
   const db = await DuckDBInstance.create(':memory:', { threads: '1', autoinstall_known_extensions: 'false', autoload_known_extensions: 'false' });
   const c = await db.connect();
+  // page texts are real paragraphs (the extraction benchmark's article bodies), six per page picked by hash: the search
+  // shards index text of real words and lengths
+  const truth = JSON.parse(readFileSync(join(__dirname, '../../shared/corpus/scrapinghub-article-extraction-benchmark/ground-truth.json'), 'utf8'));
+  const paras = Object.values(truth).flatMap((a) => a.articleBody.split('\n').map((x) => x.trim()).filter((x) => x.length >= 40));
+  await c.run('CREATE TABLE paras (i BIGINT, p VARCHAR)');
+  const app = await c.createAppender('paras');
+  paras.forEach((p, i) => {
+    app.appendBigInt(BigInt(i));
+    app.appendVarchar(p);
+    app.endRow();
+  });
+  app.flushSync();
+  app.closeSync();
   // page p of domain d is https://www.site<d>.com/a/<p>.html; a link picks a page number and a domain by a Zipf-like
   // draw, so popular pages collect many inlinks
   const zipf = (h) => `(floor(pow(((${h}) % 1000000) / 1000000.0, 3) * ${DOMAINS}))::BIGINT`;
@@ -57,7 +72,8 @@ async function generate(dir) {
       SELECT 1::UINTEGER AS dataset_id, (hash(url) % 9223372036854775807)::BIGINT AS url_id, url, url AS raw_url,
              regexp_extract(url, '//([^/]+)/', 1) AS host, 'site' || d || '.com' AS domain, NULL::VARCHAR AS private_domain,
              'com,site' || d || ',www)/a/' || u.p || '.html' AS surt, to_timestamp(${T0} + (h % 864000)) AS ts, 200::SMALLINT AS status,
-             'text/html' AS mime, 'utf-8' AS charset, 'eng' AS languages, 'Page ' || u.p AS title, 'text of page ' || u.p AS text,
+             'text/html' AS mime, 'utf-8' AS charset, 'eng' AS languages, 'Page ' || u.p || ' ' || (SELECT left(p, 40) FROM paras WHERE i = u.h % ${paras.length}) AS title,
+             (SELECT string_agg(p, chr(10) ORDER BY i) FROM paras WHERE i IN (SELECT hash(u.h, k) % ${paras.length} FROM range(6) k(k))) AS text,
              (h % 200000)::INTEGER AS content_length, len(coalesce(l.outlinks, [])) AS outlink_count, coalesce(l.outlinks, []) AS outlinks,
              list_transform(coalesce(l.outlinks, []), x -> regexp_extract(x, '//(?:www\\.)?([^/]+)/', 1)) AS outlink_domains,
              'crawl-data/CC-MAIN-2030-12/segments/1/warc/CC-MAIN-' || (h % 1000) || '.warc.gz' AS warc_filename,
@@ -72,14 +88,17 @@ async function generate(dir) {
   db.closeSync();
 }
 
-async function merge(dir, links) {
+/** One merge: 'none' (no link graph, no search shards), 'links' (the graph only) or 'all' (graph and search shards). */
+async function merge(dir, mode) {
   const { runMerge } = require('@ccpipe/index');
   const { FsObjectStore } = require('@ccpipe/adapters');
   const store = new FsObjectStore({ root: dir });
   const phases = {};
   const cpu0 = process.cpuUsage();
   const t0 = Date.now();
-  const r = await runMerge({ store, dataDir: dir, rowGroupSize: 8192, keepVersions: 2, graceMs: 0, links: links === 'on', onPhase: (p, ms) => (phases[p] = ms) });
+  // 1 GB: at the default 256 MB, DuckDB's sort of the staged rows (≈ 2.5 KB of text and 30 outlinks each) fails at
+  // 200k rows instead of spilling (docs/search.md, "Merge cost"); the same limit for every mode
+  const r = await runMerge({ store, dataDir: dir, rowGroupSize: 8192, keepVersions: 2, graceMs: 0, memoryLimit: process.env.BENCH_MERGE_MEMORY ?? '1GB', links: mode !== 'none', search: mode === 'all', onPhase: (p, ms) => (phases[p] = ms) });
   const cpu = process.cpuUsage(cpu0);
   let graph = null;
   const toc = JSON.parse(readFileSync(join(dir, 'index', r.version, 'version.json'), 'utf8'));
@@ -87,7 +106,12 @@ async function merge(dir, links) {
     const [d] = JSON.parse(readFileSync(join(dir, 'index', r.version, 'links.json'), 'utf8'));
     graph = { edges: d.edges, targets: d.targets, sources: d.sources, bytes: Object.fromEntries(Object.entries(d.files).map(([k, f]) => [k, f.bytes])) };
   }
-  return { wallS: (Date.now() - t0) / 1000, cpuS: (cpu.user + cpu.system) / 1e6, urls: r.urls, phases, graph };
+  let search = null;
+  if (toc.files['search.json']) {
+    const shards = JSON.parse(readFileSync(join(dir, 'index', r.version, 'search.json'), 'utf8'));
+    search = { shards: shards.length, docs: shards.reduce((s, e) => s + e.docs, 0), bytes: shards.reduce((s, e) => s + e.bytes, 0), textBytes: shards.reduce((s, e) => s + e.textBytes, 0) };
+  }
+  return { wallS: (Date.now() - t0) / 1000, cpuS: (cpu.user + cpu.system) / 1e6, urls: r.urls, phases, graph, search };
 }
 
 function child(args) {
@@ -108,6 +132,12 @@ async function server(dir) {
     await source.close();
     process.exit(0);
   });
+}
+
+/** Search shards of the lake's current version. */
+function lakeShards(dir) {
+  const m = JSON.parse(readFileSync(join(dir, 'index', 'manifest.json'), 'utf8'));
+  return JSON.parse(readFileSync(join(dir, 'index', m.current, 'search.json'), 'utf8')).length;
 }
 
 const pct = (xs, p) => {
@@ -133,22 +163,31 @@ async function main() {
     let t = Date.now();
     child(['--generate', parts]);
     console.log(`parts generated in ${((Date.now() - t) / 1000).toFixed(1)} s`);
-    const runs = { on: [], off: [] };
+    const MODES = ['none', 'links', 'all'];
+    const runs = { none: [], links: [], all: [] };
     let lakeDir = null;
     for (let round = 0; round < ROUNDS; round++) {
-      for (const mode of round % 2 === 0 ? ['on', 'off'] : ['off', 'on']) {
+      // alternated: each round starts one mode later, so no mode always runs first
+      for (let k = 0; k < MODES.length; k++) {
+        const mode = MODES[(round + k) % MODES.length];
         const d = join(root, `merge-${mode}-${round}`);
         cpSync(parts, d, { recursive: true });
         const r = child(['--merge', d, mode]);
         runs[mode].push(r);
-        console.log(`merge links=${mode} round ${round + 1}: wall ${r.wallS.toFixed(1)} s, CPU ${r.cpuS.toFixed(1)} s, phases ${JSON.stringify(r.phases)}`);
-        if (mode === 'on' && lakeDir === null) lakeDir = d;
+        console.log(`merge ${mode} round ${round + 1}: wall ${r.wallS.toFixed(1)} s, CPU ${r.cpuS.toFixed(1)} s, phases ${JSON.stringify(r.phases)}; load ${loadavg()[0].toFixed(2)}`);
+        if (mode === 'all' && lakeDir === null) lakeDir = d;
         else rmSync(d, { recursive: true, force: true });
       }
     }
-    const g = runs.on[0].graph;
-    const [wOn, wOff, cOn, cOff] = [median(runs.on.map((r) => r.wallS)), median(runs.off.map((r) => r.wallS)), median(runs.on.map((r) => r.cpuS)), median(runs.off.map((r) => r.cpuS))];
-    console.log(`merge with links / without (medians of ${ROUNDS}): wall ${wOn.toFixed(1)} / ${wOff.toFixed(1)} s = ${(wOn / wOff).toFixed(2)}×, CPU ${cOn.toFixed(1)} / ${cOff.toFixed(1)} s = ${(cOn / cOff).toFixed(2)}× (goal ≤ 2× with search shards)`);
+    const g = runs.all[0].graph;
+    const s = runs.all[0].search;
+    const wall = (m) => median(runs[m].map((r) => r.wallS));
+    const cpu = (m) => median(runs[m].map((r) => r.cpuS));
+    for (const m of ['links', 'all']) {
+      console.log(`merge ${m === 'all' ? 'with links + search' : 'with links'} / without (medians of ${ROUNDS}): wall ${wall(m).toFixed(1)} / ${wall('none').toFixed(1)} s = ${(wall(m) / wall('none')).toFixed(2)}×, CPU ${cpu(m).toFixed(1)} / ${cpu('none').toFixed(1)} s = ${(cpu(m) / cpu('none')).toFixed(2)}×${m === 'all' ? ' (goal ≤ 2×)' : ''}`);
+    }
+    const searchMs = median(runs.all.map((r) => r.phases.search));
+    console.log(`search shards: ${s.shards} shards, ${s.docs} docs, index build ${(s.docs / (searchMs / 1000)).toFixed(0)} docs/s (search phase wall, goal ≥ 2,000 per core), shard bytes / text bytes ${(s.bytes / s.textBytes).toFixed(3)} (with the deflated text for snippets)`);
     const total = Object.values(g.bytes).reduce((s, x) => s + x, 0);
     console.log(`edges ${g.edges}, targets ${g.targets}, sources ${g.sources}; link files ${(total / g.edges).toFixed(2)} B/edge (goal ≤ 12): ${Object.entries(g.bytes).map(([k, b]) => `${k} ${(b / g.edges).toFixed(2)}`).join(', ')}`);
 
@@ -182,6 +221,27 @@ async function main() {
       for (const [name, key] of [['/v1/url/links?direction=in first page', 'page'], ['/v1/domain/{d}/inlinks first page', 'domain']]) {
         console.log(`${name}: cold ${fmt(cold[key])}; warm ${fmt(warm[key])} (goal warm p99 ≤ 20 ms)`);
       }
+      // full-text search through HTTP and the API's search thread: words drawn from the paragraphs the pages hold (two
+      // words, or a three-word phrase), global and scoped to a Zipf-drawn domain; each query asked twice (warm second)
+      const words = readFileSync(join(__dirname, '../../shared/corpus/scrapinghub-article-extraction-benchmark/ground-truth.json'), 'utf8')
+        .match(/\b[a-z]{5,12}\b/g);
+      const queries = Array.from({ length: REQUESTS }, (_, i) => {
+        const w = (k) => words[(i * 7919 + k * 104729) % words.length];
+        return i % 3 === 0 ? `"${w(0)} ${w(1)} ${w(2)}"` : `${w(0)} ${w(1)}`;
+      });
+      const search = { global: [[], []], domain: [[], []] };
+      let hits = 0;
+      for (let warmPass = 0; warmPass < 2; warmPass++) {
+        for (const [i, q] of queries.entries()) {
+          const g = await timed(`${url}/v1/search?q=${encodeURIComponent(q)}&limit=10`);
+          search.global[warmPass].push(g.ms);
+          if (warmPass === 0 && g.body.total > 0) hits++;
+          search.domain[warmPass].push((await timed(`${url}/v1/search?q=${encodeURIComponent(q)}&limit=10&domain=${domains[i]}`)).ms);
+        }
+      }
+      console.log(`/v1/search over ${lakeShards(lakeDir)} shards, queries with ≥ 1 hit: ${hits}/${queries.length}`);
+      console.log(`/v1/search global: cold ${fmt(search.global[0])}; warm ${fmt(search.global[1])} (goal warm p99 ≤ 200 ms)`);
+      console.log(`/v1/search domain-scoped: cold ${fmt(search.domain[0])}; warm ${fmt(search.domain[1])} (goal warm p99 ≤ 50 ms)`);
     } finally {
       srv.send('stop');
       await new Promise((resolve) => srv.once('exit', resolve));

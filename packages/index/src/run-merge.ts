@@ -19,9 +19,8 @@ import { clearInbox, listNewBatches, markerScanOf, nextInboxState, readMarkers, 
 import { MergeCache, type CachedObject } from './merge-cache';
 import { acquireMergeLease, type MergeLease } from './merge-lease';
 import { openStageRoot } from './stage-root';
-import { ORDERINGS_FILE, assignPositions, readOrderings, writeOrderings } from './orderings';
-import { LINKS_FILE, LINK_LAKE_COLUMNS, readLinks, writeLinks } from './links';
-import { SEARCH_FILE, SEARCH_LAKE_COLUMNS, readSearchShards, writeSearchShards } from './search-index';
+import { assignPositions } from './orderings';
+import { writeDerived } from './merge-derived';
 import { TOP_DOMAINS_FILE, TopDomains } from './top-domains';
 import { lakeFileId, markTextVersions } from './text-versions';
 import { VersionWriter, loadVersionHead, loadVersionSummary, openIndexOnDemand, readManifest, type VersionBase } from './version-files';
@@ -734,57 +733,11 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
       rewrittenFiles: newFiles.length, collisions: Object.keys(collisions).length, partitionBits: bits, ...(textVersions !== undefined && { textVersions }), lakeColumns: columnSet, lakeColumnList: [...lakeCols], ...nextInboxState(prev?.status, scan, withoutEntry, scanAt), datasets: built.datasets,
       ...(await ingestTotalsOf(store, prev?.status ?? null, merged, markers).then((ingested) => ({ ingested }), () => ({}))), mergeMs: Date.now() - t0,
     };
-    if (opts.orderings !== false) {
-      const to = Date.now();
-      // the time, size and status orderings of each dataset whose lake files changed; the others' carried over
-      const changed = new Set([...newFiles.map((f) => f.datasetId), ...(prev?.files ?? []).filter((f) => replaced.has(f.key)).map((f) => f.datasetId)]);
-      // the files just written sit in the merge cache (writeLake adopted them): read there, not downloaded again
-      for (const f of newFiles) listed.set(f.key, { key: f.key, bytes: f.bytes, crc32: f.crc32 });
-      const orderings = await writeOrderings(conn, store, {
-        version, files: built.files, rebuild: new Set([...changed, ...renumbered]), renumbered, previous: prev === null ? [] : await readOrderings(store, prev.toc.version, prev.toc),
-        pathsOf: (keys) => inputs.fetch(keys), releasePaths: (keys) => inputs.release(keys),
-        withSize: lakeCols.includes('content_length'), tmpDir: tmp,
-      });
-      await out.put(ORDERINGS_FILE, jsonBytes(orderings));
-      // a phase of its own, taken out of the index phase it sits in
-      const ms = Date.now() - to;
-      opts.onPhase?.('orderings', ms);
-      tp += ms;
-    }
-    if (opts.links !== false && LINK_LAKE_COLUMNS.every((c) => lakeCols.includes(c))) {
-      const tl = Date.now();
-      // the link graph of each dataset whose lake files changed, from those files (links.ts); the others' carried over
-      const changed = new Set([...newFiles.map((f) => f.datasetId), ...(prev?.files ?? []).filter((f) => replaced.has(f.key)).map((f) => f.datasetId)]);
-      for (const f of newFiles) listed.set(f.key, { key: f.key, bytes: f.bytes, crc32: f.crc32 });
-      const links = await writeLinks(conn, store, {
-        version, files: built.files, rebuild: new Set([...changed, ...renumbered]), previous: prev === null ? [] : await readLinks(store, prev.toc.version, prev.toc),
-        pathsOf: (keys) => inputs.fetch(keys), releasePaths: (keys) => inputs.release(keys), tmpDir: tmp,
-      });
-      await out.put(LINKS_FILE, jsonBytes(links));
-      const ms = Date.now() - tl;
-      opts.onPhase?.('links', ms);
-      tp += ms;
-    }
-    if (opts.search !== false && !(opts.dropText ?? false) && SEARCH_LAKE_COLUMNS.every((c) => lakeCols.includes(c))) {
-      const ts = Date.now();
-      // each new lake file gets its shard; a kept file whose rows lost their text to the content-versions policy
-      // without a rewrite gets its shard again without them (readers hide that text: the search must not find it)
-      const rebuild = new Map<string, number[]>();
-      for (const id of stripFiles.keys()) {
-        const f = prev!.files[-id - 1]!;
-        if (replaced.has(f.key)) continue;
-        rebuild.set(f.key, (await queryRows(conn, `SELECT _r FROM strip_old WHERE _f = ${id}`)).map((r) => Number(r['_r'])));
-      }
-      for (const f of newFiles) listed.set(f.key, { key: f.key, bytes: f.bytes, crc32: f.crc32 });
-      const shards = await writeSearchShards(() => db!.connect(), store, {
-        version, files: built.files, previous: prev === null ? [] : await readSearchShards(store, prev.toc.version, prev.toc), rebuild,
-        languages: lakeCols.includes('languages'), pathsOf: (keys) => inputs.fetch(keys), releasePaths: (keys) => inputs.release(keys), tmpDir: tmp,
-      });
-      await out.put(SEARCH_FILE, jsonBytes(shards));
-      const ms = Date.now() - ts;
-      opts.onPhase?.('search', ms);
-      tp += ms;
-    }
+    // the secondary orderings, the link graph and the search shards of the new version (merge-derived.ts)
+    tp += await writeDerived({
+      conn, db: db!, store, out, version, files: built.files, prev, newFiles, replaced, renumbered, listed, inputs, tmp, lakeCols, stripFiles,
+      orderings: opts.orderings !== false, links: opts.links !== false, search: opts.search !== false && !(opts.dropText ?? false), ...(opts.onPhase && { onPhase: opts.onPhase }),
+    });
     if (shardNo !== built.shardSizes.length) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'index shards written differ from the shards built', { written: shardNo, built: built.shardSizes.length });
     await out.put(SHARD_TABLE, jsonBytes({ v: 1, shards: built.shardSizes.map((domains) => ({ domains })) }));
     await out.put('files.json', jsonBytes(built.files));
