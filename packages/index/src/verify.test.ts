@@ -32,12 +32,13 @@ describe('verifyVersion (ccpipe verify)', () => {
     const read: string[] = [];
     const r = await verifyVersion(store, { onFile: (key) => read.push(key) });
     // the second merge added a row: the orderings are the first merge's base and this one's delta (three kinds each)
-    expect(r).toMatchObject({ version: 'v000002', lakeFiles: files.length, locators: files.length, orderings: 6, problems: [] });
+    expect(r).toMatchObject({ version: 'v000002', lakeFiles: files.length, locators: files.length, orderings: 6, searchShards: files.length, problems: [] });
+    const shards = (JSON.parse(await readFile(join(dir, indexLayout.versionFile('v000002', 'search.json')), 'utf8')) as { key: string }[]).map((e) => e.key);
     expect(r.indexFiles).toBeGreaterThanOrEqual(8); // the JSON files and one shard's three
     const sizes = files.reduce((n, f) => n + f.bytes + f.locator!.bytes, 0);
     expect(r.bytes).toBeGreaterThan(sizes);
     const orderings = ['ts', 'size', 'status'].flatMap((k) => [`order/dataset_id=1/${k}-v000001.parquet`, `order/dataset_id=1/${k}-delta-v000002.parquet`]);
-    expect(new Set(read)).toEqual(new Set([...files.flatMap((f) => [f.key, f.locator!.key]), ...orderings, ...read.filter((k) => k.startsWith('index/v000002/'))]));
+    expect(new Set(read)).toEqual(new Set([...files.flatMap((f) => [f.key, f.locator!.key]), ...orderings, ...shards, ...read.filter((k) => k.startsWith('index/v000002/'))]));
     // an older version kept by the manifest, by name; one it does not keep is an error, not a pass
     expect((await verifyVersion(store, { version: 'v000001' })).problems).toEqual([]);
     // nothing to check is not a pass: a version the manifest does not keep, no version at all (a wrong --data, a copy
@@ -51,7 +52,7 @@ describe('verifyVersion (ccpipe verify)', () => {
     expect((await verifyVersion(store)).problems).toEqual([{ key: manifest, code: 'CCP_ERR_INDEX_FORMAT', message: expect.any(String) }]);
   });
 
-  it('names each damaged or missing file: a flipped byte in a lake file, a lost locator, a damaged shard file', async () => {
+  it('names each damaged or missing file: a flipped byte in a lake file, a lost locator, a damaged shard file, a lost search shard', async () => {
     const { store, files } = await lake();
     const lakePath = join(dir, files[0]!.key);
     const bytes = await readFile(lakePath);
@@ -61,9 +62,12 @@ describe('verifyVersion (ccpipe verify)', () => {
     await rm(join(dir, files[1]!.locator!.key));
     const shard = join(dir, indexLayout.versionFile('v000002', 'postings-0000.bin'));
     await writeFile(shard, Buffer.concat([await readFile(shard), Buffer.from([0])]));
+    const [searchShard] = JSON.parse(await readFile(join(dir, indexLayout.versionFile('v000002', 'search.json')), 'utf8')) as { key: string }[];
+    await rm(join(dir, searchShard!.key));
     const r = await verifyVersion(store);
     expect(r.problems).toEqual(
       [
+        { key: searchShard!.key, code: 'CCP_ERR_INDEX_MISSING', message: 'file is missing' },
         { key: files[0]!.key, code: 'CCP_ERR_INDEX_CRC', message: 'CRC32 mismatch' },
         { key: files[1]!.locator!.key, code: 'CCP_ERR_INDEX_MISSING', message: 'file is missing' },
         { key: indexLayout.versionFile('v000002', 'postings-0000.bin'), code: 'CCP_ERR_INDEX_CRC', message: expect.stringMatching(/^size /) },

@@ -2,7 +2,9 @@ import { crc32 } from 'node:zlib';
 import { CcpError, runLanes, type ObjectStore } from '@ccpipe/core';
 import { IndexFormatError, indexLayout, parseJson, type LakeFileEntry } from './format';
 import { readManifest, readVersionToc } from './version-files';
+import { LINKS_FILE, type DatasetLinks } from './links';
 import { ORDERINGS_FILE, type OrderingFile } from './orderings';
+import { SEARCH_FILE, type SearchShardEntry } from './search-index';
 
 /** One file of a version that is not as the version recorded it. */
 export interface VerifyProblem {
@@ -26,6 +28,10 @@ export interface VerifyResult {
   locators: number;
   /** Secondary ordering files orderings.json lists (orderings.ts). */
   orderings: number;
+  /** Link graph files links.json lists (links.ts). */
+  links: number;
+  /** Search shards search.json lists (search-index.ts). */
+  searchShards: number;
   /** Bytes read. */
   bytes: number;
   /** Empty when every file is as recorded. */
@@ -38,7 +44,8 @@ const CHUNK = 8 << 20;
 /**
  * Reads every file of one index version whole and checks it against what the version recorded: version.json against
  * the manifest's CRC32, each index file against version.json, each lake file and row-group locator against files.json
- * (size and CRC32), each secondary ordering against orderings.json. The API checks index files when it loads a version but reads lake files only by the row groups a
+ * (size and CRC32), each secondary ordering, link graph file and search shard against orderings.json, links.json and
+ * search.json. The API checks index files when it loads a version but reads lake files only by the row groups a
  * page needs, so this is how a whole lake is checked — after copying it, or on a schedule. Memory is one chunk per
  * lane. `version` defaults to the current one. Never throws for what it finds: an unreadable or empty manifest, a
  * version the manifest does not keep, and a store failure on one file are problems too (the other files are still
@@ -47,7 +54,7 @@ const CHUNK = 8 << 20;
 export async function verifyVersion(
   store: ObjectStore, opts: { version?: string; concurrency?: number; onFile?: (key: string, bytes: number) => void } = {},
 ): Promise<VerifyResult> {
-  const result: VerifyResult = { version: opts.version ?? null, indexFiles: 0, lakeFiles: 0, locators: 0, orderings: 0, bytes: 0, problems: [] };
+  const result: VerifyResult = { version: opts.version ?? null, indexFiles: 0, lakeFiles: 0, locators: 0, orderings: 0, links: 0, searchShards: 0, bytes: 0, problems: [] };
   const manifestKey = indexLayout.manifest();
   let manifest;
   try {
@@ -97,15 +104,22 @@ export async function verifyVersion(
     result.locators = locators.length;
     await checkAll([...lake.map((f) => ({ key: f.key, size: f.bytes, crc32: f.crc32 })), ...locators]);
   }
-  const orderingsKey = indexLayout.versionFile(version, ORDERINGS_FILE);
-  if (toc.files[ORDERINGS_FILE] !== undefined && !result.problems.some((p) => p.key === orderingsKey)) {
+  // the files each listing of the version names (one that is absent lists none; one that cannot be read is a problem)
+  const listings: [string, keyof Pick<VerifyResult, 'orderings' | 'links' | 'searchShards'>, (b: Uint8Array) => { key: string; size: number; crc32: number }[]][] = [
+    [ORDERINGS_FILE, 'orderings', (b) => parseJson<OrderingFile[]>(b, ORDERINGS_FILE).map((o) => ({ key: o.key, size: o.bytes, crc32: o.crc32 }))],
+    [LINKS_FILE, 'links', (b) => parseJson<DatasetLinks[]>(b, LINKS_FILE).flatMap((d) => Object.values(d.files).map((f) => ({ key: f.key, size: f.bytes, crc32: f.crc32 })))],
+    [SEARCH_FILE, 'searchShards', (b) => parseJson<SearchShardEntry[]>(b, SEARCH_FILE).map((e) => ({ key: e.key, size: e.bytes, crc32: e.crc32 }))],
+  ];
+  for (const [name, counter, filesOf] of listings) {
+    const key = indexLayout.versionFile(version, name);
+    if (toc.files[name] === undefined || result.problems.some((p) => p.key === key)) continue;
     try {
-      const list = parseJson<OrderingFile[]>((await store.get(orderingsKey)) ?? new Uint8Array(), ORDERINGS_FILE);
-      result.orderings = list.length;
-      await checkAll(list.map((o) => ({ key: o.key, size: o.bytes, crc32: o.crc32 })));
+      const list = filesOf((await store.get(key)) ?? new Uint8Array());
+      result[counter] = list.length;
+      await checkAll(list);
     } catch (err) {
       if (!(err instanceof IndexFormatError)) throw err;
-      result.problems.push({ key: orderingsKey, code: 'CCP_ERR_INDEX_FORMAT', message: err.message });
+      result.problems.push({ key, code: 'CCP_ERR_INDEX_FORMAT', message: err.message });
     }
   }
   result.problems.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));

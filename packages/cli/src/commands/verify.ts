@@ -14,7 +14,7 @@ const VERIFY: ConfigKey[] = [...STORE_KEYS];
  * published under --data, a version the manifest does not keep, an unreadable manifest).
  */
 export function registerVerifyCommand(program: Command, io: { write(line: string): void } = { write: (l) => process.stdout.write(l) }): void {
-  addConfigFlags(program.command('verify').description("check every file of an index version (index, lake, locators, orderings) against its recorded size and CRC32"), VERIFY)
+  addConfigFlags(program.command('verify').description("check every file of an index version (index, lake, locators, orderings, link graph, search shards) against its recorded size and CRC32"), VERIFY)
     .option('--index-version <v>', 'the index version to check, e.g. v000003 (default: the current one)')
     .action(async (opts: Record<string, unknown>) => {
       const config = loadConfig(process.env, configFlagsOf(opts, VERIFY));
