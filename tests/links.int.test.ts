@@ -4,13 +4,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { decodeHTMLAttribute } from 'entities';
-import { canonicalizeUrl, emptyDatasetRegistry, registeredDomainOf, ensureDatasetIn, extractDocument, layout, serializeDatasetRegistry } from '@ccpipe/core';
-import { FsObjectStore, closeDuckDbParquetEngine, writeParquetPart } from '@ccpipe/adapters';
-import { processBatch, type BatchDeps } from '@ccpipe/worker';
+import { canonicalizeUrl, registeredDomainOf, layout } from '@ccpipe/core';
+import { closeDuckDbParquetEngine } from '@ccpipe/adapters';
+import { processBatch } from '@ccpipe/worker';
 import { openIndexSource, runMerge, type LakeIndexSource } from '@ccpipe/index';
 import { Acl, startApi, type ApiServer } from '@ccpipe/api';
 import { CC_MIRROR_DEV, DEV_CRAWLS } from './support/corpus';
-import { devBatches, devReader } from './support/dev-batches';
+import { devBatches, devStore } from './support/dev-batches';
 import { readParquetRows } from './support/parquet';
 
 // The link graph over the whole pipeline: cc-mirror-dev, every record kept → worker (real extraction) → merger → HTTP
@@ -273,16 +273,8 @@ function buildGraph(datasetId: number) {
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'ccpipe-links-'));
-  const store = new FsObjectStore({ root: dir });
-  let reg = emptyDatasetRegistry();
-  for (const crawl of DEV_CRAWLS) reg = ensureDatasetIn(reg, crawl, crawl, '2030-01-01T00:00:00Z').registry;
-  await store.put('datasets.json', serializeDatasetRegistry(reg));
-  for (const d of reg.datasets) ids[d.name] = d.id;
-  const deps: BatchDeps = {
-    reader: devReader(), store,
-    extract: async (html, url) => extractDocument(html, { url }),
-    writePart: (rows) => writeParquetPart(rows, { engine: 'duckdb' }),
-  };
+  const { store, ids: named, deps } = await devStore(dir);
+  Object.assign(ids, named);
   for (const crawl of DEV_CRAWLS) {
     const id = ids[crawl]!;
     const latest = new Map<string, Page & { ts: number }>();

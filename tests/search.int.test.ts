@@ -1,14 +1,14 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { emptyDatasetRegistry, ensureDatasetIn, extractDocument, layout, serializeDatasetRegistry } from '@ccpipe/core';
-import { FsObjectStore, closeDuckDbParquetEngine, writeParquetPart } from '@ccpipe/adapters';
-import { processBatch, type BatchDeps } from '@ccpipe/worker';
+import { layout } from '@ccpipe/core';
+import { FsObjectStore, closeDuckDbParquetEngine } from '@ccpipe/adapters';
+import { processBatch } from '@ccpipe/worker';
 import { openIndexSource, runMerge, type LakeIndexSource } from '@ccpipe/index';
 import { Acl, searchMetrics, startApi, type ApiServer } from '@ccpipe/api';
 import { Registry } from 'prom-client';
 import { DEV_CRAWLS } from './support/corpus';
-import { devBatches, devReader } from './support/dev-batches';
+import { devBatches, devStore } from './support/dev-batches';
 import { readParquetRows } from './support/parquet';
 
 // Full-text search over the whole pipeline: cc-mirror-dev (default filter) → worker (real extraction, text kept) →
@@ -63,16 +63,8 @@ const searchable = (p: Page): string => `${fold(p.title ?? '')}\u0001${fold(p.te
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'ccpipe-search-e2e-'));
-  const store = new FsObjectStore({ root: dir });
-  let reg = emptyDatasetRegistry();
-  for (const crawl of DEV_CRAWLS) reg = ensureDatasetIn(reg, crawl, crawl, '2030-01-01T00:00:00Z').registry;
-  await store.put('datasets.json', serializeDatasetRegistry(reg));
-  for (const d of reg.datasets) ids[d.name] = d.id;
-  const deps: BatchDeps = {
-    reader: devReader(), store,
-    extract: async (html, url) => extractDocument(html, { url }),
-    writePart: (rows) => writeParquetPart(rows, { engine: 'duckdb' }),
-  };
+  const { store, ids: named, deps } = await devStore(dir);
+  Object.assign(ids, named);
   for (const crawl of DEV_CRAWLS) {
     const id = ids[crawl]!;
     const latest = new Map<string, Page | null>();

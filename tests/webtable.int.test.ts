@@ -3,13 +3,13 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { canonicalizeUrl, emptyDatasetRegistry, ensureDatasetIn, extractDocument, layout, registeredDomainOf, serializeDatasetRegistry } from '@ccpipe/core';
-import { FsObjectStore, closeDuckDbParquetEngine, writeParquetPart } from '@ccpipe/adapters';
-import { processBatch, type BatchDeps } from '@ccpipe/worker';
+import { canonicalizeUrl, layout, registeredDomainOf } from '@ccpipe/core';
+import { FsObjectStore, closeDuckDbParquetEngine } from '@ccpipe/adapters';
+import { processBatch } from '@ccpipe/worker';
 import { openIndexSource, runMerge, type LakeIndexSource } from '@ccpipe/index';
 import { startApi, type ApiServer } from '@ccpipe/api';
 import { CC_MIRROR_DEV, DEV_CRAWLS } from './support/corpus';
-import { devBatches, devReader } from './support/dev-batches';
+import { devBatches, devStore } from './support/dev-batches';
 import { readParquetRows } from './support/parquet';
 
 // The web table over the whole pipeline: cc-mirror-dev with every record kept (--status any --languages any) →
@@ -94,16 +94,8 @@ function expectedRows(domain: string, datasets: number[], keep: (c: Cdx) => bool
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'ccpipe-webtable-'));
-  const store = new FsObjectStore({ root: dir });
-  let reg = emptyDatasetRegistry();
-  for (const crawl of DEV_CRAWLS) reg = ensureDatasetIn(reg, crawl, crawl, '2030-01-01T00:00:00Z').registry;
-  await store.put('datasets.json', serializeDatasetRegistry(reg));
-  for (const d of reg.datasets) ids[d.name] = d.id;
-  const deps: BatchDeps = {
-    reader: devReader(), store,
-    extract: async (html, url) => extractDocument(html, { url }),
-    writePart: (rows) => writeParquetPart(rows, { engine: 'duckdb' }),
-  };
+  const { store, ids: named, deps } = await devStore(dir);
+  Object.assign(ids, named);
   const ingest = async (crawl: string): Promise<string> => {
     const id = ids[crawl]!;
     expected.set(id, cdxRows(crawl));

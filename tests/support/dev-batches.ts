@@ -1,7 +1,10 @@
-import { compileFilter, registeredDomainOf, type Batch, type BatchPublisher } from '@ccpipe/core';
-import { FsRangeReader, MemoryObjectStore, systemClock } from '@ccpipe/adapters';
+import {
+  compileFilter, emptyDatasetRegistry, ensureDatasetIn, extractDocument, registeredDomainOf, serializeDatasetRegistry, type Batch, type BatchPublisher,
+} from '@ccpipe/core';
+import { FsObjectStore, FsRangeReader, MemoryObjectStore, systemClock, writeParquetPart } from '@ccpipe/adapters';
 import { loadClusterIdx, planBlocks, runBatcher, runFingerprint } from '@ccpipe/batcher';
-import { CC_MIRROR_DEV } from './corpus';
+import type { BatchDeps } from '@ccpipe/worker';
+import { CC_MIRROR_DEV, DEV_CRAWLS } from './corpus';
 
 /** A range reader over cc-mirror-dev's files (no HTTP), requiring gzip members like the worker's. */
 export const devReader = (): FsRangeReader => new FsRangeReader({ root: CC_MIRROR_DEV, expectGzip: true });
@@ -27,4 +30,22 @@ export async function devBatches(
     { reader, publisher, store: new MemoryObjectStore(), clock: systemClock },
   );
   return out;
+}
+
+/**
+ * A data store in `dir` whose dataset registry names cc-mirror-dev's crawls (ids by crawl name), and the deps a worker
+ * processes their batches with: the mirror's files, real extraction, DuckDB parts. The start of the end-to-end tests.
+ */
+export async function devStore(dir: string): Promise<{ store: FsObjectStore; ids: Record<string, number>; deps: BatchDeps }> {
+  const store = new FsObjectStore({ root: dir });
+  let reg = emptyDatasetRegistry();
+  for (const crawl of DEV_CRAWLS) reg = ensureDatasetIn(reg, crawl, crawl, '2030-01-01T00:00:00Z').registry;
+  await store.put('datasets.json', serializeDatasetRegistry(reg));
+  const ids = Object.fromEntries(reg.datasets.map((d) => [d.name, d.id]));
+  const deps: BatchDeps = {
+    reader: devReader(), store,
+    extract: async (html, url) => extractDocument(html, { url }),
+    writePart: (rows) => writeParquetPart(rows, { engine: 'duckdb' }),
+  };
+  return { store, ids, deps };
 }

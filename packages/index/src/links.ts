@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import type { ObjectStore } from '@ccpipe/core';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { appendTo, queryRows, sqlList, sqlString } from './duck';
-import { IndexFormatError, crcOf, indexLayout, parseJson, type LakeFileEntry, type VersionToc } from './format';
+import { crcOf, type LakeFileEntry, type VersionToc } from './format';
+import { readVersionList } from './version-list';
 import { positionsOf } from './orderings';
 
 /**
@@ -170,11 +171,5 @@ async function writeDataset(conn: DuckDBConnection, store: ObjectStore, opts: Wr
  * for a version without one (written before #21, or from a lake without outlink columns). @throws IndexFormatError
  */
 export async function readLinks(store: ObjectStore, version: string, toc: VersionToc): Promise<DatasetLinks[]> {
-  const e = toc.files[LINKS_FILE];
-  if (e === undefined) return [];
-  const b = await store.get(indexLayout.versionFile(version, LINKS_FILE));
-  if (b === null || b.length !== e.size || crcOf(b) !== e.crc32) {
-    throw new IndexFormatError('CCP_ERR_INDEX_CRC', 'links.json does not match its checksum', { version });
-  }
-  return parseJson<DatasetLinks[]>(b, LINKS_FILE);
+  return readVersionList<DatasetLinks>(store, version, toc, LINKS_FILE);
 }

@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import type { ObjectStore } from '@ccpipe/core';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { appendTo, sqlList, sqlString } from './duck';
-import { IndexFormatError, crcOf, indexLayout, parseJson, type LakeFileEntry, type VersionToc } from './format';
+import { crcOf, type LakeFileEntry, type VersionToc } from './format';
+import { readVersionList } from './version-list';
 
 /**
  * Secondary orderings of the web table, one set per dataset, immutable per version: every row of the dataset's lake
@@ -218,11 +219,5 @@ export const ORDERINGS_FILE = 'orderings.json';
  * for a version written before orderings existed (no such file listed). @throws IndexFormatError on a mismatch
  */
 export async function readOrderings(store: ObjectStore, version: string, toc: VersionToc): Promise<OrderingFile[]> {
-  const e = toc.files[ORDERINGS_FILE];
-  if (e === undefined) return [];
-  const b = await store.get(indexLayout.versionFile(version, ORDERINGS_FILE));
-  if (b === null || b.length !== e.size || crcOf(b) !== e.crc32) {
-    throw new IndexFormatError('CCP_ERR_INDEX_CRC', 'orderings.json does not match its checksum', { version });
-  }
-  return parseJson<OrderingFile[]>(b, ORDERINGS_FILE);
+  return readVersionList<OrderingFile>(store, version, toc, ORDERINGS_FILE);
 }

@@ -5,7 +5,8 @@ import { runLanes, type ObjectStore } from '@ccpipe/core';
 import { ShardBuildPool, type SearchDoc } from '@ccpipe/search';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { streamColumns, sqlString } from './duck';
-import { IndexFormatError, crcOf, indexLayout, parseJson, type LakeFileEntry, type VersionToc } from './format';
+import { IndexFormatError, crcOf, type LakeFileEntry, type VersionToc } from './format';
+import { readVersionList } from './version-list';
 import { positionsOf } from './orderings';
 
 /**
@@ -152,11 +153,5 @@ async function buildOne(
  * for a version without one (written before search, with search off, or from a lake without text). @throws IndexFormatError
  */
 export async function readSearchShards(store: ObjectStore, version: string, toc: VersionToc): Promise<SearchShardEntry[]> {
-  const e = toc.files[SEARCH_FILE];
-  if (e === undefined) return [];
-  const b = await store.get(indexLayout.versionFile(version, SEARCH_FILE));
-  if (b === null || b.length !== e.size || crcOf(b) !== e.crc32) {
-    throw new IndexFormatError('CCP_ERR_INDEX_CRC', 'search.json does not match its checksum', { version });
-  }
-  return parseJson<SearchShardEntry[]>(b, SEARCH_FILE);
+  return readVersionList<SearchShardEntry>(store, version, toc, SEARCH_FILE);
 }

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { CcpError, SearchError, parseSearchQuery, type ParsedQuery, type SearchErrorCode } from '@ccpipe/core';
+import { CcpError, SearchError, parseSearchQuery, type ParsedQuery, type SearchErrorCode, type SearchRunnerCounters } from '@ccpipe/core';
 import { DEFAULT_TIME_LIMIT_MS, checkOptions, type SearchOptions } from './open-search-shard';
 import type { ShardsResult } from './search-shards';
 import type { SearchReady, SearchReply, SearchRequest, SearchWorkerConfig, WireError } from './search-messages';
@@ -39,19 +39,13 @@ export interface SearchRunnerOptions {
 /** Options of one {@link SearchRunner.run}: a search's options; the time limit counts from the call. */
 export type SearchRunOptions = Omit<SearchOptions, 'deadline' | 'timeLimitMs'> & { timeLimitMs?: number };
 
-/** Counters since start, for metrics. */
-export interface SearchRunnerStats {
-  /** Searches answered. */
-  completed: number;
-  /** Searches that failed in or past a worker, timeouts included; refused queries and a closed runner are not counted. */
-  failed: number;
-  /** Searches that ran past their time limit: in the worker, waiting for one, or past the grace. */
-  timeouts: number;
-  /** Workers replaced (past the grace, or died). */
-  restarts: number;
-  queued: number;
-  busy: number;
-}
+/**
+ * Counters since start, for metrics: the core's {@link SearchRunnerCounters} (an index source reports them). `failed`
+ * counts searches that failed in or past a worker, timeouts included (refused queries and a closed runner are not
+ * counted); `timeouts` those past their time limit (in the worker, waiting for one, or past the grace); `restarts`
+ * workers replaced (past the grace, or died).
+ */
+export type SearchRunnerStats = SearchRunnerCounters;
 
 interface Job {
   id: number;

@@ -257,12 +257,15 @@ export interface IndexView {
   readonly textVersions?: number | null;
 }
 
-/** What the threads running full-text searches have done since start (a search timed out counts as failed too). */
+/**
+ * What the threads running full-text searches have done since start: searches answered; failed in or past a thread
+ * (timeouts included; refused queries not); past their time limit; threads replaced (silent past a deadline, or
+ * dead); waiting for a thread; threads searching.
+ */
 export interface SearchRunnerCounters {
   completed: number;
   failed: number;
   timeouts: number;
-  /** Threads replaced (one silent past its deadline, or dead). */
   restarts: number;
   queued: number;
   busy: number;
