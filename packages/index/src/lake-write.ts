@@ -85,12 +85,71 @@ export interface OldLakeFile {
  * rank among the merge's parts, 1-based: later parts rank higher) and `_r` (row number in its part). `raw_url` is
  * stored only where it differs from `url`; `text` is null with `dropText`.
  */
-export async function stageNewRows(conn: DuckDBConnection, parts: string, columns: readonly string[], dropText: boolean): Promise<void> {
+export async function stageNewRows(
+  conn: DuckDBConnection, parts: string, columns: readonly string[], dropText: boolean, opts: StageOptions,
+): Promise<{ passes: number }> {
   const want = [...new Set([...columns, 'url_id', 'url', 'ts', 'warc_filename', 'warc_offset'])].filter((c) => c !== 'domain64');
-  await conn.run(
-    `CREATE TEMP TABLE staged AS SELECT dataset_id::BIGINT AS dataset_id, prefix, domain64, ${want.map((c) => lakeColumnExpr(c, dropText)).join(', ')}, _f, _r
-     FROM (${parts}) ORDER BY dataset_id, prefix`,
-  );
+  const select = `SELECT dataset_id::BIGINT AS dataset_id, prefix, domain64, ${want.map((c) => lakeColumnExpr(c, dropText)).join(', ')}, _f, _r FROM (${parts})`;
+  // DuckDB's sort holds a run's strings in memory: a sort of rows wider in all than about a third of the memory limit
+  // fails ("could not allocate block") instead of spilling — 200k pages of ≈ 2.5 KB text and 30 outlinks did at
+  // 256 MB. Wider input is sorted in passes of consecutive partitions, each within a quarter of the limit (the parts'
+  // uncompressed size spread over their rows estimates it), into files read back in order.
+  const [meta] = await queryRows(conn, `SELECT sum(total_uncompressed_size) AS b, count(DISTINCT file_name) AS f FROM parquet_metadata(${sqlList(opts.files)})`);
+  const [rows] = await queryRows(conn, `SELECT coalesce(sum(num_rows), 0) AS n FROM parquet_file_metadata(${sqlList(opts.files)})`);
+  const total = Number(meta?.['b'] ?? 0);
+  const width = total / Math.max(1, Number(rows?.['n'] ?? 0));
+  const budget = opts.passBytes ?? (await memoryLimitBytes(conn)) / 4;
+  if (total <= budget) {
+    await conn.run(`CREATE TEMP TABLE staged AS ${select} ORDER BY dataset_id, prefix`);
+    return { passes: 1 };
+  }
+  const passes: { datasetId: number; prefix: string }[][] = [[]];
+  let held = 0;
+  for (const r of await queryRows(conn, `SELECT dataset_id AS d, prefix AS p, count(*) AS n FROM (${parts}) GROUP BY ALL ORDER BY 1, 2`)) {
+    const b = Number(r['n']) * width;
+    if (held > 0 && held + b > budget) {
+      passes.push([]);
+      held = 0;
+    }
+    passes[passes.length - 1]!.push({ datasetId: Number(r['d']), prefix: r['p'] as string });
+    held += b;
+  }
+  const dir = join(opts.tmpDir, `stage-${++passSeq}`);
+  await mkdir(dir, { recursive: true });
+  try {
+    const files: string[] = [];
+    for (const pass of passes) {
+      const file = join(dir, `pass-${files.length}.parquet`);
+      // one partition is a stretch of its own: no sort (however large it is)
+      await conn.run(`COPY (${select} WHERE ${targetsWhere(pass)}${pass.length > 1 ? ' ORDER BY dataset_id, prefix' : ''})
+        TO ${sqlString(file)} (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1)`);
+      files.push(file);
+    }
+    await conn.run(`CREATE TEMP TABLE staged AS SELECT * FROM read_parquet(${sqlList(files)}, hive_partitioning = false)`);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+  return { passes: passes.length };
+}
+
+/** Options of {@link stageNewRows}. */
+export interface StageOptions {
+  /** The parts' local paths (their Parquet metadata sizes the staging). */
+  files: readonly string[];
+  /** Where the passes' files go (deleted before it returns). */
+  tmpDir: string;
+  /** Estimated bytes a sorting pass may hold; default a quarter of the connection's memory limit. */
+  passBytes?: number;
+}
+
+/** The connection's memory limit in bytes (DuckDB answers it as text: '244.1 MiB'); 256 MiB when it cannot be read. */
+async function memoryLimitBytes(conn: DuckDBConnection): Promise<number> {
+  const [row] = await queryRows(conn, "SELECT current_setting('memory_limit') AS m");
+  const m = /^([\d.]+)\s*(bytes?|[KMGTP]i?B)$/i.exec(String(row?.['m'] ?? ''));
+  if (m === null) return 256 * 2 ** 20;
+  const unit = m[2]!.toUpperCase();
+  const pow = unit.startsWith('B') ? 0 : 'KMGTP'.indexOf(unit[0]!) + 1;
+  return Number(m[1]) * (unit.includes('I') ? 1024 : 1000) ** pow;
 }
 
 /** How a lake column is written: `raw_url` only where it differs from `url` (null otherwise), `text` null with `dropText`. */

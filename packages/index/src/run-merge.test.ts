@@ -92,6 +92,32 @@ describe('runMerge (synthetic batches)', () => {
     }
   });
 
+  it('stages wide new rows in passes of partitions when one sort would not fit, and writes the same lake byte for byte', async () => {
+    // two datasets, many domains (partitions), a big domain, texts of a few KB, over two merges
+    const text = (i: number): string => `words of page ${i} `.repeat(40 + (i % 90));
+    const batch = (d: number, m: number): ReturnType<typeof row>[] => Array.from({ length: 900 }, (_, i) =>
+      row(d, i % 5 === 0 ? `https://big.example.com/p${m}/${i}` : `https://s${i % 97}.example${i % 3}.org/${m}/${i}`, `2030010${m + 1}000000`, { text: text(i), title: `p ${i}` }));
+    const lakeOf = async (root: string): Promise<[string, number, number][]> => {
+      const m = JSON.parse(await readFile(join(root, indexLayout.manifest()), 'utf8')) as IndexManifest;
+      const files = JSON.parse(await readFile(join(root, indexLayout.versionFile(m.current!, 'files.json')), 'utf8')) as LakeFileEntry[];
+      return files.map((f) => [f.key, f.rows, f.crc32]);
+    };
+    // passes of about 60 KB (every partition a pass of its own, unsorted) and of about 1 MB (a few partitions each, sorted)
+    const others = [await mkdtemp(join(tmpdir(), 'ccpipe-index-passes-')), await mkdtemp(join(tmpdir(), 'ccpipe-index-passes-'))];
+    try {
+      for (let m = 0; m < 2; m++) {
+        for (const d of [1, 2]) for (const root of [dir, ...others]) await putBatch(new FsObjectStore({ root }), d, `b${m}-${d}`, batch(d, m));
+        await runMerge(opts());
+        for (const [k, root] of others.entries()) await runMerge(opts({ store: new FsObjectStore({ root }), dataDir: root, stagePassBytes: [60_000, 1_000_000][k]! }));
+      }
+      const one = await lakeOf(dir);
+      expect(one.length).toBeGreaterThanOrEqual(4);
+      for (const root of others) expect(await lakeOf(root)).toEqual(one);
+    } finally {
+      for (const root of others) await rm(root, { recursive: true, force: true });
+    }
+  });
+
   it('detects a url_id collision and keeps both URLs apart with a substitute id', async () => {
     const a = row(1, 'https://a.example.com/x', '20300101000000');
     const b = row(1, 'https://b.example.com/y', '20300101000000', { urlId: a.urlId }); // forced: same id, other URL

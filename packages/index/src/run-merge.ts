@@ -127,6 +127,11 @@ export interface MergeOptions {
    */
   search?: boolean;
   /**
+   * Estimated bytes of new rows one staging sort may hold (lake-write.ts stageNewRows); default a quarter of
+   * `memoryLimit`. Wider input is staged in passes of partitions. Tests set it low to force passes.
+   */
+  stagePassBytes?: number;
+  /**
    * List every batch marker of the store besides the inbox (default false: the inbox alone, once the lake's merges
    * have settled into it, merge-inbox.ts). For markers written without an inbox entry: by workers of a ccpipe older
    * than the inbox, or put by hand. Costs a listing of every batch (≈ 8M keys per crawl).
@@ -579,7 +584,7 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
       await stageNewRows(
         conn,
         `SELECT r.* EXCLUDE (file_row_number), (r.file_index + 1)::INTEGER AS _f, r.file_row_number AS _r, dom.domain64, dom.prefix FROM ${partsSql} r JOIN dom USING (domain)`,
-        lakeCols, opts.dropText ?? false,
+        lakeCols, opts.dropText ?? false, { files: sortedParts, tmpDir: tmp, ...(opts.stagePassBytes !== undefined && { passBytes: opts.stagePassBytes }) },
       );
       rowsIn = Number((await (await conn.runAndReadAll(`SELECT sum(num_rows) FROM parquet_file_metadata(${sqlList(parts)})`)).getRowsJS())[0]![0]);
       // Nothing reads the parts after staging: local copies of a remote store's parts go now.
