@@ -96,8 +96,8 @@ async function merge(dir, mode) {
   const phases = {};
   const cpu0 = process.cpuUsage();
   const t0 = Date.now();
-  // 1 GB: at the default 256 MB, DuckDB's sort of the staged rows (≈ 2.5 KB of text and 30 outlinks each) fails at
-  // 200k rows instead of spilling (docs/search.md, "Merge cost"); the same limit for every mode
+  // 1 GB: the staged rows (≈ 2.5 KB of text and 30 outlinks each) sort at once; at the default 256 MB they are staged
+  // in passes (docs/index-format.md), slower in every mode alike. BENCH_MERGE_MEMORY sets another limit.
   const r = await runMerge({ store, dataDir: dir, rowGroupSize: 8192, keepVersions: 2, graceMs: 0, memoryLimit: process.env.BENCH_MERGE_MEMORY ?? '1GB', links: mode !== 'none', search: mode === 'all', onPhase: (p, ms) => (phases[p] = ms) });
   const cpu = process.cpuUsage(cpu0);
   let graph = null;
