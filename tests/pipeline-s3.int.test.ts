@@ -131,6 +131,16 @@ describe('batcher → RabbitMQ → 2 workers → merge → api, as separate proc
     const base = `http://127.0.0.1:${String(listening['port'])}`;
 
     await expectApiMatchesOracle(base, { version: manifest.current });
+    // full-text search over S3: the shards are downloaded whole on first use (CRC-checked), then searched in place
+    const search = async (q: string): Promise<{ total: number; items: { url: string; snippet: string }[] }> => {
+      const res = await fetch(`${base}/v1/search?q=${encodeURIComponent(q)}&limit=5`);
+      expect(res.status).toBe(200);
+      return (await res.json()) as { total: number; items: { url: string; snippet: string }[] };
+    };
+    const hits = await search('the');
+    expect(hits.total).toBeGreaterThan(100);
+    expect(hits.items[0]!.snippet).toContain('<mark>');
+    expect((await search('the')).items).toEqual(hits.items);
     api.child.kill('SIGTERM');
     expect((await api.exited).code).toBe(0);
   }, 1_200_000);
