@@ -3,6 +3,7 @@ import { TOP_DOMAINS_KEPT, UrlError, canonicalizeUrl, registeredDomainOf, textKe
 import type { DomainFacts, IndexView } from '@ccpipe/core';
 import type { AclPrincipal } from './acl';
 import { ApiError } from './api-error';
+import { badCursor, decodeCursor } from './cursor';
 
 /** Default and maximum page size of the URL listing. */
 export const DEFAULT_LIMIT = 100;
@@ -61,14 +62,14 @@ export function domainOfParam(segment: string): string {
 }
 
 /**
- * The page size: {@link DEFAULT_LIMIT} when absent, any positive decimal integer served as at most {@link MAX_LIMIT}
- * (however many digits it has). @throws ApiError CCP_ERR_API_BAD_REQUEST for 0 or what is not a decimal integer
+ * The page size: `dflt` ({@link DEFAULT_LIMIT}) when absent, any positive decimal integer served as at most `max`
+ * ({@link MAX_LIMIT}; however many digits it has). @throws ApiError CCP_ERR_API_BAD_REQUEST for 0 or what is not a decimal integer
  */
-export function limitParam(raw: string | null): number {
-  if (raw === null || raw === '') return DEFAULT_LIMIT;
-  if (!/^\d+$/.test(raw) || !/[1-9]/.test(raw)) throw new ApiError('CCP_ERR_API_BAD_REQUEST', `limit must be a positive integer (at most ${MAX_LIMIT} are served)`, { param: 'limit' });
+export function limitParam(raw: string | null, dflt = DEFAULT_LIMIT, max = MAX_LIMIT): number {
+  if (raw === null || raw === '') return dflt;
+  if (!/^\d+$/.test(raw) || !/[1-9]/.test(raw)) throw new ApiError('CCP_ERR_API_BAD_REQUEST', `limit must be a positive integer (at most ${max} are served)`, { param: 'limit' });
   const digits = raw.replace(/^0+/, '');
-  return digits.length > 4 ? MAX_LIMIT : Math.min(Number(digits), MAX_LIMIT);
+  return digits.length > 4 ? max : Math.min(Number(digits), max);
 }
 
 /** A decimal query/path integer in [min, max], or `dflt` when absent. @throws ApiError CCP_ERR_API_BAD_REQUEST */
@@ -270,4 +271,31 @@ export function getTopDomains(ctx: RequestContext, datasetSegment: string, query
   const items = exists && visible(ctx, datasetId) ? (ctx.view.topDomains?.(datasetId, limit) ?? null) : null;
   if (items === null) throw new ApiError('CCP_ERR_API_DATASET_NOT_FOUND', 'no such dataset, or no list of its domains in this version');
   return { dataset_id: datasetId, version: ctx.view.version, limit, items: items.map((d) => ({ domain: d.domain, ...unicodeOf(d.domain), url_count: d.urlCount })) };
+}
+
+/**
+ * The datasets a request answers from: `dataset_id` (404 when hidden or unknown) or every dataset the caller may see,
+ * by id. @throws ApiError CCP_ERR_API_BAD_REQUEST for a `dataset_id` that is not an id, CCP_ERR_API_DATASET_NOT_FOUND
+ */
+export function datasetsOf(ctx: RequestContext, query: URLSearchParams): number[] {
+  const raw = query.get('dataset_id');
+  const all = ctx.view.datasets().map((d) => d.datasetId).filter((id) => visible(ctx, id)).sort((a, b) => a - b);
+  if (raw === null || raw === '') return all;
+  const id = intParam(raw, 'dataset_id', 0, 0xffffffff);
+  if (!all.includes(id)) throw new ApiError('CCP_ERR_API_DATASET_NOT_FOUND', 'no such dataset');
+  return [id];
+}
+
+/**
+ * The offset an offset-paged route's `cursor` continues from (0 without one): the cursor must belong to this query
+ * (`digest`) and to the version answering. @throws ApiError CCP_ERR_API_BAD_REQUEST (param `cursor`)
+ */
+export function offsetOf(ctx: RequestContext, query: URLSearchParams, digest: string): number {
+  const raw = query.get('cursor');
+  if (raw === null || raw === '') return 0;
+  const c = decodeCursor(raw);
+  if (c.query !== digest || c.version !== ctx.view.version) throw new ApiError('CCP_ERR_API_BAD_REQUEST', 'cursor belongs to another query', { param: 'cursor' });
+  const [offset] = c.key;
+  if (c.key.length !== 1 || typeof offset !== 'number' || !Number.isSafeInteger(offset) || offset < 0) throw badCursor();
+  return offset;
 }

@@ -1,28 +1,7 @@
 import type { LinkItem, LinkPage } from '@ccpipe/core';
 import { ApiError } from './api-error';
-import { decodeCursor, encodeCursor, queryDigest, badCursor } from './cursor';
-import { datasetNames, domainOfParam, intParam, limitParam, onlyParams, unicodeOf, urlParam, visible, type RequestContext } from './handlers';
-
-/** The datasets a link request answers from: `dataset_id` (404 when hidden or unknown) or every visible one. */
-function datasetsOf(ctx: RequestContext, query: URLSearchParams): number[] {
-  const raw = query.get('dataset_id');
-  const all = ctx.view.datasets().map((d) => d.datasetId).filter((id) => visible(ctx, id)).sort((a, b) => a - b);
-  if (raw === null || raw === '') return all;
-  const id = intParam(raw, 'dataset_id', 0, 0xffffffff);
-  if (!all.includes(id)) throw new ApiError('CCP_ERR_API_DATASET_NOT_FOUND', 'no such dataset');
-  return [id];
-}
-
-/** The offset a cursor continues from (it must belong to this query and this version). */
-function offsetOf(ctx: RequestContext, query: URLSearchParams, digest: string): number {
-  const raw = query.get('cursor');
-  if (raw === null || raw === '') return 0;
-  const c = decodeCursor(raw);
-  if (c.query !== digest || c.version !== ctx.view.version) throw new ApiError('CCP_ERR_API_BAD_REQUEST', 'cursor belongs to another query', { param: 'cursor' });
-  const [offset] = c.key;
-  if (c.key.length !== 1 || typeof offset !== 'number' || !Number.isSafeInteger(offset) || offset < 0) throw badCursor();
-  return offset;
-}
+import { encodeCursor, queryDigest } from './cursor';
+import { datasetNames, datasetsOf, domainOfParam, limitParam, offsetOf, onlyParams, unicodeOf, urlParam, type RequestContext } from './handlers';
 
 const noGraph = (): ApiError =>
   new ApiError('CCP_ERR_API_NO_LINKS', 'this index version keeps no link graph (merged before links existed, with links off, or from a lake without outlinks)');

@@ -1,7 +1,7 @@
 import { SearchError, parseSearchQuery, type SearchPage } from '@ccpipe/core';
 import { ApiError } from './api-error';
-import { decodeCursor, encodeCursor, queryDigest, badCursor } from './cursor';
-import { datasetNames, domainOfParam, intParam, onlyParams, visible, type RequestContext } from './handlers';
+import { encodeCursor, queryDigest } from './cursor';
+import { datasetNames, datasetsOf, domainOfParam, limitParam, offsetOf, onlyParams, type RequestContext } from './handlers';
 import { timeParam } from './pages';
 
 /** Hits per page when `limit` is absent, and the most served (a larger limit is served as this many). */
@@ -11,13 +11,6 @@ export const SEARCH_MAX_LIMIT = 100;
 export const SEARCH_MAX_WINDOW = 1000;
 /** Seconds a client is told to wait after a search ran past its time limit. */
 export const SEARCH_RETRY_AFTER_S = 2;
-
-function limitOf(raw: string | null): number {
-  if (raw === null || raw === '') return SEARCH_DEFAULT_LIMIT;
-  if (!/^\d+$/.test(raw) || !/[1-9]/.test(raw)) throw new ApiError('CCP_ERR_API_BAD_REQUEST', `limit must be a positive integer (at most ${SEARCH_MAX_LIMIT} are served)`, { param: 'limit' });
-  const digits = raw.replace(/^0+/, '');
-  return digits.length > 4 ? SEARCH_MAX_LIMIT : Math.min(Number(digits), SEARCH_MAX_LIMIT);
-}
 
 /** The search's errors as the API answers them: a query the engine cannot take is the client's (400), a timeout 503. */
 function apiErrorOf(err: unknown): unknown {
@@ -49,27 +42,12 @@ export async function getSearch(ctx: RequestContext, query: URLSearchParams): Pr
   }
   const rawDomain = query.get('domain');
   const domain = rawDomain === null || rawDomain === '' ? undefined : domainOfParam(encodeURIComponent(rawDomain));
-  const all = ctx.view.datasets().map((d) => d.datasetId).filter((id) => visible(ctx, id)).sort((a, b) => a - b);
-  const rawId = query.get('dataset_id');
-  let datasetIds = all;
-  if (rawId !== null && rawId !== '') {
-    const id = intParam(rawId, 'dataset_id', 0, 0xffffffff);
-    if (!all.includes(id)) throw new ApiError('CCP_ERR_API_DATASET_NOT_FOUND', 'no such dataset');
-    datasetIds = [id];
-  }
+  const datasetIds = datasetsOf(ctx, query);
   const from = timeParam(query.get('from'), 'from');
   const to = timeParam(query.get('to'), 'to');
-  const limit = limitOf(query.get('limit'));
+  const limit = limitParam(query.get('limit'), SEARCH_DEFAULT_LIMIT, SEARCH_MAX_LIMIT);
   const digest = queryDigest(['search', normalized, domain ?? null, datasetIds, from, to]);
-  let offset = 0;
-  const rawCursor = query.get('cursor');
-  if (rawCursor !== null && rawCursor !== '') {
-    const c = decodeCursor(rawCursor);
-    if (c.query !== digest || c.version !== ctx.view.version) throw new ApiError('CCP_ERR_API_BAD_REQUEST', 'cursor belongs to another query', { param: 'cursor' });
-    const [at] = c.key;
-    if (c.key.length !== 1 || typeof at !== 'number' || !Number.isSafeInteger(at) || at < 0) throw badCursor();
-    offset = at;
-  }
+  const offset = offsetOf(ctx, query, digest);
   if (offset + limit > SEARCH_MAX_WINDOW) {
     throw new ApiError('CCP_ERR_API_BAD_REQUEST', `a search pages to its ${SEARCH_MAX_WINDOW}th hit at most: narrow the query`, { param: offset > 0 ? 'cursor' : 'limit' });
   }
