@@ -166,6 +166,8 @@ function summaryLines(ingested: CrawlIngest[], url: string, version: string | nu
     const first = ingested[0]?.datasetId ?? 1;
     lines.push(`  curl -s ${url}/v1/domain/${domain}`, `  curl -s '${url}/v1/domain/${domain}/datasets/${first}/urls?limit=5'`);
     lines.push(`  curl -s '${url}/v1/url?url=${encodeURIComponent(`https://www.${domain}/`)}'`);
+    lines.push(`  curl -s '${url}/v1/url/links?url=${encodeURIComponent(`https://www.${domain}/`)}&direction=in'`);
+    lines.push(`  curl -s '${url}/v1/search?q=${encodeURIComponent(domain.split('.')[0]!.split('-').pop()!)}&limit=3'`);
   }
   lines.push(`  curl -s ${url}/v1/status`);
   return lines;
