@@ -97,9 +97,10 @@ export interface IndexSourceOptions {
   /**
    * Full-text search (`view.search`, search-read.ts): worker threads running the version's SQLite FTS5 shards, and a
    * time limit per query (503 past it). Default `{ threads: 1, timeLimitMs: 1000 }`; `false` serves no search. The
-   * threads start on the first search.
+   * threads start on the first search. From a store without local files (S3) shards are copied to local disk on first
+   * use, at most `stagedBytes` of them kept (default 8 GiB; least recently used out first).
    */
-  search?: { threads?: number; timeLimitMs?: number } | false;
+  search?: { threads?: number; timeLimitMs?: number; stagedBytes?: number } | false;
 }
 
 /** An IndexSource that also says which version it serves. */
@@ -183,7 +184,10 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
     run: (paths, q, o) => (runner ??= new SearchRunner({ ...(searchOpts?.threads !== undefined && { threads: searchOpts.threads }), ...(searchOpts?.timeLimitMs !== undefined && { timeLimitMs: searchOpts.timeLimitMs }) })).run(paths, q, o),
   };
   let shardDir: string | null = null;
-  const shards = shardFiles(opts.store, opts.dataDir, () => (shardDir ??= join(stage?.dir ?? opts.indexCacheDir ?? tmpdir(), `search-${process.pid}-${Date.now().toString(36)}`)));
+  const shards = shardFiles(
+    opts.store, opts.dataDir, () => (shardDir ??= join(stage?.dir ?? opts.indexCacheDir ?? tmpdir(), `search-${process.pid}-${Date.now().toString(36)}`)),
+    searchOpts?.stagedBytes === undefined ? {} : { maxBytes: searchOpts.stagedBytes },
+  );
   const pollMs = opts.pollMs ?? 1000;
   let view: LakeIndexView | null = null;
   let checkedAt = -Infinity;

@@ -14,16 +14,26 @@ export interface SearchRunning {
 /** Local paths of shard files: in place for a store with local files, else staged (search-read.ts `shardFiles`). */
 export type ShardPaths = (entries: readonly SearchShardEntry[]) => Promise<string[]>;
 
+/** Bytes of staged shard copies kept by default (a remote store's shards, {@link shardFiles}). */
+export const DEFAULT_STAGED_SHARD_BYTES = 8 * 2 ** 30;
+
 /**
  * Local files for search shards. A store with local files (`dataDir`, or a store with `localPath`) is read in place;
  * from any other store (S3) each shard is downloaded whole on first use into `stageDir`, checked against the size and
- * CRC32 its version lists, and kept there (a shard key names immutable bytes) until `close()`. SQLite reads pages at
- * random offsets, so a shard is never read through ranged GETs. @throws IndexFormatError CCP_ERR_INDEX_MISSING /
- * CCP_ERR_INDEX_CRC for a shard gone from the store or damaged
+ * CRC32 its version lists, and kept there (a shard key names immutable bytes) while the copies stay within `maxBytes`:
+ * past it the least recently used copies not handed out within `busyMs` (default 60 s: a search in flight may still
+ * open it) are deleted (a search thread holding one open reads on; a later search downloads it again), so the copies of versions gone by do not fill the disk. SQLite
+ * reads pages at random offsets, so a shard is never read through ranged GETs. `close()` deletes the copies.
+ * @throws IndexFormatError CCP_ERR_INDEX_MISSING / CCP_ERR_INDEX_CRC for a shard gone from the store or damaged
  */
-export function shardFiles(store: ObjectStore, dataDir: string | undefined, stageDir: () => string): { paths: ShardPaths; close(): Promise<void> } {
+export function shardFiles(
+  store: ObjectStore, dataDir: string | undefined, stageDir: () => string, opts: { maxBytes?: number; busyMs?: number } = {},
+): { paths: ShardPaths; stagedBytes(): number; close(): Promise<void> } {
   const here = inPlaceInputs(store, dataDir);
-  const staged = new Map<string, Promise<string>>();
+  const maxBytes = opts.maxBytes ?? DEFAULT_STAGED_SHARD_BYTES;
+  /** Copies by key, least recently used first (a Map keeps insertion order: a use re-inserts). */
+  const staged = new Map<string, { path: Promise<string>; bytes: number; usedAt: number }>();
+  let held = 0;
   const stage = async (e: SearchShardEntry): Promise<string> => {
     const path = join(stageDir(), e.key);
     const b = await store.get(e.key);
@@ -34,20 +44,43 @@ export function shardFiles(store: ObjectStore, dataDir: string | undefined, stag
     await rename(`${path}.tmp`, path);
     return path;
   };
+  const evict = async (keep: ReadonlySet<string>): Promise<void> => {
+    const recent = Date.now() - (opts.busyMs ?? 60_000);
+    for (const [key, c] of staged) {
+      if (held <= maxBytes) return;
+      // a copy handed out within busyMs may still be opened by a search in flight: kept
+      if (keep.has(key) || c.usedAt > recent) continue;
+      staged.delete(key);
+      held -= c.bytes;
+      await c.path.then((p) => rm(p, { force: true }), () => undefined);
+    }
+  };
   return {
     paths: async (entries) => {
       if (here !== null) return here.fetch(entries.map((e) => e.key));
-      return Promise.all(entries.map((e) => {
-        let p = staged.get(e.key);
-        if (p === undefined) {
-          p = stage(e);
+      const out = await Promise.all(entries.map((e) => {
+        let c = staged.get(e.key);
+        if (c !== undefined) staged.delete(e.key);
+        else {
+          c = { path: stage(e), bytes: e.bytes, usedAt: 0 };
+          held += e.bytes;
+          const copy = c;
           // a failed copy is tried again by the next search
-          p.catch(() => staged.delete(e.key));
-          staged.set(e.key, p);
+          c.path.catch(() => {
+            if (staged.get(e.key) === copy) {
+              staged.delete(e.key);
+              held -= copy.bytes;
+            }
+          });
         }
-        return p;
+        c.usedAt = Date.now();
+        staged.set(e.key, c);
+        return c.path;
       }));
+      await evict(new Set(entries.map((e) => e.key)));
+      return out;
     },
+    stagedBytes: () => held,
     close: async () => {
       if (here === null && staged.size > 0) await rm(stageDir(), { recursive: true, force: true });
     },
