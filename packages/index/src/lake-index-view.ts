@@ -140,8 +140,9 @@ export class LakeIndexView implements IndexView {
     if (i < 0) return { items: [], total: 0, next: null };
     const runs = this.index.postings(i).filter((p) => q.datasetIds === null || q.datasetIds.includes(p.datasetId));
     const rowsKey = `${domain}\u0000${runs.map((p) => `${p.datasetId}:${p.file}:${p.first}`).join(',')}`;
-    const { from, to, status, minSize, maxSize, sort, order } = q;
-    const scanKey = `${rowsKey}\u0000${JSON.stringify([from, to, status && [[...status.codes].sort(), [...status.classes].sort()], minSize, maxSize, sort, order])}`;
+    const { from, to, status, minSize, maxSize, minInlinks, maxOutlinks, sort, order } = q;
+    // every term of the query that filters or orders rows: a term left out would answer one query from another's rows
+    const scanKey = `${rowsKey}\u0000${JSON.stringify([from, to, status && [[...status.codes].sort(), [...status.classes].sort()], minSize, maxSize, minInlinks, maxOutlinks, sort, order])}`;
     // a walk's next page is a binary search in the filtered, ordered rows its first page made (kept per view: the
     // version is immutable); the domain's rows themselves are kept too, for the same domain under other filters
     const sorted = await this.scans.getOrLoad(scanKey, async () => {
