@@ -5,11 +5,12 @@
  * openIndexSource → the API on a real port → the page: the start view, search, the domain view and its chart, crawl
  * rows that open, cursor paging forward and back, reload, the filters against /pages, the page view against
  * /v1/url?include=text, full-text search against /v1/search (global and domain-scoped, paged, a refused query), errors,
- * an ACL token. Over a MemoryIndexSource of the same mirror with every record kept
- * (the views the lake does not answer yet: per-crawl facts and the largest domains): the chart's status mix, the
- * largest-domains list, an IDN domain, a cursor whose version is collected, the status corner mid-ingest, a version
- * without search and a search past its time limit, and every
- * view at 400 px. Every non-loopback request is blocked and must never be attempted. Screenshots of each view are
+ * an ACL token. Over a lake of the same mirror with every record kept: the link graph (the domain's linking pages,
+ * link counts on rows and captures, "most linked to", dead ends, min inlinks, the page view's link lists). Over a
+ * MemoryIndexSource of the same mirror with every record kept (the views the lake does not answer yet: per-crawl facts
+ * and the largest domains): the chart's status mix, the largest-domains list, an IDN domain, a cursor whose version
+ * is collected, the status corner mid-ingest, a version without search and a search past its time limit, a version
+ * without a link graph, and every view at 400 px. Every non-loopback request is blocked and must never be attempted. Screenshots of each view are
  * saved under tests/output/ (gitignored).
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
@@ -27,7 +28,7 @@ import { openIndexSource, runMerge } from '@ccpipe/index';
 import { Acl, MemoryIndexSource, buildMemoryView, startApi, type ApiServer, type MemoryCapture, type MemoryDataset } from '@ccpipe/api';
 import { CC_MIRROR_DEV, DEV_CRAWLS, REPO_ROOT, loadOracle } from './support/corpus';
 import { inCi } from './support/ci';
-import { devBatches, devReader } from './support/dev-batches';
+import { devBatches, devReader, devStore } from './support/dev-batches';
 
 const CHROMIUM = '/usr/bin/chromium';
 const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'];
@@ -138,6 +139,9 @@ interface ApiPageItem {
   title: string | null;
   content_length: number | null;
   language: string | null;
+  /** With a link graph. */
+  inlinks?: number;
+  outlinks?: number;
 }
 
 function rows(page: Page): Promise<Row[]> {
@@ -300,6 +304,34 @@ function captureFacts(page: Page): Promise<Record<string, string>> {
     return out;
   });
 }
+
+/** The link counts of each row shown: [url_id, inlinks, outlinks] from the cells' data-count (null without the cell), and whether each cell's text is the count. */
+function linkCounts(page: Page): Promise<{ counts: [string, number | null, number | null][]; textOk: boolean }> {
+  return page.evaluate(() => {
+    let textOk = true;
+    const counts = Array.from((globalThis as any).document.querySelectorAll('#rows tr')).map((tr: any) => {
+      const n = (cls: string): number | null => {
+        const td = tr.querySelector(`td.${cls}`);
+        if (!td || td.dataset.count === undefined) return null;
+        if (td.textContent !== Number(td.dataset.count).toLocaleString('en-US')) textOk = false;
+        return Number(td.dataset.count);
+      };
+      return [tr.dataset.urlId, n('inlinks'), n('outlinks')] as [string, number | null, number | null];
+    });
+    return { counts, textOk };
+  });
+}
+
+/** The linking pages or outlinks a list shows: [url, dataset id] of each, and whether each opens that URL's page view. */
+function linkList(page: Page, id: string): Promise<{ items: [string, string][]; opensPage: boolean }> {
+  return page.evaluate((listId) => {
+    const lis = Array.from((globalThis as any).document.querySelectorAll(`#${listId} li`)) as any[];
+    const opensPage = lis.every((li) => li.querySelector('a.open').getAttribute('href') === `#${new URLSearchParams({ view: 'page', url: li.dataset.url })}`);
+    return { items: lis.map((li) => [li.dataset.url, li.dataset.datasetId] as [string, string]), opensPage };
+  }, id);
+}
+
+const many = (n: number, one: string, more: string): string => `${n.toLocaleString('en-US')} ${n === 1 ? one : more}`;
 
 (runs ? describe : describe.skip)('explorer over the merged lake, in headless Chromium', () => {
   let dir = '';
@@ -780,6 +812,206 @@ function captureFacts(page: Page): Promise<Record<string, string>> {
   });
 });
 
+(runs ? describe : describe.skip)('explorer over a lake with every record kept (its link graph), in headless Chromium', () => {
+  let dir = '';
+  let source: IndexSource | null = null;
+  let api: ApiServer | null = null;
+  let tab: Tab | null = null;
+  let page: Page;
+  let linkingHash: HashWant = {}; // the page view a linking page opened (the 400 px check)
+
+  beforeAll(async () => {
+    // redirects and errors kept too: pages without outlinks (dead ends) beside linked ones
+    dir = await mkdtemp(join(tmpdir(), 'ccpipe-explorer-links-'));
+    const { store, ids, deps } = await devStore(dir);
+    for (const crawl of DEV_CRAWLS) {
+      for (const b of await devBatches(crawl, { datasetId: ids[crawl]!, batchSize: 200, filter: { status: null, languages: null } })) {
+        await processBatch(b, deps, { concurrency: 4, includeText: true });
+      }
+    }
+    expect((await runMerge({ store, dataDir: dir, rowGroupSize: 2048, keepVersions: 2, graceMs: 60_000 })).version).not.toBeNull();
+    source = await openIndexSource({ store, dataDir: dir, pollMs: 0 });
+    api = await startApi({ source, port: 0 });
+    tab = await openTab({ width: 1200, height: 900 });
+    page = tab.page;
+  }, 600_000);
+
+  afterAll(async () => {
+    await closeTab(tab);
+    await api?.close();
+    await source?.close();
+    await closeDuckDbParquetEngine();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('shows the domain\'s linking pages and the link counts on its rows, sorts "most linked to", filters dead ends and min inlinks, as the API answers', async () => {
+    const server = api!;
+    const names = [...new Set(DEV_CRAWLS.flatMap((c) => Object.keys(oracle.crawls[c]!.domains)))];
+    // the domain the most pages of other sites link to (/v1/domain/{d}/inlinks), and for the rows the domain whose
+    // pages' inlinks spread widest with some dead ends among them
+    let linked: any = null;
+    let rowsOf: { domain: string; spread: number } | null = null;
+    for (const d of names) {
+      const r = await apiJson(server, `/v1/domain/${encodeURIComponent(d)}/inlinks?limit=20`);
+      if (r.status === 200 && (linked === null || r.body.total > linked.total)) linked = r.body;
+      const q = `/v1/domain/${encodeURIComponent(d)}/pages?limit=1`;
+      const [most, least, dead] = await Promise.all([apiJson(server, `${q}&sort=inlinks&order=desc`), apiJson(server, `${q}&sort=inlinks&order=asc`), apiJson(server, `${q}&max_outlinks=0&sort=ts`)]);
+      if (most.status !== 200 || dead.body.total === 0 || dead.body.total === most.body.total) continue;
+      const spread = most.body.items[0].inlinks - least.body.items[0].inlinks;
+      if (rowsOf === null || spread > rowsOf.spread) rowsOf = { domain: most.body.domain, spread };
+    }
+    expect(linked.total).toBeGreaterThan(0);
+    expect(rowsOf!.spread).toBeGreaterThan(1);
+
+    await page.goto(`${server.url}/#view=domain&domain=${encodeURIComponent(linked.domain)}`);
+    await rendered(page, domainHash(linked.domain));
+    const summary = page.locator('#inlinks-summary');
+    expect([await summary.getAttribute('data-total'), await summary.getAttribute('data-linking-domains')]).toEqual([String(linked.total), String(linked.linking_domains)]);
+    expect(await summary.textContent()).toBe(`${linked.total.toLocaleString('en-US')} ${linked.total === 1 ? 'page of other sites links' : 'pages of other sites link'} here (from ${many(linked.linking_domains, 'domain', 'domains')})`);
+    // the number opens the first linking pages, each opening its page view
+    expect(await page.locator('#inlinks-list').isVisible()).toBe(false);
+    await summary.click();
+    expect(await page.locator('#inlinks-list').isVisible()).toBe(true);
+    const listed = await linkList(page, 'inlinks-list');
+    expect(listed.items).toEqual(linked.items.map((i: any) => [i.url, String(i.dataset_id)]));
+    expect(listed.items.length).toBe(Math.min(20, linked.total));
+    expect(listed.opensPage).toBe(true);
+    await screenshot(page, 'explorer-links-domain.png');
+    const from = linked.items[0];
+    await page.locator('#inlinks-list a.open').first().click();
+    await rendered(page, pageHash(from.url));
+    expect((await timeline(page)).map((t) => t.ts)).toContain(from.ts);
+    await page.goBack();
+    await rendered(page, domainHash(linked.domain));
+
+    // the rows carry both counts, as /pages gives them
+    const domain = rowsOf!.domain;
+    await page.goto(`${server.url}/#view=domain&domain=${encodeURIComponent(domain)}`);
+    await rendered(page, domainHash(domain));
+    const { items: plain, total: allRows } = (await apiPages(server, domain, {}))[0]!;
+    expect(plain.length).toBeGreaterThan(0);
+    expect(plain.every((i) => typeof i.inlinks === 'number' && typeof i.outlinks === 'number')).toBe(true);
+    const shownPlain = await linkCounts(page);
+    expect(shownPlain.counts).toEqual(plain.map((i) => [i.url_id, i.inlinks, i.outlinks]));
+    expect(shownPlain.textOk).toBe(true);
+    expect(await page.locator('#pages th.links-col').evaluateAll((ths: any[]) => ths.map((th) => [th.textContent, th.hidden]))).toEqual([['Inlinks', false], ['Outlinks', false]]);
+
+    // "most linked to": sort=inlinks, descending (the order follows the choice), as the API orders the rows
+    await page.locator('#f-sort').selectOption('inlinks');
+    expect(await page.locator('#f-order').inputValue()).toBe('desc');
+    await page.locator('#f-apply').click();
+    await rendered(page, domainHash(domain, { sort: 'inlinks', order: 'desc' }));
+    const byIn = await apiPages(server, domain, { sort: 'inlinks', order: 'desc' });
+    expectRowsAre(await rows(page), byIn[0]!.items);
+    const inShown = (await linkCounts(page)).counts.map(([, n]) => n!);
+    expect(inShown).toEqual(byIn[0]!.items.map((i) => i.inlinks));
+    expect(inShown).toEqual([...inShown].sort((a, b) => b - a));
+    expect(inShown[0]).toBeGreaterThan(inShown[inShown.length - 1]!);
+    expect(await page.locator('#f-sort option:checked').textContent()).toBe('most linked to');
+    await screenshot(page, 'explorer-links-rows.png');
+
+    // dead ends straight from the plain listing (max_outlinks=0 in the hash, the same sort and order: the API once
+    // answered it from the plain listing's cached rows), kept over a reload
+    await page.locator('#f-clear').click();
+    await rendered(page, domainHash(domain));
+    await page.locator('#f-dead').check();
+    await page.locator('#f-apply').click();
+    const deadHash = { max_outlinks: '0' };
+    await rendered(page, domainHash(domain, deadHash));
+    const dead = await apiPages(server, domain, deadHash);
+    expect(dead[0]!.total).toBeGreaterThan(0);
+    expect(dead[0]!.total).toBeLessThan(allRows!);
+    expectRowsAre(await rows(page), dead[0]!.items);
+    const deadShown = (await linkCounts(page)).counts;
+    expect(deadShown.length).toBe(Math.min(PAGE_SIZE, dead[0]!.total!));
+    expect(deadShown.every(([, , out]) => out === 0)).toBe(true);
+    expect(await page.locator('#range').textContent()).toBe(`Rows 1–${deadShown.length} of ${dead[0]!.total}`);
+    await page.reload();
+    await rendered(page, domainHash(domain, deadHash));
+    expect(await page.locator('#f-dead').isChecked()).toBe(true);
+
+    // min inlinks, most outlinks first; Back returns to the dead ends with their box ticked
+    const atLeast = Math.max(1, inShown[Math.min(2, inShown.length - 1)]!);
+    await page.locator('#f-dead').uncheck();
+    await page.locator('#f-min-inlinks').fill(String(atLeast));
+    await page.locator('#f-sort').selectOption('outlinks');
+    await page.locator('#f-apply').click();
+    const minHash = { min_inlinks: String(atLeast), sort: 'outlinks', order: 'desc' };
+    await rendered(page, domainHash(domain, minHash));
+    const minRows = await apiPages(server, domain, minHash);
+    expectRowsAre(await rows(page), minRows[0]!.items);
+    const minShown = (await linkCounts(page)).counts;
+    expect(minShown.length).toBeGreaterThan(0);
+    expect(minShown.every(([, n]) => n! >= atLeast)).toBe(true);
+    expect(minShown.map(([, , o]) => o!)).toEqual(minShown.map(([, , o]) => o!).sort((a, b) => b - a));
+    await page.goBack();
+    await rendered(page, domainHash(domain, deadHash));
+    expect([await page.locator('#f-dead').isChecked(), await page.locator('#f-min-inlinks').inputValue()]).toEqual([true, '']);
+    expectRowsAre(await rows(page), dead[0]!.items);
+
+    // the most linked-to page: counts per capture, its linking pages and outlinks as /v1/url/links lists them
+    await page.goto(`${server.url}/#view=domain&domain=${encodeURIComponent(domain)}&sort=inlinks&order=desc`);
+    await rendered(page, domainHash(domain, { sort: 'inlinks', order: 'desc' }));
+    const top = byIn[0]!.items[0]!;
+    await page.locator('#rows tr a.open').first().click();
+    await rendered(page, pageHash(top.url));
+    const u = (await apiJson(server, `/v1/url?url=${encodeURIComponent(top.url)}&include=text`)).body;
+    expect(u.captures.every((c: any) => typeof c.inlinks === 'number' && typeof c.outlinks === 'number')).toBe(true);
+    expect(await page.locator('#captures a .links').evaluateAll((ss: any[]) => ss.map((x) => [Number(x.dataset.inlinks), Number(x.dataset.outlinks), x.textContent])))
+      .toEqual(u.captures.map((c: any) => [c.inlinks, c.outlinks, `${c.inlinks.toLocaleString('en-US')} in · ${c.outlinks.toLocaleString('en-US')} out`]));
+    const chosen = u.captures[u.captures.length - 1];
+    expect(await captureFacts(page)).toMatchObject({ 'Linked from': `${many(chosen.inlinks, 'page', 'pages')} of this crawl`, 'Links to': many(chosen.outlinks, 'URL', 'URLs') });
+    const lists: Record<string, any> = {};
+    for (const dir of ['in', 'out']) {
+      const want = (await apiJson(server, `/v1/url/links?url=${encodeURIComponent(top.url)}&direction=${dir}&limit=20`)).body;
+      lists[dir] = want;
+      const title = page.locator(`#links-${dir}-title`);
+      expect(await title.getAttribute('data-total')).toBe(String(want.total));
+      expect(await title.textContent()).toBe(`${dir === 'in' ? 'Linked from' : 'Links to'} ${many(want.total, dir === 'in' ? 'page' : 'URL', dir === 'in' ? 'pages' : 'URLs')} (every crawl)`);
+      const shown = await linkList(page, `links-${dir}-list`);
+      expect(shown.items).toEqual(want.items.map((i: any) => [i.url, String(i.dataset_id)]));
+      expect(shown.opensPage).toBe(true);
+      expect(await page.locator(`#links-${dir}-more`).isVisible()).toBe(want.total > want.items.length);
+    }
+    // a capture's counts are its dataset's share of the lists' totals
+    for (const c of u.captures) {
+      const share = (dir: string): number => lists[dir].by_dataset.find((d: any) => d.dataset_id === c.dataset_id)?.total ?? 0;
+      expect([share('in'), share('out')]).toEqual([c.inlinks, c.outlinks]);
+    }
+    expect(lists['in'].items.length).toBeGreaterThan(0);
+    await screenshot(page, 'explorer-links-page.png');
+    // a linking page opens its own page view
+    const linking = lists['in'].items[0];
+    await page.locator('#links-in-list a.open').first().click();
+    await rendered(page, pageHash(linking.url));
+    expect((await timeline(page)).map((t) => t.ts)).toContain(linking.ts);
+    expect(await page.locator('#page-links').isVisible()).toBe(true);
+    linkingHash = pageHash(linking.url);
+  }, 180_000);
+
+  it('the link views at 400 px: no sideways scroll', async () => {
+    const narrow = await openTab({ width: 400, height: 860 }, 'dark');
+    try {
+      const p = narrow.page;
+      expect(linkingHash.url).toBeDefined();
+      await p.goto(`${api!.url}/#${new URLSearchParams(linkingHash)}`);
+      await rendered(p, linkingHash);
+      expect(await p.locator('#page-links').isVisible()).toBe(true);
+      expect(await pageWidth(p)).toBeLessThanOrEqual(400);
+      expect(narrow.pageErrors).toEqual([]);
+      expect(narrow.cspMessages).toEqual([]);
+    } finally {
+      await closeTab(narrow);
+    }
+  });
+
+  it('threw nothing, broke no CSP rule and asked for nothing but the API', () => {
+    expect(tab!.pageErrors).toEqual([]);
+    expect(tab!.cspMessages).toEqual([]);
+    expect(tab!.blocked).toEqual([]);
+  });
+});
+
 const DATASETS: MemoryDataset[] = DEV_CRAWLS.map((crawl, i) => ({ datasetId: i + 1, name: crawl, crawl }));
 
 /** A crawl's captures straight from cc-mirror-dev's CDX with every record kept (redirects and errors too). */
@@ -1001,6 +1233,24 @@ function everyCapture(crawl: string, datasetId: number): MemoryCapture[] {
     } finally {
       await server.close();
     }
+  });
+
+  it('a version without a link graph shows no link counts, link controls or lists, and no error (404 CCP_ERR_API_NO_LINKS is silent)', async () => {
+    const domain = 'bulk-3.org';
+    expect((await apiJson(api!, `/v1/domain/${domain}/inlinks`)).body.error.code).toBe('CCP_ERR_API_NO_LINKS');
+    await page.goto(`${api!.url}/#view=domain&domain=${domain}`);
+    await rendered(page, domainHash(domain));
+    expect(await page.locator('#inlinks').isHidden()).toBe(true);
+    expect(await page.locator('#pages th.links-col').evaluateAll((ths: any[]) => ths.map((th) => th.hidden))).toEqual([true, true]);
+    expect(await page.locator('#rows td.inlinks, #rows td.outlinks').count()).toBe(0);
+    expect(await page.locator('#filters .link-filter').evaluateAll((ls: any[]) => ls.map((l) => l.hidden))).toEqual([true, true]);
+    expect(await page.locator('#f-sort option.link-sort').evaluateAll((os: any[]) => os.map((o) => o.disabled))).toEqual([true, true]);
+    const url = canon(oracle.crawls[DEV_CRAWLS[0]]!.domains[domain]!.urls[0]!);
+    await page.goto(`${api!.url}/#${new URLSearchParams(pageHash(url))}`);
+    await rendered(page, pageHash(url));
+    expect(await page.locator('#page-links').isHidden()).toBe(true);
+    expect(await page.locator('#captures a .links').count()).toBe(0);
+    expect(Object.keys(await captureFacts(page))).not.toContain('Linked from');
   });
 
   it('threw nothing and broke no CSP rule', () => {

@@ -3,11 +3,15 @@
  * facts when the version has them, the chart) and `/v1/domain/{d}/pages` with the filter form, paged by
  * `next_cursor` with the cursors stacked in the hash (Previous pops one). The first page is pinned to the version
  * the domain answer came from; later pages are pinned by their cursor; a version collected mid-walk restarts the walk
- * on the current version with a notice.
+ * on the current version with a notice. With a link graph: the rows' inlink and outlink counts, the link sorts and
+ * filters, and a line from `/v1/domain/{d}/inlinks` (first page, pinned like the first rows) that opens to the pages of
+ * other sites linking here; all of it left out where the version keeps no link graph.
  */
 export const EXPLORER_DOMAIN_SCRIPT = String.raw`
 // ---- domain view ----
-let current = null; // the last /v1/domain answer: {key, body}
+let current = null; // the last /v1/domain answer: {key, body, inlinks (its /inlinks result, once asked)}
+let shownInlinks; // the /inlinks result the header shows (undefined: none)
+const LINK_SORTS = ['inlinks', 'outlinks'];
 let lastPage = null; // the last /pages answer shown: {hash, next (its next_cursor), version}
 const STATUS_CLASSES = ['2xx', '3xx', '4xx', '5xx'];
 
@@ -39,14 +43,21 @@ async function renderDomainView(s, c, force) {
   // the rows shown stay until the next page replaces them: hiding them would drop the focus from Next to <body>
   sections.pages.hidden = false;
   let page;
+  let inl;
   try {
     // a cursor pins its own version; the first page is pinned to the version the counts above came from
-    page = await api(pagesPath(d.domain, s), c.signal, s.at.length > 0 ? null : d.version);
+    [page, inl] = await Promise.all([
+      api(pagesPath(d.domain, s), c.signal, s.at.length > 0 ? null : d.version),
+      current.inlinks !== undefined ? current.inlinks : linksOf('/v1/domain/' + encodeURIComponent(d.domain) + '/inlinks?limit=' + LINKS_SHOWN, c.signal, d.version),
+    ]);
   } catch (err) {
     if (gone(err) && !c.retried) return restartWalk(s, s.at.length > 0 && s.v ? s.v : d.version);
     throw err;
   }
   c.check();
+  if (!inl.error) current.inlinks = inl; // a failure is asked again on the next render
+  renderInlinks(inl);
+  showLinkControls(usesLinks(s) || Boolean(inl.body) || page.items.some(hasLinkCounts));
   renderPages(d, s, page);
 }
 
@@ -88,8 +99,41 @@ function renderDomainHead(d, s) {
     const again = $('datasets').querySelector('a[data-dataset-id="' + CSS.escape(focusedId) + '"]');
     if (again) again.focus();
   }
+  // another domain's line goes at once; this domain's stays while its rows load
+  renderInlinks(current.inlinks);
   sections.domain.hidden = false;
   drawChart(d, s);
+}
+
+/** "N pages of other sites link here (from M domains)", opening to the first of them; nothing without a link graph. */
+function renderInlinks(inl) {
+  if (inl === shownInlinks) return; // re-rendering would close the list the user opened
+  shownInlinks = inl;
+  const box = $('inlinks');
+  if (!inl || inl.none) {
+    box.hidden = true;
+    box.replaceChildren();
+    return;
+  }
+  box.hidden = false;
+  if (inl.error) {
+    box.replaceChildren(el('p', { class: 'muted', id: 'inlinks-summary' }, 'The pages of other sites linking here could not be listed (' + inl.error + ').'));
+    return;
+  }
+  const b = inl.body;
+  const total = typeof b.total === 'number' ? b.total : 0;
+  const doms = typeof b.linking_domains === 'number' ? b.linking_domains : 0;
+  const attrs = { id: 'inlinks-summary', 'data-total': total, 'data-linking-domains': doms };
+  if (total === 0) {
+    box.replaceChildren(el('p', Object.assign({ class: 'muted' }, attrs), 'No page of another site links here.'));
+    return;
+  }
+  const items = Array.isArray(b.items) ? b.items : [];
+  box.replaceChildren(el('details', { id: 'inlinks-details' },
+    el('summary', attrs, el('strong', { class: 'count' }, NF.format(total)), (total === 1 ? ' page of other sites links' : ' pages of other sites link') + ' here (from ' + plural(doms, 'domain', 'domains') + ')'),
+    el('ol', { id: 'inlinks-list', class: 'link-list' }, ...items.map(linkItemOf)),
+    total > items.length ? el('p', { class: 'muted' }, 'The first ' + NF.format(items.length) + ' of ' + NF.format(total) + '.') : null,
+  ));
 }
 
 function datasetRow(d, ds, s, withFacts) {
@@ -133,14 +177,36 @@ function fillFilters(d, s) {
   $('f-status').value = s.status;
   $('f-min').value = s.min_size;
   $('f-max').value = s.max_size;
+  $('f-min-inlinks').value = s.min_inlinks;
+  $('f-dead').checked = s.max_outlinks === '0';
+  // the link controls as far as known before the rows come (set again with them)
+  if (usesLinks(s) || (current.inlinks && current.inlinks.body)) showLinkControls(true);
+  else if (current.inlinks && current.inlinks.none) showLinkControls(false);
   $('f-sort').value = s.sort || 'surt';
   $('f-order').value = s.order || 'asc';
 }
 
+const usesLinks = (s) => Boolean(s.min_inlinks || s.max_outlinks || LINK_SORTS.includes(s.sort));
+const hasLinkCounts = (it) => typeof it.inlinks === 'number' || typeof it.outlinks === 'number';
+
+/** The link filters and sorts: shown where the version has a link graph, or where the hash already uses them. */
+function showLinkControls(on) {
+  for (const e of document.querySelectorAll('#filters .link-filter')) e.hidden = !on;
+  for (const o of document.querySelectorAll('#f-sort .link-sort')) { o.hidden = !on; o.disabled = !on; }
+}
+
+// the link sorts read most first ("most linked to"): choosing one turns the order to descending
+$('f-sort').addEventListener('change', () => {
+  if (LINK_SORTS.includes($('f-sort').value)) $('f-order').value = 'desc';
+});
+
 function filtersOfForm() {
   const ds = $('f-dataset').value;
   const out = { dataset: ds === '' ? null : Number(ds) };
-  const vals = { from: $('f-from').value, to: $('f-to').value, status: $('f-status').value.replace(/\s+/g, ''), min_size: $('f-min').value, max_size: $('f-max').value, sort: $('f-sort').value, order: $('f-order').value };
+  const vals = {
+    from: $('f-from').value, to: $('f-to').value, status: $('f-status').value.replace(/\s+/g, ''), min_size: $('f-min').value, max_size: $('f-max').value,
+    min_inlinks: $('f-min-inlinks').value, max_outlinks: $('f-dead').checked ? '0' : '', sort: $('f-sort').value, order: $('f-order').value,
+  };
   // defaults stay out of the hash, so the plain listing keeps a short, stable address
   if (vals.sort === 'surt') vals.sort = '';
   if (vals.order === 'asc') vals.order = '';
@@ -177,11 +243,19 @@ function renderPages(d, s, page) {
       if (!other.disabled) other.focus();
     }
   }
-  $('rows').replaceChildren(...page.items.map(rowOf));
+  // the link columns only when the API gives counts (a version with a link graph)
+  const withLinks = page.items.some(hasLinkCounts);
+  for (const th of document.querySelectorAll('#pages th.links-col')) th.hidden = !withLinks;
+  $('rows').replaceChildren(...page.items.map((it) => rowOf(it, withLinks)));
   $('pages-body').hidden = false;
 }
 
-function rowOf(it) {
+function countCell(n, cls, label) {
+  const known = typeof n === 'number';
+  return el('td', { class: 'num ' + cls, 'data-label': label, 'data-count': known ? n : null }, known ? NF.format(n) : '—');
+}
+
+function rowOf(it, withLinks) {
   const title = it.title === null || it.title === undefined || it.title === '' ? null : String(it.title);
   const open = el('a', { href: hashOf(pageState(it.url)), class: 'open title' + (title === null ? ' none' : '') }, title === null ? '(no title)' : title);
   const status = statusText(it.status);
@@ -192,6 +266,8 @@ function rowOf(it) {
     el('td', { class: 'num status code-' + status.charAt(0), 'data-label': 'Status' }, status),
     el('td', { class: 'num size', 'data-label': 'Size', 'data-bytes': it.content_length === null ? null : it.content_length }, formatBytes(it.content_length)),
     el('td', { class: 'lang', 'data-label': 'Language' }, it.language ? String(it.language) : '—'),
+    withLinks ? countCell(it.inlinks, 'inlinks', 'Inlinks') : null,
+    withLinks ? countCell(it.outlinks, 'outlinks', 'Outlinks') : null,
   );
 }
 

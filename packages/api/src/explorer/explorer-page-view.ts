@@ -1,20 +1,47 @@
 /**
  * The page view of the client script: one URL's captures from `/v1/url?include=text`, oldest first, as a timeline;
  * the chosen one (the newest unless the hash names another) with its status, language, sizes, WARC location and
- * extracted text. One request serves every capture of the URL; choosing another only re-renders.
+ * extracted text. One request serves every capture of the URL; choosing another only re-renders. With a link graph:
+ * each capture's inlink and outlink counts, and the first pages linking here and the first outlinks (`/v1/url/links`,
+ * every crawl, pinned to the captures' version), each opening its page view; left out where there is no link graph.
  */
 export const EXPLORER_PAGE_VIEW_SCRIPT = String.raw`
 // ---- page view ----
-let currentUrl = null; // the last /v1/url answer: {key, body}
+let currentUrl = null; // the last /v1/url answer: {key, body, links: {in, out}}
+const LINKS_SHOWN = 20; // linking pages and outlinks listed (the first page of each)
 
 function forgetUrl() { currentUrl = null; }
+
+/** A link route's first page as {body}, {none} (404 CCP_ERR_API_NO_LINKS: no link graph) or {error: code}; never throws but to abort. */
+async function linksOf(path, signal, pin) {
+  try {
+    return { body: await api(path, signal, pin) };
+  } catch (err) {
+    if (err && err.name === 'AbortError') throw err;
+    if (err instanceof ApiFailure && err.code === 'CCP_ERR_API_NO_LINKS') return { none: true };
+    return { error: err && err.code ? String(err.code) : 'UNKNOWN' };
+  }
+}
+
+/** One linking page or outlink: its URL opening its page view, then its crawl (and capture time when given). */
+function linkItemOf(it) {
+  const meta = [' · ', el('span', { class: 'crawl' }, it.dataset ? String(it.dataset) : 'dataset ' + it.dataset_id)];
+  if (it.ts) meta.push(' · ', el('time', { datetime: it.ts }, formatTs(it.ts)));
+  return el('li', { 'data-url': it.url, 'data-dataset-id': it.dataset_id },
+    el('a', { href: hashOf(pageState(it.url)), class: 'open' }, String(it.url)),
+    el('span', { class: 'link-meta' }, ...meta));
+}
 
 async function renderPageView(s, c, force) {
   const key = s.url + '\n' + (token || '');
   if (force || !currentUrl || currentUrl.key !== key) {
     const body = await api('/v1/url?url=' + encodeURIComponent(s.url) + '&include=text', c.signal);
     c.check();
-    currentUrl = { key, body };
+    // pinned to the captures' version, so the lists agree with their counts
+    const [inl, outl] = await Promise.all(['in', 'out'].map((dir) =>
+      linksOf('/v1/url/links?url=' + encodeURIComponent(body.url) + '&direction=' + dir + '&limit=' + LINKS_SHOWN, c.signal, body.version)));
+    c.check();
+    currentUrl = { key, body, links: { in: inl, out: outl } };
   }
   const body = currentUrl.body;
   const caps = Array.isArray(body.captures) ? body.captures : [];
@@ -36,6 +63,9 @@ async function renderPageView(s, c, force) {
       el('span', { class: 'crawl' }, x.dataset ? String(x.dataset) : 'dataset ' + x.dataset_id),
       el('span', { class: 'status code-' + statusText(x.status).charAt(0) }, 'HTTP ' + statusText(x.status)),
       x.language ? el('span', { class: 'lang' }, String(x.language)) : null,
+      typeof x.inlinks === 'number' && typeof x.outlinks === 'number'
+        ? el('span', { class: 'links', 'data-inlinks': x.inlinks, 'data-outlinks': x.outlinks, title: 'pages of this crawl linking here · outlinks' }, NF.format(x.inlinks) + ' in · ' + NF.format(x.outlinks) + ' out')
+        : null,
     ),
   )));
   if (focused) {
@@ -43,7 +73,27 @@ async function renderPageView(s, c, force) {
     if (again) again.focus();
   }
   renderCapture(cap);
+  renderPageLinks(currentUrl.links);
   sections.page.hidden = false;
+}
+
+/** The pages linking here and the outlinks, the first of each over every crawl; nothing without a link graph. */
+function renderPageLinks(links) {
+  $('page-links').hidden = links.in.none && links.out.none;
+  const lists = [['in', 'Linked from', 'page', 'pages'], ['out', 'Links to', 'URL', 'URLs']];
+  for (const [dir, label, one, many] of lists) {
+    const r = links[dir];
+    const title = $('links-' + dir + '-title');
+    const items = r.body && Array.isArray(r.body.items) ? r.body.items : [];
+    const total = r.body && typeof r.body.total === 'number' ? r.body.total : null;
+    $('links-' + dir).hidden = Boolean(r.none);
+    title.textContent = r.error ? label + ': not listed (' + r.error + ')' : label + ' ' + plural(total === null ? 0 : total, one, many) + ' (every crawl)';
+    title.dataset.total = total === null ? '' : String(total);
+    $('links-' + dir + '-list').replaceChildren(...items.map(linkItemOf));
+    const more = $('links-' + dir + '-more');
+    more.hidden = total === null || total <= items.length;
+    more.textContent = more.hidden ? '' : 'The first ' + NF.format(items.length) + ' of ' + NF.format(total) + '.';
+  }
 }
 
 function renderCapture(cap) {
@@ -56,10 +106,12 @@ function renderCapture(cap) {
     ['Language', cap.language ? String(cap.language) : 'unknown'],
     ['Response size', typeof cap.content_length === 'number' ? formatBytes(cap.content_length) + ' (' + plural(cap.content_length, 'byte', 'bytes') + ')' : 'unknown'],
     ['Text length', typeof cap.text_length === 'number' ? plural(cap.text_length, 'character', 'characters') : cap.text_dropped ? 'not kept: only the newest ' + plural(currentUrl.body.text_versions, 'capture keeps', 'captures keep') + ' its text' : 'no text'],
+    typeof cap.inlinks === 'number' ? ['Linked from', plural(cap.inlinks, 'page', 'pages') + ' of this crawl'] : null,
+    typeof cap.outlinks === 'number' ? ['Links to', plural(cap.outlinks, 'URL', 'URLs')] : null,
     ['WARC file', el('span', { class: 'mono warc-file' }, String(w.filename))],
     ['WARC record', el('span', { class: 'mono warc-range' }, 'offset ' + NF.format(w.offset) + ', ' + plural(w.length, 'byte', 'bytes'))],
   ];
-  $('capture-facts').replaceChildren(...rows.flatMap(([k, v]) => [el('dt', null, k), el('dd', null, v)]));
+  $('capture-facts').replaceChildren(...rows.filter(Boolean).flatMap(([k, v]) => [el('dt', null, k), el('dd', null, v)]));
   const text = typeof cap.text === 'string' ? cap.text : null;
   $('capture-text').textContent = text === null ? '' : text;
   $('capture-text').hidden = text === null || text === '';

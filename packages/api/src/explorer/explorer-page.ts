@@ -81,6 +81,7 @@ export function explorerPage(assets: ExplorerAssetPaths): string {
   <section id="domain" aria-labelledby="domain-title" hidden>
     <h2 id="domain-title"><span id="domain-name"></span> <span id="domain-ascii" class="ascii mono" hidden></span></h2>
     <p id="domain-meta" class="muted"></p>
+    <div id="inlinks" class="inlinks" hidden></div>
     <figure id="chart" class="chart">
       <figcaption id="chart-caption"></figcaption>
       <div id="chart-plot"></div>
@@ -103,7 +104,9 @@ export function explorerPage(assets: ExplorerAssetPaths): string {
       <label>Status <input id="f-status" name="status" type="text" maxlength="100" placeholder="4xx,301" spellcheck="false"></label>
       <label>Min size (bytes) <input id="f-min" name="min_size" type="number" min="0" step="1" inputmode="numeric"></label>
       <label>Max size (bytes) <input id="f-max" name="max_size" type="number" min="0" step="1" inputmode="numeric"></label>
-      <label>Sort by <select id="f-sort" name="sort"><option value="surt">URL (SURT)</option><option value="ts">capture time</option><option value="size">size</option></select></label>
+      <label class="link-filter" hidden>Min inlinks <input id="f-min-inlinks" name="min_inlinks" type="number" min="0" step="1" inputmode="numeric"></label>
+      <label class="link-filter check" hidden><input id="f-dead" name="max_outlinks" type="checkbox" value="0"> Dead ends (no outlinks)</label>
+      <label>Sort by <select id="f-sort" name="sort"><option value="surt">URL (SURT)</option><option value="ts">capture time</option><option value="size">size</option><option value="inlinks" class="link-sort" hidden disabled>most linked to</option><option value="outlinks" class="link-sort" hidden disabled>most outlinks</option></select></label>
       <label>Order <select id="f-order" name="order"><option value="asc">ascending</option><option value="desc">descending</option></select></label>
       <div class="filter-actions"><button type="submit" id="f-apply">Apply</button> <button type="button" id="f-clear">Clear filters</button></div>
     </form>
@@ -115,7 +118,7 @@ export function explorerPage(assets: ExplorerAssetPaths): string {
       </nav>
       <div class="scroll cards">
         <table class="grid pages">
-          <thead><tr><th scope="col">Title and URL</th><th scope="col">Crawl</th><th scope="col">Captured (UTC)</th><th scope="col" class="num">Status</th><th scope="col" class="num">Size</th><th scope="col">Language</th></tr></thead>
+          <thead><tr><th scope="col">Title and URL</th><th scope="col">Crawl</th><th scope="col">Captured (UTC)</th><th scope="col" class="num">Status</th><th scope="col" class="num">Size</th><th scope="col">Language</th><th scope="col" class="num links-col" hidden>Inlinks</th><th scope="col" class="num links-col" hidden>Outlinks</th></tr></thead>
           <tbody id="rows"></tbody>
         </table>
       </div>
@@ -161,6 +164,18 @@ export function explorerPage(assets: ExplorerAssetPaths): string {
         <h3>Extracted text <span id="text-note" class="muted"></span></h3>
         <pre id="capture-text" class="text" tabindex="0"></pre>
       </div>
+    </div>
+    <div id="page-links" class="page-links" hidden>
+      <section id="links-in" aria-labelledby="links-in-title">
+        <h3 id="links-in-title"></h3>
+        <ol id="links-in-list" class="link-list"></ol>
+        <p id="links-in-more" class="muted" hidden></p>
+      </section>
+      <section id="links-out" aria-labelledby="links-out-title">
+        <h3 id="links-out-title"></h3>
+        <ol id="links-out-list" class="link-list"></ol>
+        <p id="links-out-more" class="muted" hidden></p>
+      </section>
     </div>
   </section>
 </main>

@@ -42,7 +42,7 @@ const MESSAGES = {
   NETWORK: () => 'The API cannot be reached.',
 };
 // /pages parameter → the form's words for it (a 400 names the parameter at fault)
-const PARAM_LABELS = { dataset_id: 'Crawl', from: 'Captured from', to: 'before', status: 'Status', min_size: 'Min size', max_size: 'Max size', sort: 'Sort by', order: 'Order', cursor: 'page position' };
+const PARAM_LABELS = { dataset_id: 'Crawl', from: 'Captured from', to: 'before', status: 'Status', min_size: 'Min size', max_size: 'Max size', min_inlinks: 'Min inlinks', max_outlinks: 'Dead ends', sort: 'Sort by', order: 'Order', cursor: 'page position' };
 
 const $ = (id) => document.getElementById(id);
 const main = $('main');
@@ -123,7 +123,7 @@ async function api(path, signal, pin) {
 // view (home | crawl | domain | page | search), domain, dataset, the /pages filters, at (the cursor stack, '.'-joined:
 // base64url has no '.'), v (the version the stacked cursors belong to), url and capture (page view), q (search: the
 // query as typed; domain and dataset narrow it)
-const FILTER_KEYS = ['from', 'to', 'status', 'min_size', 'max_size', 'sort', 'order'];
+const FILTER_KEYS = ['from', 'to', 'status', 'min_size', 'max_size', 'min_inlinks', 'max_outlinks', 'sort', 'order'];
 const VIEWS = ['home', 'crawl', 'domain', 'page', 'search'];
 
 function readState() {

@@ -61,7 +61,7 @@ h3 { font-size: 0.95rem; margin: 0.8rem 0 0.3rem; }
 .grid th { font-size: 0.85em; color: var(--muted); font-weight: 600; }
 .grid .num { text-align: right; font-variant-numeric: tabular-nums; }
 .grid td.ts { white-space: nowrap; font-variant-numeric: tabular-nums; }
-.grid td.crawl, .grid td.size { white-space: nowrap; }
+.grid td.crawl, .grid td.size, .grid td.inlinks, .grid td.outlinks { white-space: nowrap; }
 .grid tr.open-row { background: var(--accent-bg); }
 .grid a[aria-current="true"] { font-weight: 700; }
 #datasets tr { cursor: pointer; }
@@ -90,6 +90,8 @@ h3 { font-size: 0.95rem; margin: 0.8rem 0 0.3rem; }
   margin: 0.5rem 0 0.8rem; padding: 0.6rem; border: 1px solid var(--line); border-radius: 6px; font-size: 0.92em; }
 .filters label { display: flex; flex-direction: column; gap: 0.15rem; color: var(--muted); min-width: 0; }
 .filters input, .filters select { color: var(--fg); width: 100%; }
+.filters label.check { flex-direction: row; align-items: center; gap: 0.4rem; color: var(--fg); }
+.filters label.check input { width: auto; }
 .filter-actions { display: flex; gap: 0.5rem; flex-wrap: wrap; grid-column: 1 / -1; }
 
 .pager { display: flex; flex-wrap: wrap; align-items: center; gap: 0.8rem; margin: 0.6rem 0; }
@@ -126,6 +128,18 @@ mark { color: var(--mark-fg); background: var(--mark-bg); border-radius: 2px; pa
 .facts dd { margin: 0; overflow-wrap: anywhere; }
 .text { white-space: pre-wrap; overflow-wrap: anywhere; max-height: 32rem; overflow-y: auto; margin: 0; padding: 0.6rem 0.8rem;
   border: 1px solid var(--line); border-radius: 6px; font: 0.92em/1.5 system-ui, sans-serif; }
+/* the link graph: the domain's linking pages (a line that opens), the page view's two lists */
+.inlinks { margin: 0.2rem 0 0.6rem; }
+.inlinks p { margin: 0; }
+.inlinks summary { cursor: pointer; }
+.inlinks .count { font-variant-numeric: tabular-nums; }
+.link-list { margin: 0.4rem 0; padding-left: 1.8rem; font-size: 0.92em; }
+.link-list li { margin: 0 0 0.25rem; overflow-wrap: anywhere; }
+.link-list .link-meta { color: var(--muted); }
+.link-list .crawl { white-space: nowrap; }
+.link-list time { font-variant-numeric: tabular-nums; }
+.page-links { display: grid; grid-template-columns: repeat(2, minmax(0, 1fr)); gap: 0 1.2rem; margin-top: 1rem; border-top: 1px solid var(--line); }
+.timeline .links { color: var(--muted); font-size: 0.9em; font-variant-numeric: tabular-nums; }
 .foot { max-width: 72rem; margin: 0 auto; padding: 0 1.2rem 1.5rem; font-size: 0.85em; }
 
 /* narrow screens (a 400 px phone): the header stacks, the page view is one column, page rows become cards */
@@ -134,7 +148,7 @@ mark { color: var(--mark-fg); background: var(--mark-bg); border-radius: 2px; pa
   .status { text-align: left; }
   main { padding: 0.8rem 0.8rem 1.5rem; }
   .foot { padding: 0 0.8rem 1rem; }
-  .page-grid { grid-template-columns: minmax(0, 1fr); }
+  .page-grid, .page-links { grid-template-columns: minmax(0, 1fr); }
   .filters { grid-template-columns: repeat(2, minmax(0, 1fr)); }
   .cards .grid thead { display: none; }
   .cards .grid, .cards .grid tbody, .cards .grid tr { display: block; }
