@@ -97,7 +97,7 @@ export interface IndexSourceOptions {
   /**
    * Full-text search (`view.search`, search-read.ts): worker threads running the version's SQLite FTS5 shards, and a
    * time limit per query (503 past it). Default `{ threads: 1, timeLimitMs: 1000 }`; `false` serves no search. The
-   * threads start on the first search. From a store without local files (S3) shards are copied to local disk on first
+   * threads start on the first search (with `warmUp`, when the source opens). From a store without local files (S3) shards are copied to local disk on first
    * use, at most `stagedBytes` of them kept (default 8 GiB; least recently used out first).
    */
   search?: { threads?: number; timeLimitMs?: number; stagedBytes?: number } | false;
@@ -180,9 +180,12 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
   // search: one runner (its worker threads started by the first search) and one set of local shard files for every view
   let runner: SearchRunner | null = null;
   const searchOpts = opts.search === false ? null : opts.search ?? {};
-  const searching: SearchRunning = {
-    run: (paths, q, o) => (runner ??= new SearchRunner({ ...(searchOpts?.threads !== undefined && { threads: searchOpts.threads }), ...(searchOpts?.timeLimitMs !== undefined && { timeLimitMs: searchOpts.timeLimitMs }) })).run(paths, q, o),
-  };
+  const runnerOf = (): SearchRunner =>
+    (runner ??= new SearchRunner({ ...(searchOpts?.threads !== undefined && { threads: searchOpts.threads }), ...(searchOpts?.timeLimitMs !== undefined && { timeLimitMs: searchOpts.timeLimitMs }) }));
+  const searching: SearchRunning = { run: (paths, q, o) => runnerOf().run(paths, q, o) };
+  // with warmUp the search threads start now (≈ 250 ms each), not within the first search's time limit; a failure to
+  // start shows on the first search
+  if (opts.warmUp === true && searchOpts !== null) runnerOf().start().catch(() => undefined);
   let shardDir: string | null = null;
   const shards = shardFiles(
     opts.store, opts.dataDir, () => (shardDir ??= join(stage?.dir ?? opts.indexCacheDir ?? tmpdir(), `search-${process.pid}-${Date.now().toString(36)}`)),
