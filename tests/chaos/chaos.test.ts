@@ -184,11 +184,13 @@ if (!haveRabbitmq && !inCi()) process.stdout.write('chaos: needs rabbitmq-server
     // ---- batchers: the first crawl's SIGKILLed mid-run, then resumed; the second's run once
     // SIGKILLs `b` once a checkpoint was saved mid-run (so the rerun resumes past its first blocks) and `extra` more
     // batches were confirmed after it — or, when no save came (it saves 5 s into a run at the earliest), once all but
-    // `KEEP` of the crawl's batches are confirmed, so that it is killed mid-run all the same; false when it ended first
-    // (the broker restarting under it)
+    // the last third of the crawl's batches are confirmed (at least KEEP left: a batcher confirming its last five
+    // between two polls of its metrics once ended first), so that it is killed mid-run all the same; false when it
+    // ended first (the broker restarting under it)
     const KEEP = 5;
     const killWhenCheckpointed = async (crawl: string, b: CcpipeProcess, extra: number): Promise<boolean> => {
-      const cap = reading.get(crawl)!.batches - KEEP;
+      const total = reading.get(crawl)!.batches;
+      const cap = total - Math.max(KEEP, Math.floor(total / 3));
       const listening = (await waitFor('batcher metrics', () => logLine(b, 'metrics listening') ?? (running(b) ? undefined : {}), 60_000, 20))!;
       let confirmed = 0;
       let savedAt: number | null = null;
