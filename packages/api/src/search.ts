@@ -1,14 +1,11 @@
-import { SearchError, parseSearchQuery, type SearchPage } from '@ccpipe/core';
+import { MAX_SEARCH_LIMIT, MAX_SEARCH_WINDOW, SearchError, parseSearchQuery, type SearchPage } from '@ccpipe/core';
 import { ApiError } from './api-error';
 import { encodeCursor, queryDigest } from './cursor';
 import { datasetNames, datasetsOf, domainOfParam, limitParam, offsetOf, onlyParams, type RequestContext } from './handlers';
 import { timeParam } from './pages';
 
-/** Hits per page when `limit` is absent, and the most served (a larger limit is served as this many). */
+/** Hits per page when `limit` is absent (at most core's MAX_SEARCH_LIMIT are served; a search pages to MAX_SEARCH_WINDOW). */
 export const SEARCH_DEFAULT_LIMIT = 10;
-export const SEARCH_MAX_LIMIT = 100;
-/** The deepest hit a search pages to: `offset + limit` beyond it is refused (each shard ranks that many). */
-export const SEARCH_MAX_WINDOW = 1000;
 /** Seconds a client is told to wait after a search ran past its time limit. */
 export const SEARCH_RETRY_AFTER_S = 2;
 
@@ -45,11 +42,11 @@ export async function getSearch(ctx: RequestContext, query: URLSearchParams): Pr
   const datasetIds = datasetsOf(ctx, query);
   const from = timeParam(query.get('from'), 'from');
   const to = timeParam(query.get('to'), 'to');
-  const limit = limitParam(query.get('limit'), SEARCH_DEFAULT_LIMIT, SEARCH_MAX_LIMIT);
+  const limit = limitParam(query.get('limit'), SEARCH_DEFAULT_LIMIT, MAX_SEARCH_LIMIT);
   const digest = queryDigest(['search', normalized, domain ?? null, datasetIds, from, to]);
   const offset = offsetOf(ctx, query, digest);
-  if (offset + limit > SEARCH_MAX_WINDOW) {
-    throw new ApiError('CCP_ERR_API_BAD_REQUEST', `a search pages to its ${SEARCH_MAX_WINDOW}th hit at most: narrow the query`, { param: offset > 0 ? 'cursor' : 'limit' });
+  if (offset + limit > MAX_SEARCH_WINDOW) {
+    throw new ApiError('CCP_ERR_API_BAD_REQUEST', `a search pages to its ${MAX_SEARCH_WINDOW}th hit at most: narrow the query`, { param: offset > 0 ? 'cursor' : 'limit' });
   }
   let page: SearchPage | null;
   try {
@@ -67,7 +64,7 @@ export async function getSearch(ctx: RequestContext, query: URLSearchParams): Pr
       url: h.url, dataset_id: h.datasetId, dataset: names.get(h.datasetId) ?? null, ts: h.ts, title: h.title, snippet: h.snippet, snippet_parts: h.snippetParts,
       score: Math.round(h.score * 1e4) / 1e4,
     })),
-    next_cursor: page.items.length >= limit && end < Math.min(page.total, SEARCH_MAX_WINDOW)
+    next_cursor: page.items.length >= limit && end < Math.min(page.total, MAX_SEARCH_WINDOW)
       ? encodeCursor({ version: ctx.view.version, query: digest, key: [end] })
       : null,
   };

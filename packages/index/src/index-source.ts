@@ -183,9 +183,6 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
   const runnerOf = (): SearchRunner =>
     (runner ??= new SearchRunner({ ...(searchOpts?.threads !== undefined && { threads: searchOpts.threads }), ...(searchOpts?.timeLimitMs !== undefined && { timeLimitMs: searchOpts.timeLimitMs }) }));
   const searching: SearchRunning = { run: (paths, q, o) => runnerOf().run(paths, q, o) };
-  // with warmUp the search threads start now (≈ 250 ms each), not within the first search's time limit; a failure to
-  // start shows on the first search
-  if (opts.warmUp === true && searchOpts !== null) runnerOf().start().catch(() => undefined);
   let shardDir: string | null = null;
   const shards = shardFiles(
     opts.store, opts.dataDir, () => (shardDir ??= join(stage?.dir ?? opts.indexCacheDir ?? tmpdir(), `search-${process.pid}-${Date.now().toString(36)}`)),
@@ -283,6 +280,9 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
       await Promise.race([v.warm().catch(() => undefined), bound]);
       clearTimeout(timer);
     }
+    // with warmUp, a version with search shards starts the search threads once its warm-up is over (≈ 250 ms each, not
+    // within the first search's time limit, nor beside the warm-up); a failure to start shows on the first search
+    if (opts.warmUp === true && searchIndex !== null) runnerOf().start().catch(() => undefined);
     return v;
   };
   // What a view holds against pinnedBytes: its memory, or for copies staged from a remote store their disk

@@ -16,6 +16,17 @@ import type { LakeReads, LakeUrlRow } from './lake-reader';
 import { RowGroupCache } from './row-group-cache';
 import type { LoadedVersion } from './version-files';
 
+/**
+ * The terms of a page query that select and order rows — every field but where the page starts, its size and the
+ * datasets (the rows' key names those) — as a cache key. Taken whole, not field by field: a filter added to the query
+ * model is part of the key without a change here (listing fields once left the link filters out, and a dead-ends
+ * query was answered from the unfiltered query's rows). Sets are keyed by their sorted members.
+ */
+function scanTermsOf(q: PageQuery): string {
+  const { after: _after, limit: _limit, datasetIds: _datasets, ...terms } = q;
+  return JSON.stringify(terms, (_k, v: unknown) => (v instanceof Set ? [...v].sort() : v));
+}
+
 /** Estimated heap bytes of one web-table row held by the page caches (object, URL, SURT, title). */
 const ROW_BYTES = 400;
 
@@ -140,9 +151,7 @@ export class LakeIndexView implements IndexView {
     if (i < 0) return { items: [], total: 0, next: null };
     const runs = this.index.postings(i).filter((p) => q.datasetIds === null || q.datasetIds.includes(p.datasetId));
     const rowsKey = `${domain}\u0000${runs.map((p) => `${p.datasetId}:${p.file}:${p.first}`).join(',')}`;
-    const { from, to, status, minSize, maxSize, minInlinks, maxOutlinks, sort, order } = q;
-    // every term of the query that filters or orders rows: a term left out would answer one query from another's rows
-    const scanKey = `${rowsKey}\u0000${JSON.stringify([from, to, status && [[...status.codes].sort(), [...status.classes].sort()], minSize, maxSize, minInlinks, maxOutlinks, sort, order])}`;
+    const scanKey = `${rowsKey}\u0000${scanTermsOf(q)}`;
     // a walk's next page is a binary search in the filtered, ordered rows its first page made (kept per view: the
     // version is immutable); the domain's rows themselves are kept too, for the same domain under other filters
     const sorted = await this.scans.getOrLoad(scanKey, async () => {

@@ -35,6 +35,33 @@ export function inPlaceInputs(store: ObjectStore, dataDir: string | undefined): 
 /** Bytes per ranged read when staging an object (bounds memory for big lake files). */
 const CHUNK = 8 * 2 ** 20;
 
+/**
+ * Copies store object `key` to the local file `path` by ranged reads of 8 MiB written in order (memory stays at one
+ * chunk, whatever the object's size); returns its size and CRC32. `check` runs before each chunk (it throws to stop).
+ * @throws IndexFormatError CCP_ERR_INDEX_MISSING when the object is not in the store; what the store or the disk throws
+ */
+export async function copyObjectToFile(store: ObjectStore, key: string, path: string, check?: () => void): Promise<{ size: number; crc32: number }> {
+  check?.();
+  const info = await store.head(key);
+  if (info === null) throw new IndexFormatError('CCP_ERR_INDEX_MISSING', 'an object to copy locally is missing from the store', { key });
+  await mkdir(dirname(path), { recursive: true });
+  // positional writes through a handle: an error (ENOSPC) rejects here instead of surfacing as a stream's
+  // unhandled 'error' event, which would end the process
+  const out = await open(path, 'w');
+  let crc = 0;
+  try {
+    for (let at = 0; at < info.size; at += CHUNK) {
+      check?.();
+      const bytes = await store.getRange(key, at, Math.min(CHUNK, info.size - at));
+      crc = crc32(bytes, crc);
+      for (let done = 0; done < bytes.length;) done += (await out.write(bytes, done, bytes.length - done, at + done)).bytesWritten;
+    }
+  } finally {
+    await out.close();
+  }
+  return { size: info.size, crc32: crc >>> 0 };
+}
+
 /** Options of {@link openLocalInputs}. */
 export interface LocalInputsOptions {
   /** Aborts copies in progress (checked between chunks). */
@@ -69,28 +96,7 @@ export function openLocalInputs(store: ObjectStore, dataDir: string | undefined,
   const check = (key: string): void => {
     if (signal?.aborted === true) throw new CcpError('CCP_ERR_ABORTED', 'copying a store object was aborted', { detail: { key } });
   };
-  /** Copies `key` to `path` by ranged reads; returns its size and CRC32. */
-  const copy = async (key: string, path: string): Promise<{ size: number; crc32: number }> => {
-    check(key);
-    const info = await store.head(key);
-    if (info === null) throw new IndexFormatError('CCP_ERR_INDEX_MISSING', 'an object to copy locally is missing from the store', { key });
-    await mkdir(dirname(path), { recursive: true });
-    // positional writes through a handle: an error (ENOSPC) rejects here instead of surfacing as a stream's
-    // unhandled 'error' event, which would end the process
-    const out = await open(path, 'w');
-    let crc = 0;
-    try {
-      for (let at = 0; at < info.size; at += CHUNK) {
-        check(key);
-        const bytes = await store.getRange(key, at, Math.min(CHUNK, info.size - at));
-        crc = crc32(bytes, crc);
-        for (let done = 0; done < bytes.length;) done += (await out.write(bytes, done, bytes.length - done, at + done)).bytesWritten;
-      }
-    } finally {
-      await out.close();
-    }
-    return { size: info.size, crc32: crc >>> 0 };
-  };
+  const copy = (key: string, path: string): Promise<{ size: number; crc32: number }> => copyObjectToFile(store, key, path, () => check(key));
   const stage = async (key: string): Promise<void> => {
     const want = cache?.expect(key);
     if (cache === undefined || want === undefined) {

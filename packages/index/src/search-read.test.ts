@@ -25,8 +25,9 @@ describe('shardFiles (search shards of a store without local files)', () => {
   it('downloads each shard once, checked, and keeps the copies within maxBytes, least recently used out first', async () => {
     const store = new MemoryObjectStore();
     const [a, b, c] = [await shard(store, 'a', 400), await shard(store, 'b', 400), await shard(store, 'c', 400)];
+    // a copy asks the object's size once (then reads it by ranges): heads count downloads
     let gets = 0;
-    const counting = Object.assign(Object.create(store) as MemoryObjectStore, { get: (k: string) => (gets++, store.get(k)) });
+    const counting = Object.assign(Object.create(store) as MemoryObjectStore, { head: (k: string) => (gets++, store.head(k)) });
     const files = shardFiles(counting, undefined, () => join(dir, 'stage'), { maxBytes: 1000, busyMs: 0 });
     const [pa] = await files.paths([a]);
     expect(existsSync(pa!)).toBe(true);

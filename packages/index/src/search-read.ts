@@ -1,9 +1,9 @@
-import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { rename, rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { ObjectStore, SearchPage, SearchQuery } from '@ccpipe/core';
 import type { SearchOptions, ShardsResult } from '@ccpipe/search';
-import { IndexFormatError, crcOf } from './format';
-import { inPlaceInputs } from './local-inputs';
+import { IndexFormatError } from './format';
+import { copyObjectToFile, inPlaceInputs } from './local-inputs';
 import type { SearchShardEntry } from './search-index';
 
 /** What runs a search over shard files (the search package's `SearchRunner`: worker threads, a time limit). */
@@ -23,7 +23,8 @@ export const DEFAULT_STAGED_SHARD_BYTES = 8 * 2 ** 30;
  * CRC32 its version lists, and kept there (a shard key names immutable bytes) while the copies stay within `maxBytes`:
  * past it the least recently used copies not handed out within `busyMs` (default 60 s: a search in flight may still
  * open it) are deleted (a search thread holding one open reads on; a later search downloads it again), so the copies of versions gone by do not fill the disk. SQLite
- * reads pages at random offsets, so a shard is never read through ranged GETs. `close()` deletes the copies.
+ * reads pages at random offsets, so a shard is never read through ranged GETs; it is copied by them, a chunk at a time
+ (local-inputs.ts `copyObjectToFile`, as the merge stages lake files). `close()` deletes the copies.
  * @throws IndexFormatError CCP_ERR_INDEX_MISSING / CCP_ERR_INDEX_CRC for a shard gone from the store or damaged
  */
 export function shardFiles(
@@ -36,13 +37,15 @@ export function shardFiles(
   let held = 0;
   const stage = async (e: SearchShardEntry): Promise<string> => {
     const path = join(stageDir(), e.key);
-    const b = await store.get(e.key);
-    if (b === null) throw new IndexFormatError('CCP_ERR_INDEX_MISSING', 'a search shard is missing from the store', { key: e.key });
-    if (b.length !== e.bytes || crcOf(b) !== e.crc32) throw new IndexFormatError('CCP_ERR_INDEX_CRC', 'a search shard does not match its checksum', { key: e.key });
-    await mkdir(dirname(path), { recursive: true });
-    await writeFile(`${path}.tmp`, b);
-    await rename(`${path}.tmp`, path);
-    return path;
+    const tmp = `${path}.tmp`;
+    try {
+      const got = await copyObjectToFile(store, e.key, tmp);
+      if (got.size !== e.bytes || got.crc32 !== e.crc32) throw new IndexFormatError('CCP_ERR_INDEX_CRC', 'a search shard does not match its checksum', { key: e.key });
+      await rename(tmp, path);
+      return path;
+    } finally {
+      await rm(tmp, { force: true });
+    }
   };
   const evict = async (keep: ReadonlySet<string>): Promise<void> => {
     const recent = Date.now() - (opts.busyMs ?? 60_000);
@@ -97,11 +100,6 @@ export class SearchIndex {
     private readonly runner: SearchRunning,
     private readonly paths: ShardPaths,
   ) {}
-
-  /** Shards the version lists. */
-  get size(): number {
-    return this.entries.length;
-  }
 
   /**
    * Searches the shards of `q.datasetIds` — with `domainFiles` (the lake keys of the files holding `q.domain`), only

@@ -1,11 +1,11 @@
 import { existsSync } from 'node:fs';
 import Database from 'better-sqlite3';
-import { SearchError, type ParsedQuery } from '@ccpipe/core';
+import { MAX_SEARCH_LIMIT, MAX_SEARCH_WINDOW, SearchError, type ParsedQuery } from '@ccpipe/core';
 import { MARK_CLOSE, MARK_CUT, MARK_OPEN, SHARD_FORMAT, registerInflate } from './shard-schema';
 import { snippetHtml, snippetParts, type SnippetPart } from './snippet';
 
 /** Deepest page a search serves: `offset + limit` beyond it is refused (each shard ranks that many hits). */
-export const MAX_WINDOW = 1000;
+export const MAX_WINDOW = MAX_SEARCH_WINDOW;
 /** Matches counted exactly per shard (and per domain run); beyond it `total` is an estimate (`totalExact` false). */
 export const DEFAULT_COUNT_CAP = 10_000;
 /** Time limit of a search when none is given. */
@@ -111,7 +111,7 @@ export function checkOptions(opts: SearchOptions): void {
   const bad = (m: string): never => {
     throw new SearchError('CCP_ERR_SEARCH_QUERY', m, { detail: { reason: 'bad_option' } });
   };
-  if (!Number.isInteger(opts.limit) || opts.limit < 1 || opts.limit > 100) bad('limit must be an integer from 1 to 100');
+  if (!Number.isInteger(opts.limit) || opts.limit < 1 || opts.limit > MAX_SEARCH_LIMIT) bad(`limit must be an integer from 1 to ${MAX_SEARCH_LIMIT}`);
   const offset = opts.offset ?? 0;
   if (!Number.isInteger(offset) || offset < 0) bad('offset must be a non-negative integer');
   if (offset + opts.limit > MAX_WINDOW) bad(`offset + limit may not pass ${MAX_WINDOW}`);

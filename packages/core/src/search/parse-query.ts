@@ -2,6 +2,10 @@ import { SearchError, type SearchQueryProblem } from './search-error';
 
 /** Longest accepted query, in characters (code points): the issue's limit; longer → `CCP_ERR_SEARCH_QUERY` `too_long`. */
 export const MAX_QUERY_CHARS = 1000;
+/** Deepest hit a search pages to: `offset + limit` beyond it is refused (each shard ranks that many hits). */
+export const MAX_SEARCH_WINDOW = 1000;
+/** Most hits one page of a search returns. */
+export const MAX_SEARCH_LIMIT = 100;
 /** Most words a query may hold, phrases' words included: bounds the engine's work per query. */
 export const MAX_QUERY_WORDS = 64;
 
