@@ -14,6 +14,7 @@ const { join, resolve } = require('node:path');
 const { gunzipSync } = require('node:zlib');
 const { spawnSync } = require('node:child_process');
 const { loadavg } = require('node:os');
+const { median, loadAvg: la } = require('./lib/proc');
 
 const CORPUS = resolve(__dirname, '../../shared/corpus');
 const ROUNDS = Number(process.env.BENCH_ROUNDS || 5);
@@ -71,11 +72,6 @@ function pass(side, set) {
   return { docs: pages.length, cpuS: (c.user + c.system) / 1e6, wallS, fellBack };
 }
 
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
-const la = () => loadavg().map((x) => x.toFixed(2)).join(' ');
 
 function main() {
   console.log(`extraction speed, ccpipe vs stock Readability.js on linkedom: ${ROUNDS} rounds, sides alternated, a process per pass; load average ${la()}`);

@@ -13,10 +13,12 @@
 // domains. Navigation pages are link targets only (no crawled row), as pages a crawl did not reach are. Texts are six
 // real paragraphs (../shared's extraction benchmark) per page.
 //   node bench/links.bench.js [rows=200000] [requests=300]
-const { spawnSync, fork } = require('node:child_process');
+const { fork } = require('node:child_process');
 const { cpSync, mkdtempSync, rmSync, readFileSync } = require('node:fs');
 const { tmpdir, loadavg } = require('node:os');
 const { join } = require('node:path');
+const { childOf, serveLake, median, latencies: fmt, timed } = require('./lib/proc');
+const child = childOf(__filename);
 
 const ROWS = Number(process.argv[2] && !process.argv[2].startsWith('--') ? process.argv[2] : (process.env.BENCH_ROWS ?? 200_000));
 process.env.BENCH_ROWS = String(ROWS);
@@ -114,45 +116,10 @@ async function merge(dir, mode) {
   return { wallS: (Date.now() - t0) / 1000, cpuS: (cpu.user + cpu.system) / 1e6, urls: r.urls, phases, graph, search };
 }
 
-function child(args) {
-  const p = spawnSync(process.execPath, [__filename, ...args], { encoding: 'utf8', maxBuffer: 1 << 26 });
-  if (p.status !== 0) throw new Error(`child ${args[0]} failed: ${p.stderr}`);
-  return JSON.parse(p.stdout.trim().split('\n').pop());
-}
-
-async function server(dir) {
-  const { openIndexSource } = require('@ccpipe/index');
-  const { startApi } = require('@ccpipe/api');
-  const { FsObjectStore } = require('@ccpipe/adapters');
-  const source = await openIndexSource({ store: new FsObjectStore({ root: dir }), pollMs: 0, warmUp: true });
-  const api = await startApi({ source, port: 0 });
-  process.send({ url: api.url });
-  process.on('message', async () => {
-    await api.close();
-    await source.close();
-    process.exit(0);
-  });
-}
-
 /** Search shards of the lake's current version. */
 function lakeShards(dir) {
   const m = JSON.parse(readFileSync(join(dir, 'index', 'manifest.json'), 'utf8'));
   return JSON.parse(readFileSync(join(dir, 'index', m.current, 'search.json'), 'utf8')).length;
-}
-
-const pct = (xs, p) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length === 0 ? NaN : s[Math.max(0, Math.ceil((p / 100) * s.length) - 1)];
-};
-const fmt = (xs) => `p50 ${pct(xs, 50).toFixed(2)} ms, p99 ${pct(xs, 99).toFixed(2)} ms (n=${xs.length})`;
-const median = (xs) => pct(xs, 50);
-
-async function timed(url) {
-  const t = process.hrtime.bigint();
-  const res = await fetch(url);
-  const body = await res.json();
-  if (res.status !== 200) throw new Error(`${res.status} ${JSON.stringify(body).slice(0, 200)} for ${url}`);
-  return { ms: Number(process.hrtime.bigint() - t) / 1e6, body };
 }
 
 async function main() {
@@ -255,7 +222,7 @@ async function main() {
 const [flag, a, b] = process.argv.slice(2);
 const run = flag === '--generate' ? generate(a).then(() => console.log('{}'))
   : flag === '--merge' ? merge(a, b).then((r) => console.log(JSON.stringify(r)))
-    : flag === '--server' ? server(a)
+    : flag === '--server' ? serveLake(a)
       : main();
 run.catch((err) => {
   console.error(err);

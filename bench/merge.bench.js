@@ -19,10 +19,10 @@
 // (the order rotates every round); medians of CPU and wall time, their ratio, the facts files' bytes per URL, load average.
 // A third variant, `none`, also turns the secondary orderings off (MergeOptions.orderings): on ÷ none is the issue's
 // "facts and orderings together" ratio.
-const { spawnSync } = require('node:child_process');
 const { cpSync, mkdtempSync, rmSync, readdirSync, statSync } = require('node:fs');
 const { loadavg, tmpdir } = require('node:os');
 const { join } = require('node:path');
+const { childOf, median } = require('./lib/proc');
 
 const PART_ROWS = 50_000;
 
@@ -116,13 +116,7 @@ async function merge(dir, bits, columns, rowGroupSize, maxRuns, facts) {
   return { ...r, factsBytes, lakeFiles: v.status().lakeFiles, phases, cols: cols.map((x) => `${x.col} ${(Number(x.b) / r.urls).toFixed(1)}`).join(', '), cpuS: (cpu.user + cpu.system) / 1e6, maxRssMiB: process.resourceUsage().maxRSS / 1024, lake, index, domainUs, pageMs, bigDomainUrls: big.datasets[0].urlCount };
 }
 
-function child(args) {
-  const p = spawnSync(process.execPath, [__filename, ...args], { encoding: 'utf8', maxBuffer: 1 << 26 });
-  if (p.status !== 0) throw new Error(`child ${args[0]} failed: ${p.stderr}`);
-  return p.stdout.trim() ? JSON.parse(p.stdout.trim().split('\n').pop()) : null;
-}
-
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
+const child = childOf(__filename);
 const load = () => loadavg().map((x) => x.toFixed(2)).join(' ');
 
 /**

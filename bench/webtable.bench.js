@@ -10,10 +10,12 @@
 // Parts come from DuckDB (the worker's schema and sort): 10 days of captures, statuses 200/301/404/500, sizes
 // 0–200 kB, a ~1 kB text per page, Zipf-like domains (rows/10 of them).
 //   node bench/webtable.bench.js [rows=1000000] [requests=300]
-const { spawnSync, fork } = require('node:child_process');
+const { fork } = require('node:child_process');
 const { cpSync, mkdtempSync, rmSync, readFileSync } = require('node:fs');
 const { tmpdir, loadavg } = require('node:os');
 const { join } = require('node:path');
+const { childOf, serveLake, median, latencies: fmt, timed } = require('./lib/proc');
+const child = childOf(__filename);
 
 // the children take the size from the parent through BENCH_ROWS
 const ROWS = Number(process.argv[2] && !process.argv[2].startsWith('--') ? process.argv[2] : (process.env.BENCH_ROWS ?? 1_000_000));
@@ -76,26 +78,6 @@ async function merge(dir, orderings) {
   return { wallS: (Date.now() - t0) / 1000, cpuS: (cpu.user + cpu.system) / 1e6, urls: r.urls, domains: r.domains, phases, orderingBytes, lakeBytes: status.lakeBytes };
 }
 
-function child(args) {
-  const p = spawnSync(process.execPath, [__filename, ...args], { encoding: 'utf8', maxBuffer: 1 << 26 });
-  if (p.status !== 0) throw new Error(`child ${args[0]} failed: ${p.stderr}`);
-  return JSON.parse(p.stdout.trim().split('\n').pop());
-}
-
-async function server(dir) {
-  const { openIndexSource } = require('@ccpipe/index');
-  const { startApi } = require('@ccpipe/api');
-  const { FsObjectStore } = require('@ccpipe/adapters');
-  const source = await openIndexSource({ store: new FsObjectStore({ root: dir }), pollMs: 0, warmUp: true });
-  const api = await startApi({ source, port: 0 });
-  process.send({ url: api.url });
-  process.on('message', async () => {
-    await api.close();
-    await source.close();
-    process.exit(0);
-  });
-}
-
 /** Ordering row groups read by cold first pages of /v1/pages (a fresh source per query, ranged reads counted). */
 async function orderingReads(dir, windows) {
   const { openIndexSource } = require('@ccpipe/index');
@@ -128,21 +110,6 @@ async function orderingReads(dir, windows) {
     await src.close();
   }
   return counts;
-}
-
-const pct = (xs, p) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length === 0 ? NaN : s[Math.max(0, Math.ceil((p / 100) * s.length) - 1)];
-};
-const fmt = (xs) => `p50 ${pct(xs, 50).toFixed(2)} ms, p99 ${pct(xs, 99).toFixed(2)} ms (n=${xs.length})`;
-const median = (xs) => pct(xs, 50);
-
-async function timed(url) {
-  const t = process.hrtime.bigint();
-  const res = await fetch(url);
-  const body = await res.json();
-  if (res.status !== 200) throw new Error(`${res.status} ${JSON.stringify(body).slice(0, 200)} for ${url}`);
-  return { ms: Number(process.hrtime.bigint() - t) / 1e6, body };
 }
 
 async function main() {
@@ -220,7 +187,7 @@ async function main() {
 const [flag, a, b] = process.argv.slice(2);
 const run = flag === '--generate' ? generate(a).then(() => console.log('{}'))
   : flag === '--merge' ? merge(a, b).then((r) => console.log(JSON.stringify(r)))
-    : flag === '--server' ? server(a)
+    : flag === '--server' ? serveLake(a)
       : flag === '--reads' ? orderingReads(a, JSON.parse(b)).then((r) => console.log(JSON.stringify(r)))
         : main();
 run.catch((err) => {

@@ -1,9 +1,9 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { canonicalizeUrl } from '@ccpipe/core';
 import { FsObjectStore, closeDuckDbParquetEngine, type PartRow } from '@ccpipe/adapters';
 import { readParquetRows } from '../../../tests/support/parquet';
+import { tempDirEach } from '../../../tests/support/temp-dir';
 import { partRow, putBatch, writeOldPart } from '../../../tests/support/batches';
 import { rng } from '../../../tests/support/rng';
 import { indexLayout, type IndexManifest, type LakeFileEntry } from './format';
@@ -16,12 +16,9 @@ import { runMerge, type MergeOptions } from './run-merge';
 let dir: string;
 let store: FsObjectStore;
 
-beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'ccpipe-links-'));
+tempDirEach('ccpipe-links-', (d) => {
+  dir = d;
   store = new FsObjectStore({ root: dir });
-});
-afterEach(async () => {
-  await rm(dir, { recursive: true, force: true });
 });
 afterAll(async () => {
   await closeDuckDbParquetEngine();

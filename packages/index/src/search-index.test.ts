@@ -1,10 +1,10 @@
-import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { readFile, readdir, rm } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { FsObjectStore, closeDuckDbParquetEngine, type PartRow } from '@ccpipe/adapters';
 import { openSearchShard, parseSearchQuery, searchShards, type SearchShard } from '@ccpipe/search';
 import { readParquetRows } from '../../../tests/support/parquet';
+import { tempDirEach } from '../../../tests/support/temp-dir';
 import { partRow, putBatch } from '../../../tests/support/batches';
 import { crcOf, indexLayout, type IndexManifest, type LakeFileEntry } from './format';
 import { runMerge, type MergeOptions } from './run-merge';
@@ -19,13 +19,12 @@ let dir: string;
 let store: FsObjectStore;
 const open: SearchShard[] = [];
 
-beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'ccpipe-search-index-'));
+tempDirEach('ccpipe-search-index-', (d) => {
+  dir = d;
   store = new FsObjectStore({ root: dir });
 });
-afterEach(async () => {
+afterEach(() => {
   for (const s of open.splice(0)) s.close();
-  await rm(dir, { recursive: true, force: true });
 });
 afterAll(async () => {
   await closeDuckDbParquetEngine();
