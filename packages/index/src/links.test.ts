@@ -171,6 +171,13 @@ describe('link graph (links.ts)', () => {
     expect(g.inlinks.get('example.org https://t.example.org/')).toEqual(new Set(['https://new.example.com/']));
   });
 
+  it('merges a batch whose every part is from a worker before outlink_domains (the column read as null: no links)', async () => {
+    await writeOldPart(store, 1, 'old', [page(1, 'https://old.example.com/', '20300101000000', ['https://t.example.org/'])]);
+    const r = await runMerge(opts());
+    expect(r).toMatchObject({ published: true, rowsIn: 1, urls: 1 });
+    expect(await versionJson<DatasetLinks[]>('links.json')).toEqual([]);
+  });
+
   it('writes no link graph with links: false, nor for a lake without the outlink columns', async () => {
     await putBatch(store, 1, 'b', [page(1, 'https://a.example.com/', '20300101000000', ['https://b.example.org/'])]);
     await runMerge(opts({ links: false }));

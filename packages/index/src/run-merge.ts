@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { RoaringBitmap32 } from 'roaring';
 import { CcpError, domain64FromInt64, domain64ToInt64, errorCode, foreignBatchReason, layout, parseDatasetRegistry, type DatasetRegistry, type ObjectStore } from '@ccpipe/core';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import { PART_SQL_TYPES } from '@ccpipe/adapters';
 import { BatchSet } from './batch-set';
 import { resolveCollisions } from './collisions';
 import { DomainIds, partitionSql } from './domain-ids';
@@ -562,8 +563,13 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
       // Parts are told apart by their rank in path order: DuckDB's file_index (the position in this sorted list), an
       // integer per row instead of a filename string joined back to a table (≈ 0.3 s CPU less per 1M rows).
       const sortedParts = [...parts].sort();
-      // union_by_name: parts of older workers lack later columns (outlink_domains), which read as null
-      const partsSql = `read_parquet(${sqlList(sortedParts)}, file_row_number = true, hive_partitioning = false, union_by_name = true)`;
+      // union_by_name: parts of older workers lack later columns (outlink_domains), which read as null beside newer
+      // parts; a lake column no part has at all (every part from an older worker) is added as a typed null
+      const readParts = `read_parquet(${sqlList(sortedParts)}, file_row_number = true, hive_partitioning = false, union_by_name = true)`;
+      const have = new Set((await queryRows(conn, `DESCRIBE SELECT * FROM ${readParts}`)).map((r) => r['column_name'] as string));
+      const absent = lakeCols.filter((c) => !have.has(c) && c in PART_SQL_TYPES);
+      const partsSql = absent.length === 0 ? readParts
+        : `(SELECT *, file_index, ${absent.map((c) => `NULL::${PART_SQL_TYPES[c as keyof typeof PART_SQL_TYPES]} AS ${c}`).join(', ')} FROM ${readParts})`;
       // The parts' distinct domains, streamed sorted: ids are assigned walking the previous dictionary alongside
       // (DomainIds.assignSorted), so no list or map of the domains is held in JS.
       await conn.run('CREATE TEMP TABLE dom (domain VARCHAR, domain64 BIGINT)');

@@ -6,13 +6,14 @@ import {
 } from '@duckdb/node-api';
 import { cdxTimestampToMillis, DUCKDB_VECTOR_SIZE, PART_COLUMNS, type PartRow, type WriteParquetPartOptions } from './part-row';
 
-const SQL_TYPES: Record<(typeof PART_COLUMNS)[number]['name'], string> = {
+/** DuckDB's type of each part column. */
+export const PART_SQL_TYPES: Record<(typeof PART_COLUMNS)[number]['name'], string> = {
   dataset_id: 'UINTEGER', url_id: 'BIGINT', url: 'VARCHAR', raw_url: 'VARCHAR', host: 'VARCHAR', domain: 'VARCHAR',
   private_domain: 'VARCHAR', surt: 'VARCHAR', ts: 'TIMESTAMPTZ', status: 'SMALLINT', mime: 'VARCHAR', charset: 'VARCHAR',
   languages: 'VARCHAR', title: 'VARCHAR', text: 'VARCHAR', content_length: 'INTEGER', outlink_count: 'INTEGER',
   outlinks: 'VARCHAR[]', outlink_domains: 'VARCHAR[]', warc_filename: 'VARCHAR', warc_offset: 'BIGINT', warc_length: 'INTEGER', digest: 'VARCHAR',
 };
-const DDL_COLUMNS = PART_COLUMNS.map((c) => `${c.name} ${SQL_TYPES[c.name]}${c.nullable ? '' : ' NOT NULL'}`).join(', ');
+const DDL_COLUMNS = PART_COLUMNS.map((c) => `${c.name} ${PART_SQL_TYPES[c.name]}${c.nullable ? '' : ' NOT NULL'}`).join(', ');
 
 let instance: Promise<DuckDBInstance> | null = null;
 let seq = 0;
