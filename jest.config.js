@@ -31,8 +31,9 @@ module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/packages', '<rootDir>/tests'],
   testMatch: ['**/*.test.ts'],
-  // tests/chaos runs on its own (`npm run chaos`, after `npm test` in CI): minutes of SIGKILLs and broker restarts.
-  testPathIgnorePatterns: ['/node_modules/', '/dist/', '<rootDir>/tests/chaos/'],
+  // tests/chaos and tests/fuzz run on their own, after `npm test` in CI: minutes of SIGKILLs and broker restarts
+  // (`npm run chaos`), and 10,000 inputs per fuzz target, two minutes on both cores (`npm run fuzz:ci`).
+  testPathIgnorePatterns: ['/node_modules/', '/dist/', '<rootDir>/tests/chaos/', '<rootDir>/tests/fuzz/'],
   transform: {
     '^.+\\.(t|j|mj)s$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' } }],
   },

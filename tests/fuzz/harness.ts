@@ -64,6 +64,8 @@ export interface FuzzTarget<T> {
   describe(input: T): string;
   /** Sync targets yield to the event loop this often (jsdom frees closed windows only then). Default 0: never. */
   yieldEvery?: number;
+  /** Run only the cases i with i % of === index (a costly target dealt to several test files, run in parallel). */
+  shard?: { index: number; of: number };
 }
 
 /** What a failed input looked like. */
@@ -96,7 +98,13 @@ export function caseRng(seed: number, target: string, i: number): Rng {
 
 /** Runs a target and reports; never throws for a failing input (the caller asserts on `failures`). */
 export async function fuzz<T>(target: FuzzTarget<T>): Promise<FuzzReport> {
-  const count = ONLY_CASE === undefined ? Math.max(1, Math.round(target.count * SCALE)) : 1;
+  const total = Math.max(1, Math.round(target.count * SCALE));
+  const { index: shard, of: shards } = target.shard ?? { index: 0, of: 1 };
+  // this shard's case numbers: shard, shard + shards, …; a replayed case runs in the shard that holds it
+  const cases = ONLY_CASE !== undefined ? (ONLY_CASE % shards === shard ? [ONLY_CASE] : [])
+    : Array.from({ length: Math.ceil((total - shard) / shards) }, (_, k) => shard + k * shards);
+  const count = cases.length;
+  const name = shards > 1 ? `${target.name} [${shard + 1}/${shards}]` : target.name;
   const failures: FuzzFailure[] = [];
   let refused = 0;
   let slowestMs = 0;
@@ -105,14 +113,14 @@ export async function fuzz<T>(target: FuzzTarget<T>): Promise<FuzzReport> {
   let heapGrowthMb = 0;
   const sampleEvery = Math.max(50, Math.floor(count / 20));
   // printed before the run too, so that a run killed by a hang can be replayed
-  process.stdout.write(`fuzz ${target.name}: seed=${FUZZ_SEED} cases=${count} starting\n`);
+  process.stdout.write(`fuzz ${name}: seed=${FUZZ_SEED} cases=${count} starting\n`);
   const verbose = process.env.FUZZ_VERBOSE === '1';
   const t0 = performance.now();
   const cpu0 = process.cpuUsage();
   for (let k = 0; k < count && failures.length < MAX_FAILURES; k++) {
-    const i = ONLY_CASE ?? k;
+    const i = cases[k]!;
     const input = target.generate(caseRng(FUZZ_SEED, target.name, i), i);
-    if (verbose) process.stdout.write(`fuzz ${target.name}: case ${i}\n`);
+    if (verbose) process.stdout.write(`fuzz ${name}: case ${i}\n`);
     const started = process.cpuUsage();
     const wallStart = performance.now();
     try {
@@ -144,7 +152,7 @@ export async function fuzz<T>(target: FuzzTarget<T>): Promise<FuzzReport> {
   };
   // One line per target, so a run's figures and its seed are in the log even when it passes.
   // The load average too: on a shared box it inflates CPU time as well as wall time.
-  process.stdout.write(`fuzz ${report.target}: seed=${report.seed} cases=${report.cases} refused=${report.refused} `
+  process.stdout.write(`fuzz ${name}: seed=${report.seed} cases=${report.cases} refused=${report.refused} `
     + `failures=${failures.length} wall=${report.wallMs}ms cpu=${report.cpuMs}ms slowest=${report.slowestMs}ms heap+${report.heapGrowthMb}MB `
     + `load=${loadavg().map((l) => l.toFixed(1)).join('/')}\n`);
   return report;

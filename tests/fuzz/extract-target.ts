@@ -1,13 +1,11 @@
-// Fuzz (#24): HTML into extractDocument directly (in this thread, no pool: a slow input must show as slow, not be
-// hidden by the pool's time limit). Inputs: windows of real pages, mutated; tag soup; and deep nesting of the
-// shapes that are costly to parse (1,000 nested `<table><td>` held jsdom for seconds). See harness.ts for the seed
-// and replay variables. An input costs ~40 ms of CPU on average (~1,000× a CDX line), so this target runs 1,000
-// inputs at FUZZ_SCALE=1 to keep `npm test` within its time; `npm run fuzz` (FUZZ_SCALE=10) runs 10,000.
+// The extraction fuzz target (#24): HTML into extractDocument directly (in the test's thread, no pool: a slow input
+// must show as slow, not be hidden by the pool's time limit). Inputs: windows of real pages, mutated; tag soup; and
+// deep nesting of the shapes that are costly to parse (1,000 nested `<table><td>` held jsdom for seconds). See
+// harness.ts for the seed and replay variables. An input costs ~11 ms of CPU on a quiet box (~100× a CDX line), so
+// the target's 10,000 inputs are dealt to two test files (extract-0/extract-1.fuzz.test.ts, one jest worker each).
 import { extractDocument } from '@ccpipe/core';
 import { excerpt, explain, fuzz, fuzzTimeout, mutateString, type Rng } from './harness';
 import { htmlPages } from './seeds';
-
-const FILE = 'tests/fuzz/extract.fuzz.test.ts';
 
 const TAGS = ['div', 'p', 'span', 'a', 'b', 'i', 'table', 'tr', 'td', 'th', 'tbody', 'ul', 'ol', 'li', 'dl', 'dt', 'dd', 'select',
   'option', 'form', 'button', 'h1', 'h3', 'article', 'section', 'nav', 'template', 'svg', 'math', 'title', 'textarea', 'script',
@@ -69,21 +67,25 @@ function pageWindow(r: Rng): string {
   return html;
 }
 
-describe('fuzz: extraction', () => {
-  it('HTML into extractDocument (page windows, tag soup, deep nesting)', async () => {
-    const report = await fuzz<string>({
-      name: 'extract',
-      count: 1_000,
-      yieldEvery: 1,
-      generate(r) {
-        const k = r.next(20);
-        return k < 9 ? pageWindow(r) : k < 16 ? tagSoup(r) : nest(r);
-      },
-      run(html) {
-        extractDocument(html, { url: 'https://example.com/a/b.html' });
-      },
-      describe: (html) => excerpt(html, 300),
-    });
-    expect(explain(report, FILE)).toBe('');
-  }, fuzzTimeout(300_000));
-});
+/** Runs shard `shard` of `shards` of the extraction target (cases i with i % shards === shard) as one jest test. */
+export function extractionFuzz(shard: number, shards: number, file: string): void {
+  describe(`fuzz: extraction (shard ${shard + 1} of ${shards})`, () => {
+    it('HTML into extractDocument (page windows, tag soup, deep nesting)', async () => {
+      const report = await fuzz<string>({
+        name: 'extract',
+        count: 10_000,
+        shard: { index: shard, of: shards },
+        yieldEvery: 1,
+        generate(r) {
+          const k = r.next(20);
+          return k < 9 ? pageWindow(r) : k < 16 ? tagSoup(r) : nest(r);
+        },
+        run(html) {
+          extractDocument(html, { url: 'https://example.com/a/b.html' });
+        },
+        describe: (html) => excerpt(html, 300),
+      });
+      expect(explain(report, file)).toBe('');
+    }, fuzzTimeout(600_000 / shards));
+  });
+}
