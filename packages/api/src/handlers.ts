@@ -1,5 +1,5 @@
 import { domainToUnicode } from 'node:url';
-import { TOP_DOMAINS_KEPT, UrlError, canonicalizeUrl, registeredDomainOf, textKept } from '@ccpipe/core';
+import { NO_TIME, TOP_DOMAINS_KEPT, UrlError, canonicalizeUrl, registeredDomainOf, textKept } from '@ccpipe/core';
 import type { DomainFacts, IndexView } from '@ccpipe/core';
 import type { AclPrincipal } from './acl';
 import { ApiError } from './api-error';
@@ -190,7 +190,7 @@ export async function getUrl(ctx: RequestContext, query: URLSearchParams): Promi
   const every = await ctx.view.captures(url, { text: include.has('text') });
   // the content-versions policy ranks a URL's captures in every dataset (hidden ones too: their texts were dropped alike)
   const versions = ctx.view.textVersions ?? null;
-  const kept = textKept(every.map((c) => ({ datasetId: c.datasetId, ts: Date.parse(c.ts) })), versions);
+  const kept = textKept(every.map((c) => ({ datasetId: c.datasetId, ts: c.ts === null ? NO_TIME : Date.parse(c.ts) })), versions);
   const captures = every.flatMap((c, i) => (visible(ctx, c.datasetId) ? [{ c, dropped: !kept[i] }] : []));
   if (captures.length === 0) throw new ApiError('CCP_ERR_API_URL_NOT_FOUND', 'no capture of this URL');
   // the link graph's counts of the URL in each dataset of a capture shown (none for a version without links)
@@ -215,7 +215,8 @@ export async function getUrl(ctx: RequestContext, query: URLSearchParams): Promi
       ...(include.has('text') && textField(dropped ? null : (c.text ?? null))),
       ...(dropped && { text_dropped: true }),
       ...linkCountsOf(links, c.datasetId),
-      warc: { filename: c.warc.filename, offset: c.warc.offset, length: c.warc.length },
+      warc: c.warc === null ? null : { filename: c.warc.filename, offset: c.warc.offset, length: c.warc.length },
+      ...(c.extras !== undefined && { extras: c.extras }),
     })),
   };
 }

@@ -1,4 +1,4 @@
-import { Domain64Registry, TOP_DOMAINS_KEPT, canonicalizeUrl, domain64ItemOf, domainFactsOf, formatDomain64, selectPage, surtOf, urlIdHex, urlId } from '@ccpipe/core';
+import { Domain64Registry, NO_STATUS, NO_TIME, TOP_DOMAINS_KEPT, canonicalizeUrl, domain64ItemOf, domainFactsOf, formatDomain64, selectPage, surtOf, urlIdHex, urlId } from '@ccpipe/core';
 import type {
   CaptureItem, CaptureOptions, DatasetSummary, DomainDatasets, IndexSource, IndexView, PageItem, PageQuery, PageResult, PageRow, UrlItem,
 } from '@ccpipe/core';
@@ -149,16 +149,16 @@ export function buildMemoryView(
     let perDataset = perDomain.get(r.c.datasetId);
     if (perDataset === undefined) perDomain.set(r.c.datasetId, (perDataset = new Map()));
     const prev = perDataset.get(r.url);
-    if (prev === undefined || prev.ts < r.c.ts) perDataset.set(r.url, r.c);
+    if (prev === undefined || (prev.ts ?? '') < (r.c.ts ?? '')) perDataset.set(r.url, r.c);
     const item: CaptureItem = {
       datasetId: r.c.datasetId, urlId: idOf(r.url), url: r.url, ts: r.c.ts, status: r.c.status, title: r.c.title, textLength: r.c.textLength,
-      language: r.c.language ?? null, contentLength: r.c.contentLength ?? null, ...(r.c.text !== undefined && { text: r.c.text }), warc: { ...r.c.warc },
+      language: r.c.language ?? null, contentLength: r.c.contentLength ?? null, ...(r.c.text !== undefined && { text: r.c.text }), warc: r.c.warc === null ? null : { ...r.c.warc },
     };
     const list = byUrl.get(r.url);
     if (list === undefined) byUrl.set(r.url, [item]);
     else list.push(item);
   }
-  for (const list of byUrl.values()) list.sort((a, b) => cmp(a.ts, b.ts) || a.datasetId - b.datasetId);
+  for (const list of byUrl.values()) list.sort((a, b) => cmp(a.ts ?? '', b.ts ?? '') || a.datasetId - b.datasetId);
   const domains = new Map<string, MemoryDomain>();
   const pageRows = new Map<string, PageRow[]>();
   for (const [domain, perDomain] of latest) {
@@ -168,7 +168,7 @@ export function buildMemoryView(
     for (const [datasetId, perDataset] of perDomain) {
       for (const [url, c] of perDataset) {
         rowsOfDomain.push({
-          datasetId, url, surt: surtOf(url), ts: Date.parse(c.ts), status: c.status, title: c.title,
+          datasetId, url, surt: surtOf(url), ts: c.ts === null ? NO_TIME : Date.parse(c.ts), status: c.status ?? NO_STATUS, title: c.title,
           contentLength: c.contentLength ?? null, language: c.language ?? null,
         });
       }

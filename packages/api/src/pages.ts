@@ -1,4 +1,4 @@
-import { PAGE_SORTS, parseStatusMatch, type AcrossKey, type AcrossQuery, type PageFilter, type PageItem, type PageKey, type PageOrder, type PageQuery, type PageSort } from '@ccpipe/core';
+import { NO_STATUS, PAGE_SORTS, isoOfMs, parseStatusMatch, type AcrossKey, type AcrossQuery, type PageFilter, type PageItem, type PageKey, type PageOrder, type PageQuery, type PageSort } from '@ccpipe/core';
 import { ApiError } from './api-error';
 import { badCursor, decodeCursor, encodeCursor, queryDigest, type PageCursor } from './cursor';
 import { datasetNames, domainOfParam, intParam, limitParam, onlyParams, visible, type RequestContext } from './handlers';
@@ -77,7 +77,7 @@ export function pageTermsOf(query: URLSearchParams): PageTerms {
 export function pageItemJson(r: PageItem, names: ReadonlyMap<number, string>): object {
   return {
     url_id: r.urlId, url: r.url, surt: r.surt, dataset_id: r.datasetId, dataset: names.get(r.datasetId) ?? null,
-    ts: new Date(r.ts).toISOString().replace('.000Z', 'Z'), status: r.status, title: r.title,
+    ts: isoOfMs(r.ts), status: r.status === NO_STATUS ? null : r.status, title: r.title,
     content_length: r.contentLength, language: r.language,
     ...(r.inlinks !== undefined && { inlinks: r.inlinks }), ...(r.outlinks !== undefined && { outlinks: r.outlinks }),
   };

@@ -137,7 +137,7 @@ describe('API over cc-mirror-dev (two crawls, default filter)', () => {
     expect(r.body.url).toBe(canonical);
     expect(r.body.url_id).toMatch(/^[0-9a-f]{16}$/);
     expect(r.body.captures.map((c: any) => [c.dataset_id, c.dataset, c.warc])).toEqual(
-      cdx.sort((a, b) => a.datasetId - b.datasetId || (a.ts < b.ts ? -1 : 1)).map((c) => [c.datasetId, CRAWLS[c.datasetId - 1], c.warc]),
+      cdx.sort((a, b) => a.datasetId - b.datasetId || (a.ts! < b.ts! ? -1 : 1)).map((c) => [c.datasetId, CRAWLS[c.datasetId - 1], c.warc]),
     );
     expect(r.body.captures[0]).toMatchObject({ status: 200, text_length: null, ts: expect.stringMatching(/^2030-/) });
 

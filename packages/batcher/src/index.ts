@@ -1,7 +1,6 @@
 export * from './batcher';
 export * from './checkpoint';
 export * from './cluster-idx-source';
-export * from './datasets';
 export * from './empty-filter-watch';
 export * from './lines';
 export * from './main';

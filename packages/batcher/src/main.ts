@@ -15,7 +15,7 @@ import { emptySummary, NOT_TARGETED, runBatcher, type BatcherSummary } from './b
 import { emptyFilterWatch } from './empty-filter-watch';
 import { completeCheckpoint, loadCheckpoint, runFingerprint } from './checkpoint';
 import { loadClusterIdx } from './cluster-idx-source';
-import { ensureDataset } from './datasets';
+import { ensureDataset } from '@ccpipe/adapters';
 import { batcherMetrics } from './metrics';
 import { planBlocks } from './plan-blocks';
 import { batcherProgress, chainEvents } from './progress';

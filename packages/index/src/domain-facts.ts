@@ -156,7 +156,8 @@ export function decodeFactsRecords(b: Buffer): FactsSpan[] {
 
 /** A record as the API answers it. */
 export function toDomainFacts(r: FactsRecord): DomainFacts {
-  const iso = (s: number): string => new Date(s * 1000).toISOString().replace(/\.000Z$/, 'Z');
+  // -1: no row had a time (an import without one)
+  const iso = (s: number): string | null => (s === -1 ? null : new Date(s * 1000).toISOString().replace(/\.000Z$/, 'Z'));
   return {
     hosts: r.hosts,
     statusClasses: { '2xx': r.status[0], '3xx': r.status[1], '4xx': r.status[2], '5xx': r.status[3] },
@@ -242,7 +243,8 @@ export async function addFacts(conn: DuckDBConnection, src: FactsSources, column
        SELECT dataset_id, domain, count(DISTINCT host)::INTEGER AS hosts,
          count(*) FILTER (WHERE status BETWEEN 200 AND 299)::INTEGER AS s2, count(*) FILTER (WHERE status BETWEEN 300 AND 399)::INTEGER AS s3,
          count(*) FILTER (WHERE status BETWEEN 400 AND 499)::INTEGER AS s4, count(*) FILTER (WHERE status BETWEEN 500 AND 599)::INTEGER AS s5,
-         min(ts)::DOUBLE AS first_ts, max(ts)::DOUBLE AS last_ts,
+         -- -1: no row of the run has a time (imported without one); no capture or import is dated before 1970
+         coalesce(min(ts), -1)::DOUBLE AS first_ts, coalesce(max(ts), -1)::DOUBLE AS last_ts,
          -- quantile_disc is the nearest rank: the value at rank ⌈q·n⌉ of the sorted non-null values (tested against a plain count)
          quantile_disc(cl, [0.5, 0.9]) AS q,
          array_to_string(list_transform(map_entries(histogram(lang) FILTER (WHERE lang IS NOT NULL AND ${noSep})), e -> e.key || chr(${LANG_FIELD}) || e.value), chr(${LANG_ITEM})) AS langs

@@ -1,6 +1,6 @@
 import { RoaringBitmap32 } from 'roaring';
 import {
-  canonicalizeUrl, formatDomain64, registeredDomainOf, pageAfter, runLanes, sortMatches, surtOf, urlId, urlIdHex, type AcrossItem, type AcrossQuery,
+  canonicalizeUrl, formatDomain64, isoOfMs, registeredDomainOf, pageAfter, runLanes, sortMatches, surtOf, urlId, urlIdHex, type AcrossItem, type AcrossQuery,
   type AcrossResult, type CaptureItem, type CaptureOptions, type DatasetSummary, type DomainDatasets, type DomainFacts, type DomainInlinksQuery, type IndexView,
   type LinkItem, type LinkPage, type LinkQuery, type PageItem, type PageQuery,
   type PageResult, type PageRow, type SearchPage, type SearchQuery, type UrlItem,
@@ -139,11 +139,16 @@ export class LakeIndexView implements IndexView {
       const rows = await this.reads.find(this.files[p.file]!, p.first, p.first + p.rows, canonicalUrl, opts);
       found[k] = rows.map((r) => ({
         datasetId: p.datasetId, ...this.item(r), textLength: r.textLength, language: r.language, contentLength: r.contentLength,
-        ...(opts.text === true && { text: r.text ?? null }), warc: r.warc,
+        ...(opts.text === true && { text: r.text ?? null }), warc: r.warc, ...extrasOf(r.extras),
       }));
     });
-    // the page's history: oldest capture first (ISO strings of one shape sort as times), then by dataset
-    return found.flat().sort((a, b) => (a.ts < b.ts ? -1 : a.ts > b.ts ? 1 : a.datasetId - b.datasetId));
+    // the page's history: oldest capture first (ISO strings of one shape sort as times; a row without a time before
+    // every timed one), then by dataset
+    return found.flat().sort((a, b) => {
+      const ta = a.ts ?? '';
+      const tb = b.ts ?? '';
+      return ta < tb ? -1 : ta > tb ? 1 : a.datasetId - b.datasetId;
+    });
   }
 
   async pages(domain: string, q: PageQuery): Promise<PageResult<PageItem>> {
@@ -283,7 +288,7 @@ export class LakeIndexView implements IndexView {
       if (found === null) return;
       const [r] = await this.reads.scan(found.file, found.row, found.row + 1);
       if (r === undefined) return;
-      out[k] = { datasetId, url: r.url, domain: registeredDomainOf(r.url) ?? new URL(r.url).hostname, ts: new Date(r.ts).toISOString().replace('.000Z', 'Z') };
+      out[k] = { datasetId, url: r.url, domain: registeredDomainOf(r.url) ?? new URL(r.url).hostname, ts: isoOfMs(r.ts) };
     });
     return out.filter((x): x is LinkItem => x !== null);
   }
@@ -444,5 +449,16 @@ function rowKeyOf(url: string): string {
     return surtOf(url);
   } catch {
     return url;
+  }
+}
+
+/** An imported row's `extras` JSON as the capture's `extras` field (none when absent or unreadable: it was written as JSON). */
+function extrasOf(json: string | null): { extras?: Record<string, unknown> } {
+  if (json === null || json === '') return {};
+  try {
+    const v = JSON.parse(json) as unknown;
+    return v !== null && typeof v === 'object' && !Array.isArray(v) ? { extras: v as Record<string, unknown> } : {};
+  } catch {
+    return {};
   }
 }

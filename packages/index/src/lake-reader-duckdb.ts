@@ -2,8 +2,8 @@ import { join } from 'node:path';
 import type { DuckDBInstance } from '@duckdb/node-api';
 import { openDuck, queryRows, sqlString } from './duck';
 import type { LakeFileEntry } from './format';
-import { primaryLanguage } from '@ccpipe/core';
-import type { LakeCaptureRow, LakePageRow, LakeReads, LakeUrlRow } from './lake-reader';
+import { isoOfMs, NO_STATUS, NO_TIME, primaryLanguage } from '@ccpipe/core';
+import { warcOf, type LakeCaptureRow, type LakePageRow, type LakeReads, type LakeUrlRow } from './lake-reader';
 
 /**
  * The previous lake reader, kept to compare against in bench/api.bench.js: one DuckDB `read_parquet` query per
@@ -30,7 +30,7 @@ export class DuckLakeReader implements LakeReads {
 
   async find(file: LakeFileEntry, from: number, to: number, url: string, opts: { text?: boolean } = {}): Promise<LakeCaptureRow[]> {
     const rows = await this.query(
-      `SELECT COLUMNS(c -> c IN ('url_id', 'url', 'ts', 'status', 'title', 'content_length', 'languages', 'warc_filename', 'warc_offset', 'warc_length', 'text')),
+      `SELECT COLUMNS(c -> c IN ('url_id', 'url', 'ts', 'status', 'title', 'content_length', 'languages', 'warc_filename', 'warc_offset', 'warc_length', 'text', 'extras')),
               length(text) AS text_length
        FROM read_parquet(${sqlString(join(this.dataDir, file.key))}, file_row_number = true, hive_partitioning = false)
        WHERE url = ${sqlString(url)} AND file_row_number >= ${from} AND file_row_number < ${to}`,
@@ -41,7 +41,8 @@ export class DuckLakeReader implements LakeReads {
       language: primaryLanguage(r['languages'] as string | null | undefined),
       contentLength: r['content_length'] === null || r['content_length'] === undefined ? null : Number(r['content_length']),
       ...(opts.text === true && { text: (r['text'] as string | null | undefined) ?? null }),
-      warc: { filename: r['warc_filename'] as string, offset: Number(r['warc_offset']), length: Number(r['warc_length']) },
+      warc: warcOf(r['warc_filename'] as string | null, Number(r['warc_offset']), Number(r['warc_length'])),
+      extras: (r['extras'] as string | null | undefined) ?? null,
     }));
   }
 
@@ -54,8 +55,8 @@ export class DuckLakeReader implements LakeReads {
     return rows.map((r) => ({
       url: r['url'] as string,
       surt: (r['surt'] as string | null | undefined) ?? null,
-      ts: (r['ts'] as Date).getTime(),
-      status: Number(r['status']),
+      ts: r['ts'] === null ? NO_TIME : (r['ts'] as Date).getTime(),
+      status: r['status'] === null ? NO_STATUS : Number(r['status']),
       title: (r['title'] as string | null) ?? null,
       contentLength: r['content_length'] === null || r['content_length'] === undefined ? null : Number(r['content_length']),
       language: primaryLanguage(r['languages'] as string | null | undefined),
@@ -82,8 +83,8 @@ function toRow(r: Record<string, unknown>): LakeUrlRow {
   return {
     urlId: r['url_id'] as bigint,
     url: r['url'] as string,
-    ts: (r['ts'] as Date).toISOString().replace('.000Z', 'Z'),
-    status: Number(r['status']),
+    ts: r['ts'] === null ? null : isoOfMs((r['ts'] as Date).getTime()),
+    status: r['status'] === null ? null : Number(r['status']),
     title: (r['title'] as string | null) ?? null,
   };
 }

@@ -1,7 +1,7 @@
 import { zstdDecompress, type ZstdDecoder } from './zstd';
 import { parquetMetadataAsync, parquetRead, parquetSchema, type AsyncBuffer, type FileMetaData, type SchemaTree } from 'hyparquet';
 import type { CompressionCodec } from 'hyparquet/src/types.js';
-import { hasCode, primaryLanguage, type ObjectStore } from '@ccpipe/core';
+import { hasCode, isoOfMs, NO_STATUS, NO_TIME, primaryLanguage, type ObjectStore } from '@ccpipe/core';
 import { IndexFormatError, crcOf, type LakeFileEntry } from './format';
 import { codePoints, decodeFlatChunk, decodeFlatRows, isStrings, packStrings, type Column, type PackedStrings } from './lake-decode';
 import { decodeLocator, locatorChunk, locatorMetadata, type LakeLocator } from './lake-locator';
@@ -11,9 +11,10 @@ import { RowGroupCache, type RowGroupCacheStats } from './row-group-cache';
 export interface LakeUrlRow {
   urlId: bigint | null;
   url: string;
-  /** ISO 8601 UTC, whole seconds without a fraction. */
-  ts: string;
-  status: number;
+  /** ISO 8601 UTC, whole seconds without a fraction; null for an imported row without a time. */
+  ts: string | null;
+  /** Null for an imported row without a status. */
+  status: number | null;
   title: string | null;
 }
 
@@ -27,7 +28,10 @@ export interface LakeCaptureRow extends LakeUrlRow {
   contentLength: number | null;
   /** The extracted text, read only when asked for (`find(…, {text: true})`): null when there is none. */
   text?: string | null;
-  warc: { filename: string; offset: number; length: number };
+  /** Null for an imported row (its `warc_filename` is empty: no WARC record behind it). */
+  warc: { filename: string; offset: number; length: number } | null;
+  /** The `extras` column's JSON (an imported row's other columns); null when none, or the file has no such column. */
+  extras: string | null;
   /** The row's number in its file (its position in the dataset is the file's `posBase` plus this). */
   row?: number;
 }
@@ -37,8 +41,9 @@ export interface LakePageRow {
   url: string;
   /** The lake's `surt` column when it has one (lake columns 'all'), else null: the view computes it from `url`. */
   surt: string | null;
-  /** Epoch ms. */
+  /** Epoch ms; NO_TIME (core) for an imported row without a time. */
   ts: number;
+  /** NO_STATUS (core) for an imported row without one. */
   status: number;
   title: string | null;
   contentLength: number | null;
@@ -128,7 +133,7 @@ const FOOTER_TAIL = 64 * 1024;
  */
 const identityOf = (file: LakeFileEntry): string => `${file.key}#${file.crc32}#${file.bytes}`;
 const PAGE_COLUMNS = ['url', 'ts', 'status', 'title'] as const;
-const CAPTURE_COLUMNS = ['ts', 'status', 'title', 'content_length', 'languages', 'warc_filename', 'warc_offset', 'warc_length'] as const;
+const CAPTURE_COLUMNS = ['ts', 'status', 'title', 'content_length', 'languages', 'warc_filename', 'warc_offset', 'warc_length', 'extras'] as const;
 const SCAN_COLUMNS = ['url', 'surt', 'ts', 'status', 'title', 'content_length', 'languages'] as const;
 /** The `text` column read as its code-point count: the text itself is never turned into a string. */
 const TEXT_LENGTH = 'text#length';
@@ -203,8 +208,8 @@ export class ParquetLakeReader implements LakeReads {
         out.push({
           url: str(url, i) ?? '',
           surt: str(surt, i),
-          ts: num(ts, i) ?? 0,
-          status: num(status, i) ?? 0,
+          ts: num(ts, i) ?? NO_TIME,
+          status: num(status, i) ?? NO_STATUS,
           title: str(title, i),
           contentLength: num(size, i),
           language: primaryLanguage(str(langs, i)),
@@ -235,7 +240,8 @@ export class ParquetLakeReader implements LakeReads {
           language: primaryLanguage(str(c.get('languages'), i)),
           contentLength: num(c.get('content_length'), i),
           ...(texts !== null && { text: texts[k] ?? null }),
-          warc: { filename: str(c.get('warc_filename'), i) ?? '', offset: num(c.get('warc_offset'), i) ?? 0, length: num(c.get('warc_length'), i) ?? 0 },
+          warc: warcOf(str(c.get('warc_filename'), i), num(c.get('warc_offset'), i), num(c.get('warc_length'), i)),
+          extras: str(c.get('extras'), i),
           row: ft.starts[g]! + i,
         });
       });
@@ -628,14 +634,15 @@ function urlRow(c: Map<string, Column>, i: number): LakeUrlRow {
   return {
     urlId: null,
     url: str(c.get('url'), i) ?? '',
-    ts: isoSeconds(num(c.get('ts'), i) ?? 0),
-    status: num(c.get('status'), i) ?? 0,
+    ts: isoOfMs(num(c.get('ts'), i) ?? NO_TIME),
+    status: num(c.get('status'), i),
     title: str(c.get('title'), i),
   };
 }
 
-function isoSeconds(ms: number): string {
-  return new Date(ms).toISOString().replace('.000Z', 'Z');
+/** A row's WARC location; null for an imported row, which has none (its filename is empty). */
+export function warcOf(filename: string | null, offset: number | null, length: number | null): LakeCaptureRow['warc'] {
+  return filename === null || filename === '' ? null : { filename, offset: offset ?? 0, length: length ?? 0 };
 }
 
 /** Rows in [lo, hi) of a string column whose bytes equal `want`. */

@@ -1,7 +1,7 @@
 import { mkdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { PART_COLUMNS, DUCKDB_VECTOR_SIZE } from '@ccpipe/adapters';
+import { PART_COLUMNS, PART_SQL_TYPES, DUCKDB_VECTOR_SIZE } from '@ccpipe/adapters';
 import { runLanes, type ObjectStore } from '@ccpipe/core';
 import { addFacts, type FactsColumns } from './domain-facts';
 import { appendTo, queryRows, sqlList, sqlString } from './duck';
@@ -20,13 +20,21 @@ export const LAKE_COLUMNS: readonly string[] = ['domain64', ...PART_COLUMNS.map(
  */
 export const LAKE_API_COLUMNS: readonly string[] = [
   'domain64', 'url_id', 'url', 'raw_url', 'domain', 'ts', 'status', 'title', 'text', 'warc_filename', 'warc_offset', 'warc_length', 'languages', 'content_length',
+  'extras',
 ];
+
+/**
+ * Columns a lake begun without them gains at its next merge (appended to its column list): an imported row's `extras`
+ * (`ccpipe import`) would be lost in a lake that could not grow. The lake's older files lack them and read as null;
+ * a file rewritten by a merge gets them (null for its old rows).
+ */
+export const LAKE_GROWN_COLUMNS: readonly string[] = ['extras'];
 
 /**
  * {@link LAKE_API_COLUMNS} of a lake begun before stop 20 (no `languages`, `content_length`): such a lake keeps them
  * (its files keep one schema), and its domain facts have no languages and a null content-length median and p90.
  */
-export const LAKE_API_COLUMNS_V1: readonly string[] = LAKE_API_COLUMNS.filter((c) => c !== 'languages' && c !== 'content_length');
+export const LAKE_API_COLUMNS_V1: readonly string[] = LAKE_API_COLUMNS.filter((c) => c !== 'languages' && c !== 'content_length' && !LAKE_GROWN_COLUMNS.includes(c));
 
 /**
  * {@link LAKE_API_COLUMNS} without `url_id` (`lakeColumns: 'lean'`): url_id is recomputable, readers take
@@ -50,8 +58,9 @@ export function lakeColumnsOf(set: LakeColumnSet): readonly string[] {
  * `set` had before (`'api'`/`'lean'` without `languages` and `content_length`).
  */
 export function existingLakeColumns(set: LakeColumnSet, recorded: readonly string[] | undefined): readonly string[] {
-  if (recorded !== undefined) return recorded;
-  return set === 'api' ? LAKE_API_COLUMNS_V1 : set === 'lean' ? LAKE_API_COLUMNS_V1.filter((c) => c !== 'url_id') : LAKE_COLUMNS;
+  const had = recorded ?? (set === 'api' ? LAKE_API_COLUMNS_V1 : set === 'lean' ? LAKE_API_COLUMNS_V1.filter((c) => c !== 'url_id') : LAKE_COLUMNS);
+  const grown = LAKE_GROWN_COLUMNS.filter((c) => !had.includes(c));
+  return grown.length === 0 ? had : [...had, ...grown];
 }
 
 /**
@@ -152,6 +161,14 @@ async function memoryLimitBytes(conn: DuckDBConnection): Promise<number> {
   return Number(m[1]) * (unit.includes('I') ? 1024 : 1000) ** pow;
 }
 
+/** The {@link LAKE_GROWN_COLUMNS} among `columns` that the lake file at `path` was written without. */
+async function grownColumnsLacking(conn: DuckDBConnection, path: string, columns: readonly string[]): Promise<Set<string>> {
+  const grown = LAKE_GROWN_COLUMNS.filter((c) => columns.includes(c));
+  if (grown.length === 0) return new Set();
+  const have = new Set((await queryRows(conn, `SELECT name FROM parquet_schema(${sqlString(path)})`)).map((r) => r['name'] as string));
+  return new Set(grown.filter((c) => !have.has(c)));
+}
+
 /** How a lake column is written: `raw_url` only where it differs from `url` (null otherwise), `text` null with `dropText`. */
 function lakeColumnExpr(c: string, dropText: boolean): string {
   return c === 'text' && dropText ? 'NULL::VARCHAR AS text' : c === 'raw_url' ? 'NULLIF(raw_url, url) AS raw_url' : c;
@@ -205,7 +222,7 @@ export async function dropSuperseded(conn: DuckDBConnection, old: readonly OldLa
      n AS (SELECT dataset_id, ${key}, ts, _f, _r, warc_filename, warc_offset FROM staged s
            WHERE EXISTS (SELECT 1 FROM dup WHERE dup.dataset_id = s.dataset_id AND dup.${key} = s.${key}) ${oldRows})
      SELECT _f, _r FROM (
-       SELECT _f, _r, row_number() OVER (PARTITION BY dataset_id, ${key} ORDER BY ts DESC, (_f > 0) DESC, _f DESC, warc_filename DESC, warc_offset DESC) AS _k FROM n
+       SELECT _f, _r, row_number() OVER (PARTITION BY dataset_id, ${key} ORDER BY ts DESC NULLS LAST, (_f > 0) DESC, _f DESC, warc_filename DESC, warc_offset DESC) AS _k FROM n
      ) WHERE _k > 1`,
   );
   await conn.run('DELETE FROM staged WHERE EXISTS (SELECT 1 FROM lose l WHERE l._f > 0 AND l._f = staged._f AND l._r = staged._r)');
@@ -304,11 +321,17 @@ export async function writeLake(conn: DuckDBConnection, store: ObjectStore, w: L
     : await queryRows(conn, `SELECT dataset_id AS d, prefix AS p, count(*) AS n FROM staged WHERE ${targetsWhere(withNew)} GROUP BY ALL`);
   for (const r of staged) expected.set(`${Number(r['d'])}/${r['p'] as string}`, Number(r['n']));
   for (const t of w.targets) {
+    const oldSelects: string[] = [];
+    for (const o of t.old) {
+      const lacks = await grownColumnsLacking(conn, o.path, w.columns);
+      const expr = (c: string): string => lacks.has(c) ? `NULL::${PART_SQL_TYPES[c as keyof typeof PART_SQL_TYPES]} AS ${c}`
+        : c === 'text' && o.stripText === true && !w.dropText ? stripTextExpr(o.fileId) : lakeColumnExpr(c, w.dropText);
+      oldSelects.push(`SELECT ${w.columns.map(expr).join(', ')} FROM read_parquet(${sqlString(o.path)}, hive_partitioning = false, file_row_number = true) o
+         WHERE NOT EXISTS (SELECT 1 FROM lose_old l WHERE l._f = ${o.fileId} AND l._r = o.file_row_number)`);
+    }
     const inputs = [
       ...(t.fresh ? [`SELECT ${cols} FROM staged WHERE dataset_id = ${t.datasetId} AND prefix = ${sqlString(t.prefix)}`] : []),
-      ...t.old.map((o) =>
-        `SELECT ${w.columns.map((c) => (c === 'text' && o.stripText === true && !w.dropText ? stripTextExpr(o.fileId) : lakeColumnExpr(c, w.dropText))).join(', ')} FROM read_parquet(${sqlString(o.path)}, hive_partitioning = false, file_row_number = true) o
-         WHERE NOT EXISTS (SELECT 1 FROM lose_old l WHERE l._f = ${o.fileId} AND l._r = o.file_row_number)`),
+      ...oldSelects,
     ];
     if (inputs.length === 0) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'a lake file with neither new rows nor runs to fold', { key: t.key });
     await conn.run(

@@ -44,7 +44,7 @@ function expectedGraph(caps: readonly PartRow[], datasetId: number) {
   const latest = new Map<string, PartRow>();
   for (const c of caps.filter((x) => x.datasetId === datasetId)) {
     const had = latest.get(c.url);
-    if (had === undefined || had.timestamp <= c.timestamp) latest.set(c.url, c);
+    if (had === undefined || had.timestamp! <= c.timestamp!) latest.set(c.url, c);
   }
   const inlinks = new Map<string, Set<string>>(); // "domain url" → source URLs
   const out = new Map<string, string[]>(); // source URL → "domain url" sorted

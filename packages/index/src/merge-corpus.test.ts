@@ -101,7 +101,7 @@ describe('runMerge over cc-mirror-dev batches written by the worker', () => {
       const both = [...allDomains].find((d) => DEV_CRAWLS.every((c) => oracle.crawls[c]!.domains[d]))!;
       const url = (await v.urls(both, ids[DEV_CRAWLS[0]]!, 0, 1)).items[0]!.url;
       const caps = await v.captures(url);
-      expect(caps.every((c) => c.url === url && c.warc.length > 0)).toBe(true);
+      expect(caps.every((c) => c.url === url && c.warc!.length > 0)).toBe(true);
       expect(caps.map((c) => c.datasetId)).toContain(ids[DEV_CRAWLS[0]]);
       expect(v.datasets().map((d) => [d.name, d.urlCount])).toEqual(
         DEV_CRAWLS.map((c) => [c, Object.values(oracle.crawls[c]!.domains).reduce((n, d) => n + new Set(d.urls.map(canon)).size, 0)]),

@@ -1,6 +1,6 @@
 import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { ObjectStore } from '@ccpipe/core';
+import { NO_TIME, type ObjectStore } from '@ccpipe/core';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { appendTo, sqlList, sqlString } from './duck';
 import { crcOf, type LakeFileEntry, type VersionToc } from './format';
@@ -190,7 +190,7 @@ async function writeLayer(
   // files told apart by their index in the list read (an integer per row, not a file name)
   await conn.run(
     `CREATE OR REPLACE TEMP TABLE ord AS
-     SELECT epoch_ms(r.ts)::BIGINT AS ts, r.status::INTEGER AS status, ${opts.withSize ? 'r.content_length::BIGINT' : 'NULL::BIGINT'} AS size,
+     SELECT coalesce(epoch_ms(r.ts)::BIGINT, ${NO_TIME}) AS ts, r.status::INTEGER AS status, ${opts.withSize ? 'r.content_length::BIGINT' : 'NULL::BIGINT'} AS size,
             f.base + r.file_row_number AS pos
      FROM read_parquet(${sqlList(paths)}, file_row_number = true, hive_partitioning = false) r JOIN ord_files f ON r.file_index = f.i`,
   );

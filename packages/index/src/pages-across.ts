@@ -1,4 +1,4 @@
-import { matchesPage, type AcrossKey, type AcrossQuery, type PageRow } from '@ccpipe/core';
+import { NO_TIME, matchesPage, type AcrossKey, type AcrossQuery, type PageRow } from '@ccpipe/core';
 import type { LakeFileEntry } from './format';
 import type { OrderingFile } from './orderings';
 
@@ -138,7 +138,8 @@ export async function pagesAcross(
   const desc = q.order === 'desc';
   const classes = q.status === null ? [] : [...new Set([...q.status.classes, ...[...q.status.codes].map((c) => Math.floor(c / 100))])].sort();
   const codes = useStatus && q.status !== null && q.status.codes.size > 0 ? new Set([...q.status.codes, ...[...q.status.classes].flatMap((c) => Array.from({ length: 100 }, (_, k) => c * 100 + k))]) : null;
-  const [lo, hi] = q.sort === 'ts' ? [q.from ?? -Infinity, q.to ?? Infinity] : [q.minSize ?? -Infinity, q.maxSize === null ? Infinity : q.maxSize + 1];
+  // a time bound leaves out the rows without a time (NO_TIME, first in the time ordering)
+  const [lo, hi] = q.sort === 'ts' ? [q.from ?? (q.to !== null ? NO_TIME + 1 : -Infinity), q.to ?? Infinity] : [q.minSize ?? -Infinity, q.maxSize === null ? Infinity : q.maxSize + 1];
   const segments: Segment[] = [];
   /** Entries under the filters the orderings answer, before the cursor cuts them. */
   let inRange = 0;

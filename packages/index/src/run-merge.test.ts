@@ -250,7 +250,7 @@ describe('runMerge (synthetic batches)', () => {
     const src = await openIndexSource({ store, dataDir: dir, pollMs: 0 });
     try {
       const [c, ...more] = await (await src.current())!.captures(url);
-      expect([c!.title, c!.warc.offset, more]).toEqual(['b3', 10, []]);
+      expect([c!.title, c!.warc!.offset, more]).toEqual(['b3', 10, []]);
     } finally {
       await src.close();
     }

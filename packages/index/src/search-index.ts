@@ -125,7 +125,7 @@ async function buildOne(
   const dropped = new Set(drop);
   const lang = opts.languages ? 'languages' : 'NULL::VARCHAR';
   // the lake file's rows in file order (DuckDB keeps a scan's order): each domain one run of positions
-  const sql = `SELECT file_row_number AS r, domain, url, CAST(url_id AS VARCHAR) AS id, epoch(ts)::BIGINT AS t, title, text, ${lang} AS lang
+  const sql = `SELECT file_row_number AS r, domain, url, CAST(url_id AS VARCHAR) AS id, coalesce(epoch(ts)::BIGINT, -1) AS t, title, text, ${lang} AS lang
     FROM read_parquet(${sqlString(path)}, file_row_number = true, hive_partitioning = false) WHERE title IS NOT NULL OR text IS NOT NULL`;
   async function* docs(): AsyncGenerator<SearchDoc> {
     for await (const [r, domain, url, id, t, title, text, lang] of streamColumns(conn, sql)) {

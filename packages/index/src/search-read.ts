@@ -1,6 +1,6 @@
 import { rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { ObjectStore, SearchPage, SearchQuery } from '@ccpipe/core';
+import { isoOfMs, type ObjectStore, type SearchPage, type SearchQuery } from '@ccpipe/core';
 import type { SearchOptions, ShardsResult } from '@ccpipe/search';
 import { IndexFormatError } from './format';
 import { copyObjectToFile, inPlaceInputs } from './local-inputs';
@@ -117,7 +117,8 @@ export class SearchIndex {
     return {
       total: r.total, totalExact: r.totalExact, shards: r.shards,
       items: r.hits.map((h) => ({
-        url: h.url, datasetId: h.datasetId, ts: new Date(h.ts * 1000).toISOString().replace('.000Z', 'Z'), title: h.title, snippet: h.snippet, snippetParts: h.snippetParts, score: h.score,
+        // ts -1: a row without a time (search-index.ts)
+        url: h.url, datasetId: h.datasetId, ts: h.ts === -1 ? null : isoOfMs(h.ts * 1000), title: h.title, snippet: h.snippet, snippetParts: h.snippetParts, score: h.score,
       })),
     };
   }

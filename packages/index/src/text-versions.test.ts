@@ -58,7 +58,7 @@ function expected(caps: readonly PartRow[], versions: number | null): Map<string
   const latest = new Map<string, PartRow>();
   for (const c of caps) {
     const k = `${c.datasetId} ${c.url}`;
-    if (!latest.has(k) || latest.get(k)!.timestamp < c.timestamp) latest.set(k, c);
+    if (!latest.has(k) || latest.get(k)!.timestamp! < c.timestamp!) latest.set(k, c);
   }
   const byUrl = new Map<string, PartRow[]>();
   for (const c of latest.values()) byUrl.set(c.url, [...(byUrl.get(c.url) ?? []), c]);

@@ -90,9 +90,9 @@ export async function markTextVersions(conn: DuckDBConnection, t: TextVersionsIn
   const hadText = t.scope === 'all' ? 'TRUE' : `rk_old <= ${n}`;
   await conn.run(
     `CREATE OR REPLACE TEMP TABLE tv_drop AS
-     WITH o AS (SELECT *, row_number() OVER (PARTITION BY k ORDER BY ts DESC, dataset_id DESC) AS rk_old FROM (${old})),
+     WITH o AS (SELECT *, row_number() OVER (PARTITION BY k ORDER BY ts DESC NULLS LAST, dataset_id DESC) AS rk_old FROM (${old})),
      a AS (SELECT k, ts, dataset_id, _f, _r, rk_old FROM o WHERE NOT EXISTS (SELECT 1 FROM lose_old l WHERE l._f = o._f AND l._r = o._r) ${fresh}),
-     r AS (SELECT _f, _r, rk_old, row_number() OVER (PARTITION BY k ORDER BY ts DESC, dataset_id DESC) AS rk FROM a)
+     r AS (SELECT _f, _r, rk_old, row_number() OVER (PARTITION BY k ORDER BY ts DESC NULLS LAST, dataset_id DESC) AS rk FROM a)
      SELECT _f, _r FROM r WHERE rk > ${n} AND (_f > 0 OR ${hadText})`,
   );
   let newRows = 0;

@@ -20,10 +20,13 @@ export interface PartRow {
   /** Registered domain counting the PSL private section (`user.github.io`), null when it equals nothing known. */
   privateDomain: string | null;
   surt: string;
-  /** The 14-digit CDX timestamp `YYYYMMDDhhmmss`, UTC. Stored as a UTC timestamp. */
-  timestamp: string;
-  /** HTTP status, 0..32767 (INT16). */
-  status: number;
+  /**
+   * The 14-digit CDX timestamp `YYYYMMDDhhmmss`, UTC. Stored as a UTC timestamp. Null for an imported row whose source
+   * gave no time (`ccpipe import`): it loses against any capture with a time when the merge keeps one row per URL.
+   */
+  timestamp: string | null;
+  /** HTTP status, 0..32767 (INT16); null for an imported row whose source gave none. */
+  status: number | null;
   mime: string;
   charset: string | null;
   /** CC-style comma-separated ISO-639-3 codes, most likely first (`"eng,deu"`), or null when not detected. */
@@ -31,8 +34,8 @@ export interface PartRow {
   title: string | null;
   /** Extracted main text; written as null when `includeText` is false. */
   text: string | null;
-  /** Bytes of the HTTP payload (after transfer/content decoding), 0..2^31-1. */
-  contentLength: number;
+  /** Bytes of the HTTP payload (after transfer/content decoding), 0..2^31-1; null for an imported row (no payload). */
+  contentLength: number | null;
   /**
    * Outlink URLs in document order (may be empty, never null), canonical as the URL index keys its rows, the page
    * itself left out (core `linkTargets`); written empty when `includeOutlinks` is false.
@@ -47,6 +50,11 @@ export interface PartRow {
   warcLength: number;
   /** The CDX digest (base32 SHA-1 of the payload). */
   digest: string;
+  /**
+   * An imported row's other source columns as one JSON object (≤ 64 KiB; `ccpipe import`), null for captures and for
+   * rows with none. Optional here: a row without it is written with null.
+   */
+  extras?: string | null;
 }
 
 /** Which library encodes the file. Both produce the same schema (see docs/parquet.md for figures). */
@@ -88,14 +96,14 @@ export const PART_COLUMNS = [
   { name: 'domain', type: 'STRING', nullable: false, dictionary: true },
   { name: 'private_domain', type: 'STRING', nullable: true, dictionary: true },
   { name: 'surt', type: 'STRING', nullable: false, dictionary: false },
-  { name: 'ts', type: 'TIMESTAMP(MICROS,UTC)', nullable: false, dictionary: false },
-  { name: 'status', type: 'INT16', nullable: false, dictionary: true },
+  { name: 'ts', type: 'TIMESTAMP(MICROS,UTC)', nullable: true, dictionary: false },
+  { name: 'status', type: 'INT16', nullable: true, dictionary: true },
   { name: 'mime', type: 'STRING', nullable: false, dictionary: true },
   { name: 'charset', type: 'STRING', nullable: true, dictionary: true },
   { name: 'languages', type: 'STRING', nullable: true, dictionary: true },
   { name: 'title', type: 'STRING', nullable: true, dictionary: false },
   { name: 'text', type: 'STRING', nullable: true, dictionary: false },
-  { name: 'content_length', type: 'INT32', nullable: false, dictionary: false },
+  { name: 'content_length', type: 'INT32', nullable: true, dictionary: false },
   { name: 'outlink_count', type: 'INT32', nullable: false, dictionary: false },
   { name: 'outlinks', type: 'LIST<STRING>', nullable: false, dictionary: false },
   { name: 'outlink_domains', type: 'LIST<STRING>', nullable: false, dictionary: false },
@@ -103,6 +111,7 @@ export const PART_COLUMNS = [
   { name: 'warc_offset', type: 'INT64', nullable: false, dictionary: false },
   { name: 'warc_length', type: 'INT32', nullable: false, dictionary: false },
   { name: 'digest', type: 'STRING', nullable: false, dictionary: false },
+  { name: 'extras', type: 'STRING', nullable: true, dictionary: false },
 ] as const;
 
 /** A row or option writeParquetPart cannot encode (`CCP_ERR_PARQUET_ROW`, `CCP_ERR_PARQUET_OPTION`); not retryable. */
@@ -115,6 +124,9 @@ export class ParquetPartError extends CcpError {
     super(code, message, { ...options, retryable: code === 'CCP_ERR_PARQUET_LOCAL' });
   }
 }
+
+/** Most bytes an imported row's `extras` JSON may take (UTF-8). */
+export const MAX_EXTRAS_BYTES = 64 * 1024;
 
 const TS14 = /^(\d{4})(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})$/;
 
@@ -164,13 +176,14 @@ export function checkRow(row: PartRow, i: number): void {
   const bad = (field: string) => new ParquetPartError('CCP_ERR_PARQUET_ROW', `row field out of range: ${field}`, { detail: { row: i, field } });
   if (!isIntIn(row.datasetId, 0, 0xffff_ffff)) throw bad('datasetId');
   if (typeof row.urlId !== 'bigint' || BigInt.asIntN(64, row.urlId) !== row.urlId) throw bad('urlId');
-  if (!isIntIn(row.status, 0, 0x7fff)) throw bad('status');
-  if (!isIntIn(row.contentLength, 0, 0x7fff_ffff)) throw bad('contentLength');
+  if (row.status !== null && !isIntIn(row.status, 0, 0x7fff)) throw bad('status');
+  if (row.contentLength !== null && !isIntIn(row.contentLength, 0, 0x7fff_ffff)) throw bad('contentLength');
   if (!isIntIn(row.warcLength, 0, 0x7fff_ffff)) throw bad('warcLength');
   if (!isIntIn(row.warcOffset, 0, Number.MAX_SAFE_INTEGER)) throw bad('warcOffset');
   if (!Array.isArray(row.outlinks)) throw bad('outlinks');
   if (!Array.isArray(row.outlinkDomains) || row.outlinkDomains.length !== row.outlinks.length) throw bad('outlinkDomains');
-  try {
+  if (row.extras != null && Buffer.byteLength(row.extras, 'utf8') > MAX_EXTRAS_BYTES) throw bad('extras');
+  if (row.timestamp !== null) try {
     cdxTimestampToMillis(row.timestamp);
   } catch (err) {
     throw new ParquetPartError('CCP_ERR_PARQUET_ROW', 'row field out of range: timestamp', { cause: err, detail: { row: i, field: 'timestamp' } });

@@ -12,6 +12,7 @@ export const PART_SQL_TYPES: Record<(typeof PART_COLUMNS)[number]['name'], strin
   private_domain: 'VARCHAR', surt: 'VARCHAR', ts: 'TIMESTAMPTZ', status: 'SMALLINT', mime: 'VARCHAR', charset: 'VARCHAR',
   languages: 'VARCHAR', title: 'VARCHAR', text: 'VARCHAR', content_length: 'INTEGER', outlink_count: 'INTEGER',
   outlinks: 'VARCHAR[]', outlink_domains: 'VARCHAR[]', warc_filename: 'VARCHAR', warc_offset: 'BIGINT', warc_length: 'INTEGER', digest: 'VARCHAR',
+  extras: 'VARCHAR',
 };
 const DDL_COLUMNS = PART_COLUMNS.map((c) => `${c.name} ${PART_SQL_TYPES[c.name]}${c.nullable ? '' : ' NOT NULL'}`).join(', ');
 
@@ -91,7 +92,7 @@ function columnsOf(rows: readonly PartRow[], opts: Required<WriteParquetPartOpti
     col((r) => r.domain),
     col((r) => r.privateDomain),
     col((r) => r.surt),
-    col((r) => new DuckDBTimestampTZValue(BigInt(cdxTimestampToMillis(r.timestamp)) * 1000n)),
+    col((r) => (r.timestamp === null ? null : new DuckDBTimestampTZValue(BigInt(cdxTimestampToMillis(r.timestamp)) * 1000n))),
     col((r) => r.status),
     col((r) => r.mime),
     col((r) => r.charset),
@@ -106,5 +107,6 @@ function columnsOf(rows: readonly PartRow[], opts: Required<WriteParquetPartOpti
     col((r) => BigInt(r.warcOffset)),
     col((r) => r.warcLength),
     col((r) => r.digest),
+    col((r) => r.extras ?? null),
   ];
 }

@@ -64,16 +64,22 @@ const EDGE_ROWS: PartRow[] = [
     charset: 'windows-1252', languages: 'zho,eng', title: '标题 🦆 “quoted”', text: 'Ünïcödé 😀 text\n\twith\u0000nul and 𝔘𝔫𝔦', contentLength: 2 ** 31 - 1,
     outlinks: ['https://a.example/🦆', '', 'https://b.example/x y'], outlinkDomains: ['a.example', '', 'b.example'], warcFilename: 'b.warc.gz', warcOffset: 2 ** 40 + 5, warcLength: 2 ** 31 - 1, digest: 'X'.repeat(32),
   },
+  {
+    // an imported row (ccpipe import): no time, status or body size, no WARC record, its other columns as extras
+    datasetId: 3, urlId: 42n, url: 'https://example.org/list', rawUrl: 'example.org/list', host: 'example.org', domain: 'example.org', privateDomain: null,
+    surt: 'org,example)/list', timestamp: null, status: null, mime: '', charset: null, languages: null, title: 'From a CSV', text: null, contentLength: null,
+    outlinks: [], outlinkDomains: [], warcFilename: '', warcOffset: 7, warcLength: 0, digest: '', extras: '{"clicks":"12","note":"ünï"}',
+  },
 ];
 
 function expected(r: PartRow, includeText: boolean): Record<string, unknown> {
   return {
     dataset_id: r.datasetId, url_id: r.urlId, url: r.url, raw_url: r.rawUrl, host: r.host, domain: r.domain, private_domain: r.privateDomain,
     surt: r.surt,
-    ts: new Date(Date.UTC(+r.timestamp.slice(0, 4), +r.timestamp.slice(4, 6) - 1, +r.timestamp.slice(6, 8), +r.timestamp.slice(8, 10), +r.timestamp.slice(10, 12), +r.timestamp.slice(12, 14))),
+    ts: r.timestamp === null ? null : new Date(Date.UTC(+r.timestamp.slice(0, 4), +r.timestamp.slice(4, 6) - 1, +r.timestamp.slice(6, 8), +r.timestamp.slice(8, 10), +r.timestamp.slice(10, 12), +r.timestamp.slice(12, 14))),
     status: r.status, mime: r.mime, charset: r.charset, languages: r.languages, title: r.title, text: includeText ? r.text : null,
     content_length: r.contentLength, outlink_count: r.outlinks.length, outlinks: [...r.outlinks], outlink_domains: [...r.outlinkDomains], warc_filename: r.warcFilename,
-    warc_offset: BigInt(r.warcOffset), warc_length: r.warcLength, digest: r.digest,
+    warc_offset: BigInt(r.warcOffset), warc_length: r.warcLength, digest: r.digest, extras: r.extras ?? null,
   };
 }
 

@@ -65,6 +65,13 @@ function buildBatch(rows: readonly PartRow[], opts: Required<WriteParquetPartOpt
   const urlId = new BigInt64Array(n);
   const ts = new BigInt64Array(n);
   const status = new Int16Array(n);
+  // validity bitmaps of the nullable number columns (an imported row may lack a time, a status, a body size)
+  const tsValid = new Uint8Array((n + 7) >> 3).fill(0xff);
+  const statusValid = new Uint8Array((n + 7) >> 3).fill(0xff);
+  const lengthValid = new Uint8Array((n + 7) >> 3).fill(0xff);
+  let tsNulls = 0;
+  let statusNulls = 0;
+  let lengthNulls = 0;
   const contentLength = new Int32Array(n);
   const outlinkCount = new Int32Array(n);
   const warcOffset = new BigInt64Array(n);
@@ -73,15 +80,24 @@ function buildBatch(rows: readonly PartRow[], opts: Required<WriteParquetPartOpt
     const r = rows[i]!;
     u32[i] = r.datasetId;
     urlId[i] = r.urlId;
-    ts[i] = BigInt(cdxTimestampToMillis(r.timestamp)) * 1000n;
-    status[i] = r.status;
-    contentLength[i] = r.contentLength;
+    if (r.timestamp === null) {
+      tsNulls++;
+      tsValid[i >> 3]! &= ~(1 << (i & 7));
+    } else ts[i] = BigInt(cdxTimestampToMillis(r.timestamp)) * 1000n;
+    if (r.status === null) {
+      statusNulls++;
+      statusValid[i >> 3]! &= ~(1 << (i & 7));
+    } else status[i] = r.status;
+    if (r.contentLength === null) {
+      lengthNulls++;
+      lengthValid[i >> 3]! &= ~(1 << (i & 7));
+    } else contentLength[i] = r.contentLength;
     outlinkCount[i] = r.outlinks.length;
     warcOffset[i] = BigInt(r.warcOffset);
     warcLength[i] = r.warcLength;
   }
-  const prim = <T extends DataType>(type: T, data: ArrayLike<unknown>): Data<T> =>
-    (makeData as (props: object) => Data)({ type, length: n, nullCount: 0, data }) as Data<T>;
+  const prim = <T extends DataType>(type: T, data: ArrayLike<unknown>, nulls = 0, valid: Uint8Array | null = null): Data<T> =>
+    (makeData as (props: object) => Data)({ type, length: n, nullCount: nulls, nullBitmap: nulls === 0 ? null : valid, data }) as Data<T>;
   const str = (get: (r: PartRow) => string | null) => stringData(rows, get);
   const children: Data[] = [
     prim(new Uint32(), u32),
@@ -92,14 +108,14 @@ function buildBatch(rows: readonly PartRow[], opts: Required<WriteParquetPartOpt
     str((r) => r.domain),
     str((r) => r.privateDomain),
     str((r) => r.surt),
-    prim(new TimestampMicrosecond('UTC'), ts),
-    prim(new Int16(), status),
+    prim(new TimestampMicrosecond('UTC'), ts, tsNulls, tsValid),
+    prim(new Int16(), status, statusNulls, statusValid),
     str((r) => r.mime),
     str((r) => r.charset),
     str((r) => r.languages),
     str((r) => r.title),
     str(opts.includeText ? (r) => r.text : () => null),
-    prim(new Int32(), contentLength),
+    prim(new Int32(), contentLength, lengthNulls, lengthValid),
     prim(new Int32(), outlinkCount),
     listData(rows, opts.includeOutlinks ? (r) => r.outlinks : () => []),
     listData(rows, opts.includeOutlinks ? (r) => r.outlinkDomains : () => []),
@@ -107,6 +123,7 @@ function buildBatch(rows: readonly PartRow[], opts: Required<WriteParquetPartOpt
     prim(new Int64(), warcOffset),
     prim(new Int32(), warcLength),
     str((r) => r.digest),
+    str((r) => r.extras ?? null),
   ];
   const struct = makeData({ type: new Struct(SCHEMA.fields), length: n, nullCount: 0, children });
   return new RecordBatch(SCHEMA, struct);

@@ -3,3 +3,4 @@ export { MemoryObjectStore } from './memory-object-store';
 export { S3ObjectStore, type S3ObjectStoreOptions } from './s3-object-store';
 export { localStoreDir, openObjectStore, parseStoreSpec, type OpenedObjectStore, type OpenObjectStoreOptions, type StoreLocation } from './open-object-store';
 export { StoreKeyError, StoreReadError, validateKey, validatePrefix } from './store-key';
+export { ensureDataset } from './dataset-store';

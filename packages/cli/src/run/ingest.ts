@@ -1,10 +1,10 @@
 import { setMaxListeners } from 'node:events';
 import { availableParallelism } from 'node:os';
 import { compileFilter, registeredDomainOf, type Config, type ObjectStore } from '@ccpipe/core';
-import { ExtractionPool, UndiciRangeReader, closeDuckDbParquetEngine, systemClock, writeParquetPart, type Logger } from '@ccpipe/adapters';
+import { ExtractionPool, UndiciRangeReader, closeDuckDbParquetEngine, ensureDataset, systemClock, writeParquetPart, type Logger } from '@ccpipe/adapters';
 import type { Registry } from 'prom-client';
 import {
-  batcherMetrics, chainEvents, completeCheckpoint, ensureDataset, filterSpecOf, loadCheckpoint, loadClusterIdx, planBlocks, runBatcher, runFingerprint, TargetSet,
+  batcherMetrics, chainEvents, completeCheckpoint, filterSpecOf, loadCheckpoint, loadClusterIdx, planBlocks, runBatcher, runFingerprint, TargetSet,
   type BatcherSummary, type FailedBlock, type PlannedBlock,
 } from '@ccpipe/batcher';
 import { StoreIdentity, startWorker, workerMetrics } from '@ccpipe/worker';

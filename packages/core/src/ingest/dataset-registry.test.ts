@@ -1,4 +1,4 @@
-import { ensureDatasetIn, emptyDatasetRegistry, foreignBatchReason, parseDatasetRegistry, serializeDatasetRegistry, withStoreId } from './dataset-registry';
+import { ensureDatasetIn, emptyDatasetRegistry, kindOf, foreignBatchReason, parseDatasetRegistry, serializeDatasetRegistry, withStoreId } from './dataset-registry';
 
 describe('dataset registry', () => {
   it('gives stable ids that survive storage', () => {
@@ -39,5 +39,27 @@ describe('dataset registry', () => {
     expect(foreignBatchReason(reg, { ...own, dataset: 'CC-MAIN-2030-44' })?.message).toMatch(/dataset id 1 is CC-MAIN-2030-40 in this data store, the batch says CC-MAIN-2030-44/);
     expect(foreignBatchReason(reg, { ...own, datasetId: 2 })?.message).toMatch(/dataset id 2 \(CC-MAIN-2030-40\) is not in this data store's registry/);
     expect(foreignBatchReason(null, own)?.message).toMatch(/no dataset registry/);
+  });
+});
+
+describe('dataset kinds (imports)', () => {
+  it('registers an import with its files, adds new file names once, and keeps id, name and kind', () => {
+    const crawl = ensureDatasetIn(emptyDatasetRegistry(), 'CC-MAIN-2030-40', 'CC-MAIN-2030-40', 'now').registry;
+    const a = ensureDatasetIn(crawl, 'partner-list', null, 't1', { kind: 'import', sources: ['a.csv', 'b.csv', 'a.csv'] });
+    expect(a).toMatchObject({ added: true, changed: true, entry: { id: 2, kind: 'import', sources: ['a.csv', 'b.csv'], crawl: null } });
+    expect(kindOf(a.registry.datasets[0]!)).toBe('crawl'); // written before kinds: a crawl
+    const same = ensureDatasetIn(a.registry, 'partner-list', null, 't2', { kind: 'import', sources: ['b.csv'] });
+    expect(same).toMatchObject({ added: false, changed: false });
+    expect(same.registry).toBe(a.registry);
+    const more = ensureDatasetIn(a.registry, 'partner-list', null, 't3', { kind: 'import', sources: ['c.jsonl', 'a.csv'] });
+    expect(more).toMatchObject({ added: false, changed: true, entry: { id: 2, createdAt: 't1', sources: ['a.csv', 'b.csv', 'c.jsonl'] } });
+    expect(parseDatasetRegistry(serializeDatasetRegistry(more.registry))).toEqual(more.registry);
+  });
+
+  it('refuses to mix a crawl and an import under one dataset name, naming what the name is', () => {
+    const crawl = ensureDatasetIn(emptyDatasetRegistry(), 'CC-MAIN-2030-40', 'CC-MAIN-2030-40', 'now').registry;
+    expect(() => ensureDatasetIn(crawl, 'CC-MAIN-2030-40', null, 'now', { kind: 'import', sources: ['x.csv'] })).toThrow(/CC-MAIN-2030-40 is a crawl/);
+    const imp = ensureDatasetIn(crawl, 'mine', null, 'now', { kind: 'import', sources: ['x.csv'] }).registry;
+    expect(() => ensureDatasetIn(imp, 'mine', 'CC-MAIN-2030-44', 'now')).toThrow(/mine is an import/);
   });
 });

@@ -1,14 +1,25 @@
 import { z } from 'zod';
 import { CcpError } from '../errors';
 
+/** What fills a dataset: a crawl's captures (the batcher) or rows imported from files (`ccpipe import`). */
+export const DATASET_KINDS = ['crawl', 'import'] as const;
+export type DatasetKind = (typeof DATASET_KINDS)[number];
+
 const DatasetEntrySchema = z.object({
   id: z.number().int().min(0).max(0xffffffff),
   name: z.string().regex(/^[A-Za-z0-9._-]+$/),
   crawl: z.string().nullable(),
   createdAt: z.string(),
+  /** Absent in entries written before imports: a crawl. */
+  kind: z.enum(DATASET_KINDS).optional(),
+  /** An import's input file names (base names, in the order first imported), each once. */
+  sources: z.array(z.string()).optional(),
 });
-/** One dataset: a named selection of captures (by default a crawl under the default filter). */
+/** One dataset: a named selection of captures (by default a crawl under the default filter), or an import. */
 export type DatasetEntry = z.infer<typeof DatasetEntrySchema>;
+
+/** A dataset's kind (entries written before imports are crawls). */
+export const kindOf = (d: DatasetEntry): DatasetKind => d.kind ?? 'crawl';
 
 /** A data store's identity: written once into its registry, named by every batch published for the store. */
 const StoreIdSchema = z.string().regex(/^[A-Za-z0-9-]{8,64}$/);
@@ -102,17 +113,32 @@ export function serializeDatasetRegistry(reg: DatasetRegistry): Uint8Array {
 
 /**
  * The dataset named `name`, adding it with the next free id (1, 2, …) when absent. Returns a new registry when one
- * was added; never changes an existing entry. Pure; idempotent for a given name.
+ * was added, or when an import names files its entry does not list yet (`added` then says whether the entry is new,
+ * `changed` whether the registry is). Never changes an id, a name or a kind. Pure; idempotent for the same arguments.
+ * @throws CcpError CCP_ERR_DATASET_KIND when the dataset exists as the other kind (an import into a crawl's dataset,
+ * or a crawl into an import's): its rows would mix what the API describes as one source
  */
 export function ensureDatasetIn(
   reg: DatasetRegistry,
   name: string,
   crawl: string | null,
   nowIso: string,
-): { registry: DatasetRegistry; entry: DatasetEntry; added: boolean } {
+  opts: { kind?: DatasetKind; sources?: readonly string[] } = {},
+): { registry: DatasetRegistry; entry: DatasetEntry; added: boolean; changed: boolean } {
+  const kind = opts.kind ?? 'crawl';
   const found = reg.datasets.find((d) => d.name === name);
-  if (found) return { registry: reg, entry: found, added: false };
+  if (found) {
+    if (kindOf(found) !== kind) {
+      throw new CcpError('CCP_ERR_DATASET_KIND', `dataset ${name} is ${kindOf(found) === 'crawl' ? 'a crawl' : 'an import'}: ${kind === 'import' ? 'import into another dataset name' : 'index the crawl under another dataset name'}`);
+    }
+    const more = (opts.sources ?? []).filter((s) => !(found.sources ?? []).includes(s));
+    if (more.length === 0) return { registry: reg, entry: found, added: false, changed: false };
+    const entry = { ...found, sources: [...(found.sources ?? []), ...more] };
+    return { registry: { ...reg, datasets: reg.datasets.map((d) => (d.id === found.id ? entry : d)) }, entry, added: false, changed: true };
+  }
   const id = reg.datasets.reduce((m, d) => Math.max(m, d.id), 0) + 1;
-  const entry = DatasetEntrySchema.parse({ id, name, crawl, createdAt: nowIso });
-  return { registry: { ...reg, datasets: [...reg.datasets, entry] }, entry, added: true };
+  const entry = DatasetEntrySchema.parse({
+    id, name, crawl, createdAt: nowIso, ...(kind === 'import' && { kind, sources: [...new Set(opts.sources ?? [])] }),
+  });
+  return { registry: { ...reg, datasets: [...reg.datasets, entry] }, entry, added: true, changed: true };
 }

@@ -1,3 +1,4 @@
+import { isoOfMs, NO_TIME } from './page-query';
 import type { DomainFacts } from '../ports/index-view';
 
 /** What {@link domainFactsOf} needs of one row. */
@@ -35,11 +36,12 @@ export function domainFactsOf(rows: readonly FactsRow[]): DomainFacts | null {
     if (c in classes) classes[c as keyof typeof classes]++;
     if (r.language !== null) langs.set(r.language, (langs.get(r.language) ?? 0) + 1);
     if (r.contentLength !== null) sizes.push(r.contentLength);
+    if (r.ts === NO_TIME) continue;
     first = Math.min(first, r.ts);
     last = Math.max(last, r.ts);
   }
   sizes.sort((a, b) => a - b);
-  const iso = (ms: number): string => new Date(ms).toISOString().replace('.000Z', 'Z');
+  const iso = (ms: number): string | null => (Number.isFinite(ms) ? isoOfMs(ms) : null);
   return {
     hosts: hosts.size,
     statusClasses: classes,

@@ -1,5 +1,5 @@
 export {
-  PAGE_SORTS, comparePageKeys, matchesPage, pageAfter, pageKeyOf, parseStatusMatch, primaryLanguage, selectPage, sortMatches, sortValueOf,
+  NO_STATUS, NO_TIME, PAGE_SORTS, comparePageKeys, isoOfMs, matchesPage, pageAfter, pageKeyOf, parseStatusMatch, primaryLanguage, selectPage, sortMatches, sortValueOf,
 } from './page-query';
 export type { PageFilter, PageKey, PageOrder, PageQuery, PageResult, PageRow, PageSort, StatusMatch } from './page-query';
 export { domainFactsOf, type FactsRow } from './domain-facts';

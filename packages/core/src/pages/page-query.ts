@@ -10,14 +10,30 @@ export const PAGE_SORTS = ['surt', 'ts', 'size', 'inlinks', 'outlinks'] as const
 export type PageSort = (typeof PAGE_SORTS)[number];
 export type PageOrder = 'asc' | 'desc';
 
+/**
+ * The `ts` of a row without a capture time (an import whose source gave none): below every real time, so it sorts
+ * first by time ascending (last descending), and never inside a time filter. A safe integer, so cursors carry it
+ * as they carry any time. Shown as null.
+ */
+export const NO_TIME = Number.MIN_SAFE_INTEGER;
+/** The `status` of a row without one (an import whose source gave none): in no status class. Shown as null. */
+export const NO_STATUS = 0;
+
+/** Epoch ms as ISO 8601 UTC in whole seconds (`2024-05-01T12:00:00Z`), null for {@link NO_TIME} or NaN. */
+export function isoOfMs(ms: number): string | null {
+  if (ms === NO_TIME || !Number.isFinite(ms)) return null;
+  return new Date(ms).toISOString().replace('.000Z', 'Z');
+}
+
 /** One row of the web table: a canonical URL's latest capture in one dataset. */
 export interface PageRow {
   datasetId: number;
   url: string;
   /** The row key: the URL's SURT (`com,example,blog)/a?b=1`). */
   surt: string;
-  /** Capture time, epoch milliseconds (whole seconds). */
+  /** Capture time, epoch milliseconds (whole seconds); {@link NO_TIME} when the row has none. */
   ts: number;
+  /** HTTP status; {@link NO_STATUS} when the row has none. */
   status: number;
   title: string | null;
   /** Bytes of the HTTP response body as the record stores it; null when the lake does not hold it. */
@@ -80,7 +96,7 @@ export interface PageResult<R extends PageRow = PageRow> {
 export function matchesPage(row: PageRow, f: PageFilter): boolean {
   if (f.datasetIds !== null && !f.datasetIds.includes(row.datasetId)) return false;
   if (f.from !== null && row.ts < f.from) return false;
-  if (f.to !== null && row.ts >= f.to) return false;
+  if (f.to !== null && (row.ts >= f.to || row.ts === NO_TIME)) return false;
   if (f.status !== null && !f.status.codes.has(row.status) && !f.status.classes.has(Math.floor(row.status / 100))) return false;
   if (f.minSize !== null && (row.contentLength === null || row.contentLength < f.minSize)) return false;
   if (f.maxSize !== null && (row.contentLength === null || row.contentLength > f.maxSize)) return false;

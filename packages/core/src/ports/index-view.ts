@@ -27,9 +27,9 @@ export interface DomainFacts {
   statusClasses: { '2xx': number; '3xx': number; '4xx': number; '5xx': number };
   /** The most frequent primary languages (first ISO 639-3 code of the row's languages), count descending then code; at most 10. */
   languages: { code: string; count: number }[];
-  /** Oldest and newest capture time, ISO 8601 UTC whole seconds. */
-  firstTs: string;
-  lastTs: string;
+  /** Oldest and newest capture time, ISO 8601 UTC whole seconds; null when no row has a time (an import without one). */
+  firstTs: string | null;
+  lastTs: string | null;
   /** Nearest-rank median and 90th percentile of content_length (bytes of the HTTP body as stored); null when no row has one. */
   contentLengthMedian: number | null;
   contentLengthP90: number | null;
@@ -40,9 +40,10 @@ export interface UrlItem {
   /** 16 lowercase hex digits of the unsigned xxh3-64. */
   urlId: string;
   url: string;
-  /** Capture time, ISO 8601 UTC. */
-  ts: string;
-  status: number;
+  /** Capture time, ISO 8601 UTC; null for an imported row whose source gave none. */
+  ts: string | null;
+  /** HTTP status; null for an imported row whose source gave none. */
+  status: number | null;
   title: string | null;
 }
 
@@ -51,8 +52,9 @@ export interface CaptureItem {
   datasetId: number;
   urlId: string;
   url: string;
-  ts: string;
-  status: number;
+  /** ISO 8601 UTC; null for an imported row whose source gave none. */
+  ts: string | null;
+  status: number | null;
   title: string | null;
   textLength: number | null;
   /** Primary language the record carried (ISO 639-3); null when none, or the lake does not hold languages. */
@@ -61,7 +63,10 @@ export interface CaptureItem {
   contentLength: number | null;
   /** The extracted main text, only when asked for (`captures(url, {text: true})`); null when there is none. */
   text?: string | null;
-  warc: { filename: string; offset: number; length: number };
+  /** Where the record is; null for an imported row (no WARC record behind it). */
+  warc: { filename: string; offset: number; length: number } | null;
+  /** An imported row's other source columns, as imported (`ccpipe import`); absent for captures and rows with none. */
+  extras?: Record<string, unknown>;
 }
 
 /** One row of a link listing (`/v1/url/links`, `/v1/domain/{d}/inlinks`). */
@@ -115,8 +120,8 @@ export interface SearchQuery {
 export interface SearchItem {
   url: string;
   datasetId: number;
-  /** Capture time, ISO 8601 UTC. */
-  ts: string;
+  /** Capture time, ISO 8601 UTC; null for an imported row whose source gave none. */
+  ts: string | null;
   title: string | null;
   /** The best passage, HTML: matched words in `<mark>…</mark>`, everything else escaped. */
   snippet: string;
