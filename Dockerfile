@@ -14,6 +14,7 @@ COPY packages/adapters/package.json packages/adapters/
 COPY packages/mirror/package.json packages/mirror/
 COPY packages/batcher/package.json packages/batcher/
 COPY packages/worker/package.json packages/worker/
+COPY packages/import/package.json packages/import/
 COPY packages/index/package.json packages/index/
 COPY packages/api/package.json packages/api/
 COPY packages/cli/package.json packages/cli/

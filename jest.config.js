@@ -40,8 +40,8 @@ module.exports = {
   transformIgnorePatterns: [`/node_modules/(?!(${esmOnly.join('|')})/)`],
   moduleFileExtensions: ['ts', 'js', 'mjs', 'cjs', 'json'],
   moduleNameMapper: {
-    '^@ccpipe/(core|adapters|mirror|batcher|worker|index|search|api)$': '<rootDir>/packages/$1/src/index.ts',
-    '^@ccpipe/(core|adapters|mirror|batcher|worker|index|search|api)/(.*)$': '<rootDir>/packages/$1/src/$2',
+    '^@ccpipe/(core|adapters|mirror|batcher|worker|import|index|search|api)$': '<rootDir>/packages/$1/src/index.ts',
+    '^@ccpipe/(core|adapters|mirror|batcher|worker|import|index|search|api)/(.*)$': '<rootDir>/packages/$1/src/$2',
   },
   testTimeout: 60000,
   // Two cores: jest's default (cores - 1) would run every suite one after another.

@@ -254,7 +254,10 @@ export function getDatasets(ctx: RequestContext, query: URLSearchParams): object
     datasets: ctx.view
       .datasets()
       .filter((d) => visible(ctx, d.datasetId))
-      .map((d) => ({ dataset_id: d.datasetId, name: d.name, crawl: d.crawl, url_count: d.urlCount, domain_count: d.domainCount })),
+      .map((d) => ({
+        dataset_id: d.datasetId, name: d.name, crawl: d.crawl, kind: d.kind, source: d.source, url_count: d.urlCount, domain_count: d.domainCount,
+        rows: d.rows ?? null, rejects: d.rejects ?? null, updated_at: d.updatedAt ?? null,
+      })),
   };
 }
 

@@ -53,7 +53,10 @@ export class MemoryIndexView implements IndexView {
     }
     this.summaries = [...datasets]
       .sort((a, b) => a.datasetId - b.datasetId)
-      .map((d) => ({ ...d, urlCount: counts.get(d.datasetId)?.urls ?? 0, domainCount: counts.get(d.datasetId)?.domains ?? 0 }));
+      .map((d) => ({
+        kind: 'crawl' as const, source: d.crawl === null ? [] : [d.crawl], ...d,
+        urlCount: counts.get(d.datasetId)?.urls ?? 0, domainCount: counts.get(d.datasetId)?.domains ?? 0,
+      }));
   }
 
   domain(domain: string): DomainDatasets | null {

@@ -8,6 +8,7 @@ import { registerApiCommand } from './commands/api';
 import { registerRunCommand } from './commands/run';
 import { registerStatusCommand } from './commands/status';
 import { registerVerifyCommand } from './commands/verify';
+import { registerImportCommand } from './commands/import';
 
 /** Builds the `ccpipe` command tree. Commands only parse arguments and call the services' mains. */
 export function buildProgram(): Command {
@@ -19,6 +20,7 @@ export function buildProgram(): Command {
   registerMirrorCommand(program);
   registerServiceCommands(program);
   registerMergeCommand(program);
+  registerImportCommand(program);
   registerApiCommand(program);
   registerRunCommand(program);
   registerStatusCommand(program);

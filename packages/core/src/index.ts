@@ -12,3 +12,4 @@ export * from './async';
 export * from './pages';
 export * from './links';
 export * from './search';
+export * from './import';

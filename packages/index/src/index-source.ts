@@ -1,7 +1,7 @@
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CcpError, parseDatasetRegistry, layout, type IndexLoadFailure, type IndexSource, type ObjectStore, type SearchRunnerCounters } from '@ccpipe/core';
+import { CcpError, kindOf, parseDatasetRegistry, layout, type IndexLoadFailure, type IndexSource, type ObjectStore, type SearchRunnerCounters } from '@ccpipe/core';
 import { LakeIndexView } from './lake-index-view';
 import { ParquetLakeReader, type LakeReads } from './lake-reader';
 import { readOrderings } from './orderings';
@@ -258,7 +258,7 @@ export async function openIndexSource(opts: IndexSourceOptions): Promise<LakeInd
   let warmed = false;
   const viewOf = async (loaded: LoadedVersion, tocCrc32: number, warm: boolean): Promise<LakeIndexView> => {
     const regBytes = await opts.store.get(layout.datasetRegistry());
-    const names = new Map((regBytes ? parseDatasetRegistry(regBytes).datasets : []).map((d) => [d.id, { name: d.name, crawl: d.crawl }]));
+    const names = new Map((regBytes ? parseDatasetRegistry(regBytes).datasets : []).map((d) => [d.id, { name: d.name, crawl: d.crawl, kind: kindOf(d), sources: d.sources ?? [] }]));
     // the secondary orderings (orderings.json), read through the Parquet reader; none with the DuckDB one
     const orderings = parquet === undefined ? null : { files: await readOrderings(opts.store, loaded.toc.version, loaded.toc), reads: parquet };
     const top = await readTopDomains(opts.store, loaded.toc.version, loaded.toc);

@@ -54,7 +54,7 @@ export class LakeIndexView implements IndexView {
   constructor(
     private readonly loaded: LoadedVersion,
     private readonly reads: LakeReads,
-    private readonly names: ReadonlyMap<number, { name: string; crawl: string | null }>,
+    private readonly names: ReadonlyMap<number, { name: string; crawl: string | null; kind?: 'crawl' | 'import'; sources?: readonly string[] }>,
     /** The version's secondary orderings and how to read them; null when the view answers no /v1/pages. */
     private readonly orderings: { files: readonly OrderingFile[]; reads: OrderingReads } | null = null,
     /** The version's largest-domains lists (top-domains.json); null for a version written before them. */
@@ -380,9 +380,17 @@ export class LakeIndexView implements IndexView {
   }
 
   datasets(): DatasetSummary[] {
+    const ingested = new Map((this.loaded.status.ingested ?? []).map((t) => [t.datasetId, t]));
     return this.loaded.status.datasets.map((d) => {
       const n = this.names.get(d.datasetId);
-      return { datasetId: d.datasetId, name: n?.name ?? `dataset-${d.datasetId}`, crawl: n?.crawl ?? null, urlCount: d.urlCount, domainCount: d.domainCount };
+      const t = ingested.get(d.datasetId);
+      const kind = n?.kind ?? 'crawl';
+      return {
+        datasetId: d.datasetId, name: n?.name ?? `dataset-${d.datasetId}`, crawl: n?.crawl ?? null, kind,
+        source: kind === 'import' ? [...(n?.sources ?? [])] : n?.crawl != null ? [n.crawl] : [],
+        urlCount: d.urlCount, domainCount: d.domainCount,
+        ...(t !== undefined && { rows: t.rows, rejects: t.failed }), ...(t?.updatedAt !== undefined && { updatedAt: t.updatedAt }),
+      };
     });
   }
 

@@ -11,6 +11,8 @@ export interface Marker {
   part: string | null;
   rows?: number;
   failed?: number;
+  /** When the batch was completed (ISO time). */
+  finishedAt?: string;
 }
 
 /**

@@ -283,6 +283,7 @@ function countMarker(by: Map<number, IngestTotals>, datasetId: number, m: Marker
   t.batches++;
   t.rows += m?.rows ?? 0;
   t.failed += m?.failed ?? 0;
+  if (m?.finishedAt !== undefined && (t.updatedAt === undefined || m.finishedAt > t.updatedAt)) t.updatedAt = m.finishedAt;
   by.set(datasetId, t);
 }
 

@@ -149,6 +149,8 @@ export interface IngestTotals {
   batches: number;
   rows: number;
   failed: number;
+  /** The newest `finishedAt` of those markers (ISO time): when the dataset last received rows. Absent before imports. */
+  updatedAt?: string;
 }
 
 /** One posting: where the rows of (domain, dataset) sit: rows [first, first + rows) of a lake file. */

@@ -8,6 +8,8 @@ import { batchKey } from './batch';
  * batcher/<dataset>/checkpoint.json                 plan position before which every batch is confirmed
  * batches/dataset_id=<id>/<batch key>/part.parquet  the batch's rows (one per indexed capture)
  * batches/dataset_id=<id>/<batch key>/failures.jsonl one line per record that could not be indexed, with its reason
+ * batches/dataset_id=<id>/<batch key>/import-rejects.jsonl an import batch's rejected input rows (file, line, reason, raw)
+ * imports/<dataset>/<run>.json                      an import run: its inputs, options and start (ccpipe import)
  * batches/dataset_id=<id>/<batch key>/_SUCCESS.json completion marker, written last, with counts
  * inbox/dataset_id=<id>/<batch key>.json            a copy of the marker, written after it: the merger's to-do list
  * index/manifest.json, index/<version>/…            the merger's immutable index versions
@@ -27,6 +29,9 @@ export const layout = {
   batchPart: (datasetId: number, id: string): string => `${layout.batchDir(datasetId, id)}/part.parquet`,
   batchFailures: (datasetId: number, id: string): string => `${layout.batchDir(datasetId, id)}/failures.jsonl`,
   batchMarker: (datasetId: number, id: string): string => `${layout.batchDir(datasetId, id)}/_SUCCESS.json`,
+  batchRejects: (datasetId: number, id: string): string => `${layout.batchDir(datasetId, id)}/import-rejects.jsonl`,
+  /** An import run's record (`ccpipe import`): `run` is its fingerprint, the same for a rerun with the same arguments. */
+  importRun: (dataset: string, run: string): string => `imports/${dataset}/${run}.json`,
   inboxPrefix: (): string => 'inbox/',
   /** The inbox entry of a batch: a copy of its marker (see {@link layout.markerOfInboxEntry} for the way back). */
   inboxEntry: (datasetId: number, id: string): string => `inbox/dataset_id=${datasetId}/${batchKey(id)}.json`,

@@ -160,8 +160,17 @@ export interface DatasetSummary {
   datasetId: number;
   name: string;
   crawl: string | null;
+  /** What fills it: a crawl's captures, or rows imported from files. */
+  kind: 'crawl' | 'import';
+  /** Where its rows came from: the crawl's name, or an import's file names. */
+  source: string[];
   urlCount: number;
   domainCount: number;
+  /** Rows its completed batches wrote, and records they could not index (an import's rejected rows), up to this version. */
+  rows?: number;
+  rejects?: number;
+  /** When its newest batch in this version was completed (ISO time). */
+  updatedAt?: string;
 }
 
 /** A web table row as a page of `/v1/domain/{d}/pages` shows it. */

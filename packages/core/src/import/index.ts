@@ -1,0 +1,4 @@
+export * from './delimited';
+export * from './jsonl';
+export * from './timestamp';
+export * from './columns';

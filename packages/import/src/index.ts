@@ -1,0 +1,3 @@
+export * from './import-source';
+export * from './import-row';
+export * from './run-import';
