@@ -23,10 +23,10 @@ const asText = (v: unknown): string | null => {
  * url_id): `ts` (ISO 8601, 14-digit CDX, epoch s/ms; missing allowed), `status` (100–599; missing allowed), title and
  * text as given, every other column as `extras` JSON. A URL without a scheme (`example.com/a`) is read as `http://`
  * + it. Columns an import has no value for are null (`content_length`, `ts`, `status`) or empty (mime, WARC
- * location, digest, outlinks); `warc_offset` holds the input line, so among rows of one URL without a time the merge
- * keeps the later one in the input. Pure.
+ * location, digest, outlinks); `warc_offset` holds `order`, the row's place in the import's input (all files in turn),
+ * so among rows of one URL without a time the merge keeps the later one in the input. Pure.
  */
-export function importRow(v: RowValues, ctx: { datasetId: number; line: number; includeText: boolean }): ImportedRow {
+export function importRow(v: RowValues, ctx: { datasetId: number; order: number; includeText: boolean }): ImportedRow {
   const raw = asText(v.url)?.trim() ?? null;
   if (raw === null) return { reason: 'no-url', message: 'the url column is empty or missing' };
   let canon;
@@ -63,7 +63,7 @@ export function importRow(v: RowValues, ctx: { datasetId: number; line: number; 
       outlinks: [],
       outlinkDomains: [],
       warcFilename: '',
-      warcOffset: ctx.line,
+      warcOffset: ctx.order,
       warcLength: 0,
       digest: '',
       extras: extras.json,

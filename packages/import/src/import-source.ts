@@ -93,6 +93,8 @@ async function* decompressed(path: string): AsyncGenerator<Uint8Array> {
   } catch (cause) {
     if (cause instanceof CcpError) throw cause;
     throw new ImportInputError(path, `is damaged (${(cause as Error).message})`, { cause });
+  } finally {
+    raw.destroy(); // a reader that stops early (checkSource) leaves no open file behind
   }
 }
 
@@ -200,4 +202,12 @@ function jsonRow(line: number, obj: Record<string, unknown>, names: ImportColumn
   };
   for (const k of keys) if (!taken.has(k)) values.extras.push([k, obj[k]]);
   return { line, values, raw: () => JSON.stringify(obj), badUtf8 };
+}
+
+/**
+ * Reads a file only as far as its first row: whether it can be imported at all (see {@link readSource}'s throws).
+ * @throws ImportInputError as readSource would
+ */
+export async function checkSource(path: string, opts: SourceOptions): Promise<void> {
+  for await (const _ of readSource(path, opts)) return;
 }

@@ -4,7 +4,7 @@ import { basename, resolve } from 'node:path';
 import { CcpError, layout, sortPartRows, type ImportColumnNames, type ObjectStore, type OptionalImportColumn } from '@ccpipe/core';
 import { ensureDataset, type PartRow } from '@ccpipe/adapters';
 import { writeBatchMarker, type BatchMarker } from '@ccpipe/worker';
-import { ImportInputError, formatOfName, readSource, type ImportFormat } from './import-source';
+import { ImportInputError, checkSource, formatOfName, readSource, type ImportFormat } from './import-source';
 import { REJECT_REASONS, importRow, type RejectReason } from './import-row';
 
 /** Rows (kept and rejected) per batch: a part of ≈ 50k rows, as a worker's batch of a few thousand records is one. */
@@ -112,6 +112,9 @@ export async function runImport(opts: ImportOptions, deps: ImportDeps): Promise<
     if (!s.isFile()) throw new ImportInputError(file, 'is not a file');
     inputs.push({ path: resolve(file), format, size: s.size, mtimeMs: Math.floor(s.mtimeMs) });
   }
+  // every file is checked before anything is written (it opens, is text, is not empty, has the columns asked for), so
+  // a bad file given last does not leave a dataset registered with the others' parts
+  for (const input of inputs) await checkSource(input.path, { format: input.format, columns: opts.columns, explicit: opts.explicit });
   const includeText = opts.includeText ?? true;
   const fingerprint = createHash('sha256')
     .update(JSON.stringify({ dataset: opts.dataset, inputs, columns: opts.columns, explicit: [...opts.explicit].sort(), includeText, batchRows }))
@@ -140,6 +143,8 @@ export async function runImport(opts: ImportOptions, deps: ImportDeps): Promise<
     summary.batches++;
     batch = newBatch(record.run, summary.batches);
   };
+  /** Rows read so far over every input: a row's place in the import (the tie-break of rows without a time). */
+  let order = 0;
   const tooMany = (): boolean => opts.maxRejects !== undefined && summary.rejects > opts.maxRejects;
 
   for (const input of inputs) {
@@ -150,9 +155,10 @@ export async function runImport(opts: ImportOptions, deps: ImportDeps): Promise<
       const got = 'values' in src
         ? src.badUtf8 && hasReplacement(src.values)
           ? { reason: 'not-utf8' as const, message: 'the row holds bytes that are not UTF-8' }
-          : importRow(src.values, { datasetId: entry.id, line: src.line, includeText })
+          : importRow(src.values, { datasetId: entry.id, order, includeText })
         : { reason: src.reason, message: src.message };
       batch.records++;
+      order++;
       if ('row' in got) {
         batch.rows.push(got.row);
         counts.rows++;
