@@ -153,3 +153,17 @@ async function partsIn(data: string): Promise<string[]> {
   }
   return out;
 }
+
+it('ccpipe run --import fills a dataset inside the embedded run (no sample crawl), and refuses --import without --dataset', async () => {
+  const data = join(dir, 'data');
+  const csv = join(dir, 'list.csv');
+  await writeFile(csv, 'url,title,rank\nhttps://a.example/x,X,1\nhttps://b.example/y,Y,2\n');
+  const r = await run(['run', '--import', csv, '--dataset', 'mine', '--data', data, '--port', '0', '--exit-after-merge']);
+  expect([r.code, r.text]).toEqual([0, expect.any(String)]);
+  expect(r.stdout).toContain('0 crawl(s) ingested, 1 import, index version v000001');
+  expect(r.stdout).toContain('list.csv → dataset 1 (mine): 2 rows imported, 0 rejected');
+  expect((await run(['verify', '--data', data])).code).toBe(0);
+  const bad = await run(['run', '--import', csv, '--data', data, '--port', '0', '--exit-after-merge']);
+  expect(bad.code).toBe(1);
+  expect(bad.text).toContain('--import and --dataset go together');
+}, 120_000);

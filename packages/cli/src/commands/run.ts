@@ -13,6 +13,12 @@ const RUN: ConfigKey[] = [...STORE_KEYS,
 
 const CRAWL = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 
+function fileList(v: string): string[] {
+  const list = v.split(',').map((s) => s.trim()).filter(Boolean);
+  if (list.length === 0) throw new InvalidArgumentError('--import takes file paths separated by commas');
+  return list;
+}
+
 function crawlList(v: string): string[] {
   const list = v.split(',').map((s) => s.trim()).filter(Boolean);
   if (list.length === 0 || !list.every((c) => CRAWL.test(c))) throw new InvalidArgumentError('--crawl takes crawl names separated by commas, e.g. CC-MAIN-2024-30,CC-MAIN-2024-33');
@@ -45,6 +51,8 @@ export function registerRunCommand(program: Command): void {
       .option('--crawl <names>', 'crawls to ingest, comma-separated (default: the bundled sample crawls via the built-in mirror)', crawlList)
       .option('--port <p>', 'API port (0 picks a free one)', port, 8080)
       .option('--host <h>', 'API bind address', '127.0.0.1')
+      .option('--import <files>', 'CSV, TSV or JSONL files to import (comma-separated; docs/import.md) before the merge: with no --crawl, the sample crawl is left out', fileList)
+      .option('--dataset <name>', 'the dataset --import fills')
       .option('--exit-after-merge', 'exit once the index is merged and the API answered (for scripts and tests)'),
     RUN,
   ).action(async (flags: RunFlags) => {
@@ -54,6 +62,7 @@ export function registerRunCommand(program: Command): void {
       // it would be ignored: without --crawl the bundled sample is served by the built-in mirror
       throw new CcpError('CCP_ERR_CONFIG', '--base-url needs --crawl: name the crawls to ingest from that mirror (without --crawl, run ingests the bundled sample)');
     }
+    if ((flags.import === undefined) !== (flags.dataset === undefined)) throw new CcpError('CCP_ERR_CONFIG', '--import and --dataset go together: the files and the dataset they fill');
     const config = loadConfig(process.env, configFlags);
     // On a terminal the bar shows progress and only warnings are logged; otherwise pino JSON at the chosen level.
     const level = tty && config.logLevel === 'info' ? 'warn' : config.logLevel;
@@ -64,7 +73,10 @@ export function registerRunCommand(program: Command): void {
     );
     try {
       process.exitCode = await runEmbedded(
-        { config, crawls: flags.crawl ?? null, port: flags.port, host: flags.host, exitAfterMerge: flags.exitAfterMerge === true },
+        {
+          config, crawls: flags.crawl ?? (flags.import !== undefined ? [] : null), port: flags.port, host: flags.host, exitAfterMerge: flags.exitAfterMerge === true,
+          imports: flags.import === undefined ? null : { files: flags.import as string[], dataset: String(flags.dataset) },
+        },
         { print: (l) => void process.stdout.write(`${l}\n`), log, tty, signal: shutdown.signal },
       );
     } finally {

@@ -3,7 +3,8 @@ import * as os from 'node:os';
 import { createServer } from 'node:net';
 import { Registry, collectDefaultMetrics } from 'prom-client';
 import { CcpError, type Config } from '@ccpipe/core';
-import { localStoreDir, openObjectStore, startMetricsServer, type Logger } from '@ccpipe/adapters';
+import { localStoreDir, openObjectStore, startMetricsServer, writeParquetPart, type Logger } from '@ccpipe/adapters';
+import { runImport, type ImportSummary } from '@ccpipe/import';
 import { ingestStatusProvider } from '@ccpipe/api';
 import { serveMirror } from '@ccpipe/mirror';
 import { ingestCrawls, type CrawlIngest } from './ingest';
@@ -22,6 +23,8 @@ export interface EmbeddedOptions {
   host: string;
   /** Stop after the merge instead of serving until a signal (tests, scripts). */
   exitAfterMerge: boolean;
+  /** Files to import into a dataset (`--import`, `--dataset`) after the crawls and before the merge (docs/import.md). */
+  imports?: { files: string[]; dataset: string } | null;
 }
 
 /** Where the run writes and how it learns to stop. */
@@ -87,9 +90,16 @@ export async function runEmbedded(opts: EmbeddedOptions, io: EmbeddedIo): Promis
     }
 
     progress = runProgress(counters, { tty: io.tty, log });
-    const ingested = await ingestCrawls({ config, crawls, baseUrl, store, log, counters, registry, onProgress: () => progress?.update(), signal: io.signal });
+    const ingested = crawls.length === 0 ? [] : await ingestCrawls({ config, crawls, baseUrl, store, log, counters, registry, onProgress: () => progress?.update(), signal: io.signal });
     progress.stop();
     log.info({ ...counters }, 'ingest done');
+    const imported = opts.imports == null ? null : await runImport(
+      { files: opts.imports.files, dataset: opts.imports.dataset, columns: { url: 'url', ts: 'ts', status: 'status', title: 'title', text: 'text' }, explicit: new Set(), includeText: config.includeText },
+      { store, log, writePart: (rows) => writeParquetPart(rows, { engine: config.parquetEngine, includeText: config.includeText, rowGroupSize: config.rowGroupSize }) },
+    );
+    if (imported !== null && imported.outcome !== 'imported') {
+      throw new CcpError('CCP_ERR_IMPORT_REJECTS', `the import rejected ${imported.rejects} rows, over its limit of ${imported.maxRejects} (1%): see ccpipe import --max-rejects`);
+    }
 
     const served = await mergeAndServe({
       store, ...(dataDir === undefined ? {} : { dataDir }), rowGroupSize: config.lakeRowGroupSize, port: opts.port, host: opts.host, registry, log,
@@ -103,8 +113,9 @@ export async function runEmbedded(opts: EmbeddedOptions, io: EmbeddedIo): Promis
     log.info({ url: served.url, port: served.port, version: served.merge.version }, 'api listening');
 
     // the sample's bookshop, or the largest domain of the first crawl's dataset in the version served
-    const domain = opts.crawls === null ? SAMPLE_DOMAIN : await served.largestDomain(ingested[0]?.datasetId ?? 1);
-    for (const line of summaryLines(ingested, served.url, served.merge.version, domain)) io.print(line);
+    const firstDataset = ingested[0]?.datasetId ?? imported?.datasetId ?? 1;
+    const domain = opts.crawls === null && imported === null ? SAMPLE_DOMAIN : await served.largestDomain(firstDataset);
+    for (const line of summaryLines(ingested, imported, served.url, served.merge.version, domain)) io.print(line);
     const kept = (await keptDeadLetters(store)).length;
     if (kept > 0) io.print(`Note: ${kept} batch(es) could not be processed; they are kept under deadletters/ in the data directory and tried again by the next run.`);
     if (opts.exitAfterMerge) return 0;
@@ -151,8 +162,12 @@ function failuresText(failures: Record<string, number>): string {
   return parts.length === 0 ? '' : ` (${parts.join(', ')})`;
 }
 
-function summaryLines(ingested: CrawlIngest[], url: string, version: string | null, domain: string | null): string[] {
-  const lines = ['', `ccpipe run: ${ingested.length} crawl(s) ingested, index version ${version ?? '(none: nothing kept)'}`];
+function summaryLines(ingested: CrawlIngest[], imported: ImportSummary | null, url: string, version: string | null, domain: string | null): string[] {
+  const lines = ['', `ccpipe run: ${ingested.length} crawl(s) ingested${imported === null ? '' : ', 1 import'}, index version ${version ?? '(none: nothing kept)'}`];
+  if (imported !== null) {
+    const by = Object.entries(imported.rejectsByReason).map(([r, n]) => `${r} ${n}`).join(', ');
+    lines.push(`  ${imported.files.map((f) => f.file).join(', ')} → dataset ${imported.datasetId} (${imported.dataset}): ${imported.rows} rows imported, ${imported.rejects} rejected${by === '' ? '' : ` (${by})`}`);
+  }
   for (const c of ingested) {
     const s = c.summary;
     // a resumed crawl's summary counts this run's blocks only: say so
@@ -163,7 +178,7 @@ function summaryLines(ingested: CrawlIngest[], url: string, version: string | nu
   }
   lines.push(`API listening on ${url}`, `Explorer: ${url}/`, 'Try:', `  curl -s ${url}/v1/datasets`);
   if (domain !== null) {
-    const first = ingested[0]?.datasetId ?? 1;
+    const first = ingested[0]?.datasetId ?? imported?.datasetId ?? 1;
     lines.push(`  curl -s ${url}/v1/domain/${domain}`, `  curl -s '${url}/v1/domain/${domain}/datasets/${first}/urls?limit=5'`);
     lines.push(`  curl -s '${url}/v1/url?url=${encodeURIComponent(`https://www.${domain}/`)}'`);
     lines.push(`  curl -s '${url}/v1/url/links?url=${encodeURIComponent(`https://www.${domain}/`)}&direction=in'`);
