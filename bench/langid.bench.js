@@ -44,7 +44,7 @@ function codeMapper() {
     if (l.iso6391) to3.set(l.iso6391, l.iso6393);
     if (l.iso6392B) to3.set(l.iso6392B, l.iso6393);
   }
-  const { MACROLANGUAGE_OF } = require('@ccpipe/core');
+  const { MACROLANGUAGE_OF } = require("@ccpipe/core");
   return (code) => {
     if (!code) return null;
     const c = to3.get(String(code).toLowerCase()) ?? null;

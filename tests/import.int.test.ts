@@ -116,6 +116,11 @@ it('imports a CSV and a JSONL beside a crawl: URLs, counts, extras, rejects by l
   expect(datasets.find((d) => d['name'] === crawl)!['url_count']).toBeGreaterThan(0);
   const verify = await run(['verify', '--data', data]);
   expect(verify.code).toBe(0);
+  // ccpipe status counts the rejects by reason (from the version's totals), and says what each dataset is
+  const status = await run(['status', '--data', data, '--queue-prefix', `ccpipe-import-${process.pid}`]);
+  const st = JSON.parse(status.stdout) as Record<string, any>;
+  expect(st['batches']['datasets'][String(partner['dataset_id'])]).toEqual({ batches: 1, rows: 6, failedRecords: 3, failedByReason: { 'bad-url': 1, 'bad-ts': 1, 'bad-record': 1 } });
+  expect(st['datasets']).toContainEqual({ id: partner['dataset_id'], name: 'partner', crawl: null, kind: 'import', sources: ['partner.csv', 'more.jsonl'] });
 }, 300_000);
 
 it('an import SIGKILLed mid-run and rerun with the same arguments completes without losing or doubling a row', async () => {

@@ -37,6 +37,7 @@ it('reports queue depth, DLQ, completed batches, index version and datasets', as
   const done = batches.slice(0, 2);
   let rows = 0;
   let failed = 0;
+  const byReason: Record<string, number> = {};
   const process = async (b: (typeof batches)[number]): Promise<void> => {
     const { marker } = await processBatch(
       b,
@@ -45,6 +46,7 @@ it('reports queue depth, DLQ, completed batches, index version and datasets', as
     );
     rows += marker.rows;
     failed += marker.failed;
+    for (const [r, n] of Object.entries(marker.failures)) byReason[r] = (byReason[r] ?? 0) + n;
   };
   for (const b of done) await process(b);
   const names = topologyNames(prefix);
@@ -59,9 +61,9 @@ it('reports queue depth, DLQ, completed batches, index version and datasets', as
   expect((await p.exited).code).toBe(0);
   const status = JSON.parse(p.stdout) as Record<string, any>;
   expect(status['queue']).toEqual({ name: names.queue, ready: batches.length, unacked: null, deadLettered: 0 });
-  expect(status['batches']).toEqual({ done: done.length, rows, failedRecords: failed, byDataset: { '1': done.length }, datasets: { '1': { batches: done.length, rows, failedRecords: failed } } });
+  expect(status['batches']).toEqual({ done: done.length, rows, failedRecords: failed, byDataset: { '1': done.length }, datasets: { '1': { batches: done.length, rows, failedRecords: failed, ...(failed > 0 && { failedByReason: { ...byReason } }) } } });
   expect(status['index']).toEqual({ current: null, versions: [] });
-  expect(status['datasets']).toEqual([{ id: 1, name: crawl, crawl }]);
+  expect(status['datasets']).toEqual([{ id: 1, name: crawl, crawl, kind: 'crawl' }]);
 
   // merged batches are counted from the index version's totals, and only newer markers are read: a merged marker
   // that cannot be read any more changes nothing
@@ -71,7 +73,7 @@ it('reports queue depth, DLQ, completed batches, index version and datasets', as
   const again = spawnCcpipe(['status', '--data', data, '--queue-prefix', prefix]);
   expect((await again.exited).code).toBe(0);
   const after = JSON.parse(again.stdout) as Record<string, any>;
-  expect(after['batches']).toEqual({ done: 3, rows, failedRecords: failed, byDataset: { '1': 3 }, datasets: { '1': { batches: 3, rows, failedRecords: failed } } });
+  expect(after['batches']).toEqual({ done: 3, rows, failedRecords: failed, byDataset: { '1': 3 }, datasets: { '1': { batches: 3, rows, failedRecords: failed, ...(failed > 0 && { failedByReason: byReason }) } } });
   expect(after['index']).toEqual({ current: 'v000001', versions: ['v000001'] });
 });
 

@@ -13,3 +13,4 @@ export * from './pages';
 export * from './links';
 export * from './search';
 export * from './import';
+export * from './quality';

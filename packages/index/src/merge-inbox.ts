@@ -13,6 +13,8 @@ export interface Marker {
   failed?: number;
   /** When the batch was completed (ISO time). */
   finishedAt?: string;
+  /** Failed records (an import's rejected rows) by reason. */
+  failures?: Record<string, number>;
 }
 
 /**

@@ -151,6 +151,8 @@ export interface IngestTotals {
   failed: number;
   /** The newest `finishedAt` of those markers (ISO time): when the dataset last received rows. Absent before imports. */
   updatedAt?: string;
+  /** `failed` by reason (the markers' `failures`: an error code, an import's reject reason); absent before imports. */
+  failures?: Record<string, number>;
 }
 
 /** One posting: where the rows of (domain, dataset) sit: rows [first, first + rows) of a lake file. */

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { layout, loadConfig, parseDatasetRegistry, type ConfigKey, type ObjectStore, type QueueDepth } from '@ccpipe/core';
+import { kindOf, layout, loadConfig, parseDatasetRegistry, type ConfigKey, type ObjectStore, type QueueDepth } from '@ccpipe/core';
 import { AmqpConnection, amqpQueueDepth, openObjectStore, topologyNames } from '@ccpipe/adapters';
 import { ingestTotals, readManifest } from '@ccpipe/index';
 import { STORE_KEYS, addConfigFlags, configFlagsOf } from './config-flags';
@@ -16,10 +16,10 @@ export interface PipelineStatus {
   /** Totals, `byDataset` (batches per dataset id, as before) and `datasets` (batches, rows and failed records per dataset id). */
   batches: {
     done: number; rows: number; failedRecords: number; byDataset: Record<string, number>;
-    datasets: Record<string, { batches: number; rows: number; failedRecords: number }>;
+    datasets: Record<string, { batches: number; rows: number; failedRecords: number; failedByReason?: Record<string, number> }>;
   };
   index: { current: string | null; versions: string[] };
-  datasets: { id: number; name: string; crawl: string | null }[];
+  datasets: { id: number; name: string; crawl: string | null; kind: 'crawl' | 'import'; sources?: string[] }[];
 }
 
 /**
@@ -33,7 +33,7 @@ async function batchesOf(store: ObjectStore): Promise<PipelineStatus['batches']>
     out.rows += t.rows;
     out.failedRecords += t.failed;
     out.byDataset[String(t.datasetId)] = t.batches;
-    out.datasets[String(t.datasetId)] = { batches: t.batches, rows: t.rows, failedRecords: t.failed };
+    out.datasets[String(t.datasetId)] = { batches: t.batches, rows: t.rows, failedRecords: t.failed, ...(t.failures !== undefined && { failedByReason: t.failures }) };
   }
   return out;
 }
@@ -69,7 +69,7 @@ export async function pipelineStatus(opts: { store: ObjectStore; rabbitmqUrl: st
     queue,
     batches: await batchesOf(opts.store),
     index: { current: manifest.current, versions: manifest.versions.map((v) => v.version) },
-    datasets: reg ? parseDatasetRegistry(reg).datasets.map((d) => ({ id: d.id, name: d.name, crawl: d.crawl })) : [],
+    datasets: reg ? parseDatasetRegistry(reg).datasets.map((d) => ({ id: d.id, name: d.name, crawl: d.crawl, kind: kindOf(d), ...(d.sources !== undefined && { sources: d.sources }) })) : [],
   };
 }
 

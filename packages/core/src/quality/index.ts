@@ -1,0 +1,1 @@
+export { MACROLANGUAGE_OF, toCcLanguageCode } from './language-codes';
