@@ -13,7 +13,7 @@
 // average before, per pass and after. Goals: A ≥ 150k rows per CPU-second; A / B ≥ 0.6 per CPU-second.
 // `--memory [N]` (default 10,000,000): one import of an N-row CSV, its peak RSS (goal ≤ 512 MiB) with a timeline of
 // process.memoryUsage() (V8 heap against the rest). Arguments after `--` go to `ccpipe import` (e.g. --batch-rows).
-// BENCH_BREAKDOWN=0 leaves out C and D. Needs `npx tsc -b` first; temp files are removed at the end.
+// BENCH_BREAKDOWN=0 leaves out C and D; `--generate N CSV [LIST]` writes the rows (and URL list) alone. Needs `npx tsc -b` first; temp files are removed at the end.
 //   node bench/import.bench.js [N] [-- import flags]      node bench/import.bench.js --memory [N] [-- import flags]
 const { closeSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, writeSync } = require('node:fs');
 const { tmpdir, loadavg } = require('node:os');
@@ -294,7 +294,10 @@ function memory(n, extra) {
   }
 }
 
-const CHILDREN = { '--canon': canonChild, '--parse': parseChild, '--timed': timedChild };
+/** `--generate N CSV [LIST]`: the rows alone, for a look at one side by hand. */
+const generateChild = (n, csv, list) => ({ bytes: generate(Number(n), csv, list ?? null) });
+
+const CHILDREN = { '--canon': canonChild, '--parse': parseChild, '--timed': timedChild, '--generate': generateChild };
 const child = CHILDREN[process.argv[2]];
 if (child !== undefined) {
   Promise.resolve(child(...process.argv.slice(3))).then((r) => console.log(JSON.stringify(r)), (err) => {

@@ -153,7 +153,11 @@ describe('API over cc-mirror-dev (two crawls, default filter)', () => {
     expect(r.status).toBe(200);
     expect(r.body.datasets).toEqual(CRAWLS.map((c, i) => {
       const doms = Object.values(oracle.crawls[c]!.domains);
-      return { dataset_id: i + 1, name: c, crawl: c, url_count: doms.reduce((n, d) => n + canonicalSet(d.urls).size, 0), domain_count: doms.length };
+      return {
+        dataset_id: i + 1, name: c, crawl: c, kind: 'crawl', source: [c], url_count: doms.reduce((n, d) => n + canonicalSet(d.urls).size, 0), domain_count: doms.length,
+        // the in-memory index has no ingest totals
+        rows: null, rejects: null, updated_at: null,
+      };
     }));
   });
 

@@ -86,7 +86,8 @@ describe('runMerge (synthetic batches)', () => {
       const [c7] = await v.captures(urls[7]!);
       expect(c7).toMatchObject({ datasetId: 1, status: 404, ts: '2030-01-02T00:00:00Z', urlId: urlIdHex(urlId(urls[7]!)) });
       expect((await v.captures(urls[8]!))[0]!.status).toBe(200); // an older capture never wins
-      expect(v.datasets()).toEqual([{ datasetId: 1, name: 'dataset-1', crawl: null, urlCount: 5001, domainCount: 2 }]);
+      // the registry does not name dataset 1 here: a crawl by default; rows and rejects are what its markers counted
+      expect(v.datasets()).toEqual([{ datasetId: 1, name: 'dataset-1', crawl: null, kind: 'crawl', source: [], urlCount: 5001, domainCount: 2, rows: 5003, rejects: 0 }]);
     } finally {
       await src.close();
     }
@@ -422,7 +423,7 @@ describe('runMerge (synthetic batches)', () => {
       try {
         const v = (await src.current())!;
         expect(v.domain('runs.example')!.datasets.map(urlCounts)).toEqual([{ datasetId: 1, urlCount: 3200 }]);
-        expect(v.datasets()).toEqual([{ datasetId: 1, name: 'dataset-1', crawl: null, urlCount: 3200, domainCount: 1 }]);
+        expect(v.datasets()).toEqual([{ datasetId: 1, name: 'dataset-1', crawl: null, kind: 'crawl', source: [], urlCount: 3200, domainCount: 1, rows: 3200, rejects: 0 }]);
         expect((await v.urls('runs.example', 1, 2990, 20)).items.map((i) => i.url)).toEqual([...old.slice(2990), ...added.slice(0, 10)]);
         expect((await v.captures(added[5]!)).map((c) => c.ts)).toEqual(['2030-01-02T00:00:00Z']);
       } finally {
