@@ -1,5 +1,5 @@
 'use strict';
-// Language identification of the extracted text (#quality): JavaScript libraries compared on the labels the corpus
+// Language identification of the extracted text: JavaScript libraries compared on the labels the corpus
 // really has, then timed. Nothing of the corpus is copied into the repo; the extracted texts are cached under the OS
 // temp dir (the first run extracts ~3,100 pages, ~1 minute).
 //
@@ -12,14 +12,18 @@
 //    German/Korean/Norwegian pages and label them all `eng` (docs/mirror.md), so `cdx-real` is the meaningful half.
 //  - cld2: Common Crawl's own CLD2 result for real CC records, from the `languages-cld2` line of the WARC metadata
 //    record next to each response (chatnoir-resiliparse: 16 records of CC-MAIN-2020-34, whirlwind: 1 of 2024-22).
+//  - adjudicated: the 1,171 benchmark pages, labelled by agreement of the libraries or by hand (HAND_LABELS below).
 // Agreement = the library's code equals the label, after folding individual languages into the macrolanguage CC
 // writes (cmn → zho, nob → nor, ...); a null answer counts as a miss.
 //
-// Speed: each (library, page set) pass is a process of its own, libraries alternated in a rotating order, ROUNDS
+// Speed: each library's pass is a process of its own, libraries alternated in a rotating order, ROUNDS
 // rounds; docs per CPU-second of the identification calls alone (text already extracted), median over rounds.
-// Candidates not installed in the repo are looked up in LANGID_CANDIDATES (a folder where they were installed with
-// `npm install --prefix DIR --ignore-scripts eld tinyld ...`); missing ones are skipped and said so.
-//   node bench/langid.bench.js [--rounds N]          env: BENCH_ROUNDS (default 5), LANGID_CANDIDATES
+// Snippets: 15–1,000-character pieces of the pages' prose, to see short-text accuracy and to calibrate
+// identifyLanguage's confidence (the table of right answers by evidence is printed next to evidenceConfidence's knots).
+// eld and franc-min are the repo's; the other candidates are looked up in LANGID_CANDIDATES, a folder made with
+//   npm install --prefix DIR --ignore-scripts franc@6.2.0 tinyld@1.3.4 cld3-asm@4.0.0 fasttext.wasm.js@1.0.0 lande@1.0.10
+// and skipped (and named) when missing.
+//   node bench/langid.bench.js [--rounds N] [--engines a,b] [--no-speed]     env: BENCH_ROUNDS (default 5), LANGID_CANDIDATES
 // Needs `npx tsc -b` first.
 const { readFileSync, readdirSync, writeFileSync, existsSync, mkdirSync } = require('node:fs');
 const { join, resolve } = require('node:path');
@@ -136,11 +140,12 @@ function loadTexts() {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Adjudicated labels. On 41 of the 1,171 pages the six reference libraries (eld, franc-min, franc, fastText lid.176,
+// Adjudicated labels. On 43 of the 1,171 pages the six reference libraries (eld, franc-min, franc, fastText lid.176,
 // CLD3, tinyld; each on the whole text and on ccpipe's sample) did not all agree; those were read and labelled by hand
-// with the language of the page's prose (null: mixed or too little text to say — left out). On every other page the
-// label is the answer all libraries of this run agree on (html lang is wrong on ~30 of them: German text, `lang="en"`),
-// and a page where they disagree without a hand label is counted and reported, not scored.
+// with the language of the page's prose (null, 4 pages: mixed or too little text to say — left out). On every other
+// page the label is the answer all reference libraries of this run agree on (at least 3 of them; html lang is wrong on
+// about 20 of those: German text, `lang="en"`), and a page where they disagree without a hand label is counted and
+// reported, not scored.
 const HAND_LABELS = {
   // scrapinghub ids (first 12 hex digits)
   '21486419bb10': 'ind', '4219d096902d': 'eng', '5f03fc173ebc': 'eng', '6ebac05f637e': 'eng', '7837c9d66c81': 'ind',
@@ -304,21 +309,25 @@ async function predictPass(name) {
 
 async function speedPass(name) {
   const texts = loadTexts().filter((t) => t.set === 'articles' || t.set === 'trafilatura');
+  if (name.startsWith('ccpipe-')) require('@ccpipe/core'); // core's own load is not the engine's
   global.gc?.();
-  const heap0 = process.memoryUsage().heapUsed;
+  const mem = () => { const m = process.memoryUsage(); return { heap: m.heapUsed, ext: m.external }; };
+  const m0 = mem();
   const l0 = process.cpuUsage();
   const e = await ENGINES[name]();
   await e.run(texts[0].text); // the first call loads the model
   const l = process.cpuUsage(l0);
   global.gc?.();
-  const heapMB = (process.memoryUsage().heapUsed - heap0) / 1e6;
+  const m1 = mem();
+  const heapMB = (m1.heap - m0.heap) / 1e6;
+  const extMB = (m1.ext - m0.ext) / 1e6;
   for (const t of texts.slice(0, 50)) await e.run(t.text);
   const c0 = process.cpuUsage();
   const t0 = performance.now();
   for (const t of texts) await e.run(t.text);
   const wallS = (performance.now() - t0) / 1000;
   const c = process.cpuUsage(c0);
-  return { docs: texts.length, cpuS: (c.user + c.system) / 1e6, wallS, loadMs: (l.user + l.system) / 1000, heapMB };
+  return { docs: texts.length, cpuS: (c.user + c.system) / 1e6, wallS, loadMs: (l.user + l.system) / 1000, heapMB, extMB };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -336,8 +345,9 @@ function accuracy(texts, names, P) {
     if (t.set !== 'articles' && t.set !== 'trafilatura') return undefined;
     const hand = handLabel(t);
     if (hand) return hand.label;
+    // Agreement means something only between several independent libraries.
     const answers = new Set(refs.map((r) => P[r].preds[i]));
-    if (answers.size === 1) return [...answers][0];
+    if (refs.length >= 3 && answers.size === 1) return [...answers][0];
     unadjudicated++;
     return null;
   });
@@ -358,11 +368,33 @@ function accuracy(texts, names, P) {
       }
     }
   });
-  console.log(`\naccuracy (agreement with the label; distinct texts; ${unadjudicated} pages unadjudicated — reference engines here: ${refs.join(', ')})`);
+  console.log(`\naccuracy (agreement with the label; distinct texts; ${unadjudicated} pages unadjudicated — reference engines here: ${refs.join(', ')}${refs.length < 3 ? ': fewer than 3, so only the hand-labelled pages are adjudicated' : ''})`);
   console.log(`| engine | ${sets.join(' | ')} |`);
   console.log(`|---|${sets.map(() => '---').join('|')}|`);
   for (const n of names) console.log(`| ${n} | ${sets.map((s) => pct(rows[n][s].ok, rows[n][s].n)).join(' | ')} |`);
   return adjudicated;
+}
+
+/** P(score of a right answer > score of a wrong one), ties half: the area under the ROC curve. */
+function auc(rows) {
+  const sorted = [...rows].sort((a, b) => a.e - b.e);
+  let wrongBelow = 0;
+  let sum = 0;
+  for (let i = 0; i < sorted.length; ) {
+    let j = i;
+    let right = 0;
+    let wrong = 0;
+    while (j < sorted.length && sorted[j].e === sorted[i].e) {
+      if (sorted[j].ok) right++;
+      else wrong++;
+      j++;
+    }
+    sum += right * (wrongBelow + wrong / 2);
+    wrongBelow += wrong;
+    i = j;
+  }
+  const right = rows.filter((r) => r.ok).length;
+  return sum / (right * (rows.length - right));
 }
 
 function snippetReport(texts, names, P, adjudicated) {
@@ -384,34 +416,40 @@ function snippetReport(texts, names, P, adjudicated) {
     });
     console.log(`| ${n} | ${cells.join(' | ')} |`);
   }
-  // Calibration: the share of right answers by relative margin, for ccpipe's engines.
-  const edges = [0, 0.02, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 1.01];
+  // Calibration: the share of right answers by evidence (relative margin × letters), in 20 buckets of equal size.
   const core = require('@ccpipe/core');
   for (const n of names.filter((x) => x.startsWith('ccpipe-'))) {
     const engine = n.slice('ccpipe-'.length);
-    console.log(`\ncalibration of ${n}: margin bucket → right answers (n) → marginConfidence at the bucket's middle`);
-    for (let b = 0; b < edges.length - 1; b++) {
-      let ok = 0;
-      let all = 0;
-      sn.forEach((s, j) => {
-        const label = adjudicated[s.page];
-        const [code, margin] = P[n].snippets[j];
-        if (!label || code === null || margin < edges[b] || margin >= edges[b + 1]) return;
-        all++;
-        if (code === label) ok++;
-      });
-      const mid = Math.min(1, (edges[b] + edges[b + 1]) / 2);
-      console.log(`  [${edges[b]}, ${Math.min(1, edges[b + 1])}): ${all ? (ok / all).toFixed(3) : '—'} (${all}) → ${core.marginConfidence(engine, mid).toFixed(3)}`);
+    const rows = [];
+    sn.forEach((s, j) => {
+      const label = adjudicated[s.page];
+      const [code, margin] = P[n].snippets[j];
+      if (label) rows.push({ ok: code === label, e: code === null ? 0 : margin * core.countLetters(s.text) });
+    });
+    const margins = [];
+    sn.forEach((s, j) => {
+      if (adjudicated[s.page]) margins.push({ ok: P[n].snippets[j][0] === adjudicated[s.page], e: P[n].snippets[j][0] === null ? 0 : P[n].snippets[j][1] });
+    });
+    console.log(`\n${n}: area under the ROC curve (right vs wrong answers) of the margin ${auc(margins).toFixed(3)}, of the evidence (margin × letters) ${auc(rows).toFixed(3)}`);
+    rows.sort((a, b) => a.e - b.e);
+    console.log(`calibration of ${n}: evidence bucket [low, high] (median) → right answers → evidenceConfidence(median)`);
+    const k = 20;
+    for (let b = 0; b < k; b++) {
+      const part = rows.slice(Math.floor((b * rows.length) / k), Math.floor(((b + 1) * rows.length) / k));
+      const mid = part[Math.floor(part.length / 2)].e;
+      const acc = part.filter((r) => r.ok).length / part.length;
+      console.log(`  [${part[0].e.toFixed(2)}, ${part[part.length - 1].e.toFixed(2)}] (${mid.toFixed(2)}): ${acc.toFixed(3)} → ${core.evidenceConfidence(engine, mid).toFixed(3)}`);
     }
   }
 }
 
 async function main() {
   const args = process.argv.slice(2);
-  const rounds = Number(args[args.indexOf('--rounds') + 1] || process.env.BENCH_ROUNDS || 5);
+  const rounds = Number((args.includes('--rounds') ? args[args.indexOf('--rounds') + 1] : process.env.BENCH_ROUNDS) || 5);
   const texts = loadTexts();
-  const names = Object.keys(ENGINES).filter(available);
-  const missing = Object.keys(ENGINES).filter((n) => !names.includes(n));
+  const only = args.includes('--engines') ? args[args.indexOf('--engines') + 1].split(',') : null;
+  const names = Object.keys(ENGINES).filter((n) => (only === null || only.includes(n)) && available(n));
+  const missing = Object.keys(ENGINES).filter((n) => (only === null || only.includes(n)) && !names.includes(n));
   console.log(`language identification: ${texts.length} extracted texts; engines ${names.join(', ')}${missing.length ? `; not installed (set LANGID_CANDIDATES): ${missing.join(', ')}` : ''}; load average ${loadAvg()}`);
   const child = childOf(__filename, { maxBuffer: 1 << 28 });
   const P = {};
@@ -431,11 +469,11 @@ async function main() {
     for (const n of order) runs[n].push(speedChild(n));
     console.log(`round ${r + 1}: ${order.map((n) => `${n} ${(runs[n][r].docs / runs[n][r].cpuS).toFixed(0)}`).join(', ')} docs/CPU-s; load ${loadavg()[0].toFixed(2)}`);
   }
-  console.log('\n| engine | docs per CPU-s (median) | docs/s wall | ms CPU per doc | load + first call, ms CPU | heap after load, MB |');
-  console.log('|---|---|---|---|---|---|');
+  console.log('\n| engine | docs per CPU-s (median) | docs/s wall | ms CPU per doc | load + first call, ms CPU | JS heap after load, MB | external (WASM) after load, MB |');
+  console.log('|---|---|---|---|---|---|---|');
   for (const n of names) {
     const m = (f) => median(runs[n].map(f));
-    console.log(`| ${n} | ${m((x) => x.docs / x.cpuS).toFixed(0)} | ${m((x) => x.docs / x.wallS).toFixed(0)} | ${(1000 / m((x) => x.docs / x.cpuS)).toFixed(3)} | ${m((x) => x.loadMs).toFixed(0)} | ${m((x) => x.heapMB).toFixed(1)} |`);
+    console.log(`| ${n} | ${m((x) => x.docs / x.cpuS).toFixed(0)} | ${m((x) => x.docs / x.wallS).toFixed(0)} | ${(1000 / m((x) => x.docs / x.cpuS)).toFixed(3)} | ${m((x) => x.loadMs).toFixed(0)} | ${m((x) => x.heapMB).toFixed(1)} | ${m((x) => x.extMB).toFixed(1)} |`);
   }
   console.log(`load average after: ${loadAvg()}`);
 }
