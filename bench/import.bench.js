@@ -12,8 +12,9 @@
 // sides alternated (A B C D, then D C B A, ...), BENCH_ROUNDS rounds (default 3, 5 when N ≤ 200k); medians; the load
 // average before, per pass and after. Goals: A ≥ 150k rows per CPU-second; A / B ≥ 0.6 per CPU-second.
 // `--memory [N]` (default 10,000,000): one import of an N-row CSV, its peak RSS (goal ≤ 512 MiB) with a timeline of
-// process.memoryUsage() (V8 heap against the rest). Arguments after `--` go to `ccpipe import` (e.g. --batch-rows).
-// BENCH_BREAKDOWN=0 leaves out C and D; `--generate N CSV [LIST]` writes the rows (and URL list) alone. Needs `npx tsc -b` first; temp files are removed at the end.
+// process.memoryUsage() (V8 heap against the rest). Arguments after `--` go to `ccpipe import` (e.g. --batch-rows,
+// which D takes too). BENCH_BREAKDOWN=0 leaves out C and D; `--generate N CSV [LIST]` writes the rows (and the URL
+// list) alone, to look at one side by hand. Needs `npx tsc -b` first; temp files are removed at the end.
 //   node bench/import.bench.js [N] [-- import flags]      node bench/import.bench.js --memory [N] [-- import flags]
 const { closeSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, writeSync } = require('node:fs');
 const { tmpdir, loadavg } = require('node:os');
@@ -181,7 +182,7 @@ async function parseChild(csv) {
 }
 
 /** In a child, side D: runImport as the CLI wires it, each writePart (checkRow + DuckDB + temp file) and put timed. */
-async function timedChild(csv, data) {
+async function timedChild(csv, data, batchRows) {
   const { loadConfig } = require('@ccpipe/core');
   const { closeDuckDbParquetEngine, openObjectStore, writeParquetPart } = require('@ccpipe/adapters');
   const { runImport, DEFAULT_IMPORT_BATCH_ROWS } = require('@ccpipe/import');
@@ -207,7 +208,7 @@ async function timedChild(csv, data) {
   const [c0, t0] = [cpuNow(), performance.now()];
   try {
     const s = await runImport(
-      { files: [csv], dataset: 'bench', columns: COLUMNS, explicit: new Set(), batchRows: DEFAULT_IMPORT_BATCH_ROWS, includeText: config.includeText },
+      { files: [csv], dataset: 'bench', columns: COLUMNS, explicit: new Set(), batchRows: Number(batchRows ?? DEFAULT_IMPORT_BATCH_ROWS), includeText: config.includeText },
       { store, writePart },
     );
     return { rows: s.rows, rejects: s.rejects, loopCpuS: cpuNow() - c0, loopWallS: (performance.now() - t0) / 1000, ...t };
@@ -219,6 +220,8 @@ async function timedChild(csv, data) {
 }
 
 const k = (x) => `${(x / 1000).toFixed(1)}k`;
+/** `--batch-rows N` among the import flags, as D's argument (none: the default). */
+const batchFlag = (extra) => (extra.includes('--batch-rows') ? [extra[extra.indexOf('--batch-rows') + 1]] : []);
 
 function speed(n, extra) {
   const rounds = Number(process.env.BENCH_ROUNDS || (n <= 200_000 ? 5 : 3));
@@ -236,7 +239,7 @@ function speed(n, extra) {
       for (const side of round % 2 === 0 ? sides : [...sides].reverse()) {
         const tag = `${side}-${round}`;
         const r = side === 'import' ? importPass(root, csv, n, tag, extra)
-          : side === 'timed' ? pass(root, tag, [__filename, '--timed', csv, join(root, `data-${tag}`)])
+          : side === 'timed' ? pass(root, tag, [__filename, '--timed', csv, join(root, `data-${tag}`), ...batchFlag(extra)])
           : pass(root, tag, [__filename, `--${side}`, side === 'canon' ? list : csv]);
         const o = r.out ?? r;
         runs[side].push({ ...o, ...r });
@@ -294,7 +297,6 @@ function memory(n, extra) {
   }
 }
 
-/** `--generate N CSV [LIST]`: the rows alone, for a look at one side by hand. */
 const generateChild = (n, csv, list) => ({ bytes: generate(Number(n), csv, list ?? null) });
 
 const CHILDREN = { '--canon': canonChild, '--parse': parseChild, '--timed': timedChild, '--generate': generateChild };

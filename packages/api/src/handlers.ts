@@ -211,6 +211,8 @@ export async function getUrl(ctx: RequestContext, query: URLSearchParams): Promi
       // a text the policy drops is hidden here even while its lake file still holds it (dropped at a later rewrite)
       text_length: dropped ? null : c.textLength,
       language: c.language,
+      text_language: c.textLanguage ?? null,
+      text_language_confidence: c.textLanguageConfidence ?? null,
       content_length: c.contentLength,
       ...(include.has('text') && textField(dropped ? null : (c.text ?? null))),
       ...(dropped && { text_dropped: true }),

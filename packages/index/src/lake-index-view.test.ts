@@ -42,7 +42,7 @@ class GatedReads implements LakeReads {
 
   async find(file: LakeFileEntry, _from: number, _to: number, url: string): Promise<LakeCaptureRow[]> {
     await this.gate();
-    return [{ urlId: 1n, url, ts: '2030-01-01T00:00:00Z', status: 200, title: file.key, textLength: null, language: null, contentLength: null, warc: { filename: 'w', offset: 0, length: 1 }, extras: null }];
+    return [{ urlId: 1n, url, ts: '2030-01-01T00:00:00Z', status: 200, title: file.key, textLength: null, language: null, contentLength: null, warc: { filename: 'w', offset: 0, length: 1 }, extras: null, textLanguage: null, textLanguageConfidence: null }];
   }
 
   /** Row r of file f<k> is `https://<host>.wide.example/p<r>` with the host cycling through three subdomains. */

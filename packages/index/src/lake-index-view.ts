@@ -139,7 +139,7 @@ export class LakeIndexView implements IndexView {
       const rows = await this.reads.find(this.files[p.file]!, p.first, p.first + p.rows, canonicalUrl, opts);
       found[k] = rows.map((r) => ({
         datasetId: p.datasetId, ...this.item(r), textLength: r.textLength, language: r.language, contentLength: r.contentLength,
-        ...(opts.text === true && { text: r.text ?? null }), warc: r.warc, ...extrasOf(r.extras),
+        ...(opts.text === true && { text: r.text ?? null }), warc: r.warc, ...extrasOf(r.extras), textLanguage: r.textLanguage, textLanguageConfidence: r.textLanguageConfidence,
       }));
     });
     // the page's history: oldest capture first (ISO strings of one shape sort as times; a row without a time before

@@ -3,7 +3,7 @@ import type { DuckDBInstance } from '@duckdb/node-api';
 import { openDuck, queryRows, sqlString } from './duck';
 import type { LakeFileEntry } from './format';
 import { isoOfMs, NO_STATUS, NO_TIME, primaryLanguage } from '@ccpipe/core';
-import { warcOf, type LakeCaptureRow, type LakePageRow, type LakeReads, type LakeUrlRow } from './lake-reader';
+import { roundConfidence, warcOf, type LakeCaptureRow, type LakePageRow, type LakeReads, type LakeUrlRow } from './lake-reader';
 
 /**
  * The previous lake reader, kept to compare against in bench/api.bench.js: one DuckDB `read_parquet` query per
@@ -30,7 +30,7 @@ export class DuckLakeReader implements LakeReads {
 
   async find(file: LakeFileEntry, from: number, to: number, url: string, opts: { text?: boolean } = {}): Promise<LakeCaptureRow[]> {
     const rows = await this.query(
-      `SELECT COLUMNS(c -> c IN ('url_id', 'url', 'ts', 'status', 'title', 'content_length', 'languages', 'warc_filename', 'warc_offset', 'warc_length', 'text', 'extras')),
+      `SELECT COLUMNS(c -> c IN ('url_id', 'url', 'ts', 'status', 'title', 'content_length', 'languages', 'warc_filename', 'warc_offset', 'warc_length', 'text', 'extras', 'text_language', 'text_language_confidence')),
               length(text) AS text_length
        FROM read_parquet(${sqlString(join(this.dataDir, file.key))}, file_row_number = true, hive_partitioning = false)
        WHERE url = ${sqlString(url)} AND file_row_number >= ${from} AND file_row_number < ${to}`,
@@ -43,6 +43,8 @@ export class DuckLakeReader implements LakeReads {
       ...(opts.text === true && { text: (r['text'] as string | null | undefined) ?? null }),
       warc: warcOf(r['warc_filename'] as string | null, Number(r['warc_offset']), Number(r['warc_length'])),
       extras: (r['extras'] as string | null | undefined) ?? null,
+      textLanguage: (r['text_language'] as string | null | undefined) ?? null,
+      textLanguageConfidence: roundConfidence((r['text_language_confidence'] as number | null | undefined) ?? null),
     }));
   }
 

@@ -32,6 +32,9 @@ export interface LakeCaptureRow extends LakeUrlRow {
   warc: { filename: string; offset: number; length: number } | null;
   /** The `extras` column's JSON (an imported row's other columns); null when none, or the file has no such column. */
   extras: string | null;
+  /** The language of the extracted text (ISO 639-3) and its confidence; null when undetermined or not in the file. */
+  textLanguage: string | null;
+  textLanguageConfidence: number | null;
   /** The row's number in its file (its position in the dataset is the file's `posBase` plus this). */
   row?: number;
 }
@@ -133,7 +136,7 @@ const FOOTER_TAIL = 64 * 1024;
  */
 const identityOf = (file: LakeFileEntry): string => `${file.key}#${file.crc32}#${file.bytes}`;
 const PAGE_COLUMNS = ['url', 'ts', 'status', 'title'] as const;
-const CAPTURE_COLUMNS = ['ts', 'status', 'title', 'content_length', 'languages', 'warc_filename', 'warc_offset', 'warc_length', 'extras'] as const;
+const CAPTURE_COLUMNS = ['ts', 'status', 'title', 'content_length', 'languages', 'warc_filename', 'warc_offset', 'warc_length', 'extras', 'text_language', 'text_language_confidence'] as const;
 const SCAN_COLUMNS = ['url', 'surt', 'ts', 'status', 'title', 'content_length', 'languages'] as const;
 /** The `text` column read as its code-point count: the text itself is never turned into a string. */
 const TEXT_LENGTH = 'text#length';
@@ -242,6 +245,8 @@ export class ParquetLakeReader implements LakeReads {
           ...(texts !== null && { text: texts[k] ?? null }),
           warc: warcOf(str(c.get('warc_filename'), i), num(c.get('warc_offset'), i), num(c.get('warc_length'), i)),
           extras: str(c.get('extras'), i),
+          textLanguage: str(c.get('text_language'), i),
+          textLanguageConfidence: roundConfidence(num(c.get('text_language_confidence'), i)),
           row: ft.starts[g]! + i,
         });
       });
@@ -639,6 +644,9 @@ function urlRow(c: Map<string, Column>, i: number): LakeUrlRow {
     title: str(c.get('title'), i),
   };
 }
+
+/** A confidence as stored (FLOAT) to the 3 decimals it means: 0.9 comes back as 0.8999999761581421 otherwise. */
+export const roundConfidence = (v: number | null): number | null => (v === null ? null : Math.round(v * 1000) / 1000);
 
 /** A row's WARC location; null for an imported row, which has none (its filename is empty). */
 export function warcOf(filename: string | null, offset: number | null, length: number | null): LakeCaptureRow['warc'] {

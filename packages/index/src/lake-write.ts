@@ -20,15 +20,19 @@ export const LAKE_COLUMNS: readonly string[] = ['domain64', ...PART_COLUMNS.map(
  */
 export const LAKE_API_COLUMNS: readonly string[] = [
   'domain64', 'url_id', 'url', 'raw_url', 'domain', 'ts', 'status', 'title', 'text', 'warc_filename', 'warc_offset', 'warc_length', 'languages', 'content_length',
-  'extras',
+  'extras', 'text_language', 'text_language_confidence',
 ];
 
 /**
- * Columns a lake begun without them gains at its next merge (appended to its column list): an imported row's `extras`
- * (`ccpipe import`) would be lost in a lake that could not grow. The lake's older files lack them and read as null;
- * a file rewritten by a merge gets them (null for its old rows).
+ * Columns a lake begun without them gains at its next merge (appended to its column list, those of its column set):
+ * an imported row's `extras` (`ccpipe import`) and the quality step's language and signals would be lost in a lake
+ * that could not grow. The lake's older files lack them and read as null; a file rewritten by a merge gets them (null
+ * for its old rows).
  */
-export const LAKE_GROWN_COLUMNS: readonly string[] = ['extras'];
+export const LAKE_GROWN_COLUMNS: readonly string[] = [
+  'extras', 'text_language', 'text_language_confidence', 'word_count', 'mean_word_length', 'symbol_word_ratio', 'line_punct_fraction',
+  'dup_line_fraction', 'dup_line_char_fraction', 'top_2gram_char_fraction', 'dup_5gram_char_fraction', 'dropped_by',
+];
 
 /**
  * {@link LAKE_API_COLUMNS} of a lake begun before stop 20 (no `languages`, `content_length`): such a lake keeps them
@@ -59,7 +63,7 @@ export function lakeColumnsOf(set: LakeColumnSet): readonly string[] {
  */
 export function existingLakeColumns(set: LakeColumnSet, recorded: readonly string[] | undefined): readonly string[] {
   const had = recorded ?? (set === 'api' ? LAKE_API_COLUMNS_V1 : set === 'lean' ? LAKE_API_COLUMNS_V1.filter((c) => c !== 'url_id') : LAKE_COLUMNS);
-  const grown = LAKE_GROWN_COLUMNS.filter((c) => !had.includes(c));
+  const grown = LAKE_GROWN_COLUMNS.filter((c) => lakeColumnsOf(set).includes(c) && !had.includes(c));
   return grown.length === 0 ? had : [...had, ...grown];
 }
 

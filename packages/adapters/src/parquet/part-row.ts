@@ -55,6 +55,25 @@ export interface PartRow {
    * rows with none. Optional here: a row without it is written with null.
    */
   extras?: string | null;
+  /** The language of the extracted text (ISO 639-3, core `identifyLanguage`) and its confidence 0–1; null when undetermined. */
+  textLanguage?: string | null;
+  textLanguageConfidence?: number | null;
+  /** The text's quality signals (core `qualitySignals`) that the lake keeps; null for a row without text. */
+  quality?: PartQuality | null;
+  /** The quality filter that dropped the document, kept only with `--keep-dropped`; null for a kept one. */
+  droppedBy?: string | null;
+}
+
+/** The quality signals a part stores per row (docs/extraction.md "Language of the text, and quality filters"). */
+export interface PartQuality {
+  wordCount: number;
+  meanWordLength: number;
+  symbolWordRatio: number;
+  linePunctFraction: number;
+  dupLineFraction: number;
+  dupLineCharFraction: number;
+  top2gramCharFraction: number;
+  dup5gramCharFraction: number;
 }
 
 /** Which library encodes the file. Both produce the same schema (see docs/parquet.md for figures). */
@@ -112,7 +131,25 @@ export const PART_COLUMNS = [
   { name: 'warc_length', type: 'INT32', nullable: false, dictionary: false },
   { name: 'digest', type: 'STRING', nullable: false, dictionary: false },
   { name: 'extras', type: 'STRING', nullable: true, dictionary: false },
+  { name: 'text_language', type: 'STRING', nullable: true, dictionary: true },
+  { name: 'text_language_confidence', type: 'FLOAT', nullable: true, dictionary: false },
+  { name: 'word_count', type: 'INT32', nullable: true, dictionary: false },
+  { name: 'mean_word_length', type: 'FLOAT', nullable: true, dictionary: false },
+  { name: 'symbol_word_ratio', type: 'FLOAT', nullable: true, dictionary: false },
+  { name: 'line_punct_fraction', type: 'FLOAT', nullable: true, dictionary: false },
+  { name: 'dup_line_fraction', type: 'FLOAT', nullable: true, dictionary: false },
+  { name: 'dup_line_char_fraction', type: 'FLOAT', nullable: true, dictionary: false },
+  { name: 'top_2gram_char_fraction', type: 'FLOAT', nullable: true, dictionary: false },
+  { name: 'dup_5gram_char_fraction', type: 'FLOAT', nullable: true, dictionary: false },
+  { name: 'dropped_by', type: 'STRING', nullable: true, dictionary: true },
 ] as const;
+
+/** The quality columns, in file order, and the PartQuality field each holds. */
+export const QUALITY_COLUMNS: readonly (readonly [string, keyof PartQuality])[] = [
+  ['word_count', 'wordCount'], ['mean_word_length', 'meanWordLength'], ['symbol_word_ratio', 'symbolWordRatio'],
+  ['line_punct_fraction', 'linePunctFraction'], ['dup_line_fraction', 'dupLineFraction'], ['dup_line_char_fraction', 'dupLineCharFraction'],
+  ['top_2gram_char_fraction', 'top2gramCharFraction'], ['dup_5gram_char_fraction', 'dup5gramCharFraction'],
+];
 
 /** A row or option writeParquetPart cannot encode (`CCP_ERR_PARQUET_ROW`, `CCP_ERR_PARQUET_OPTION`); not retryable. */
 export class ParquetPartError extends CcpError {
@@ -183,6 +220,8 @@ export function checkRow(row: PartRow, i: number): void {
   if (!Array.isArray(row.outlinks)) throw bad('outlinks');
   if (!Array.isArray(row.outlinkDomains) || row.outlinkDomains.length !== row.outlinks.length) throw bad('outlinkDomains');
   if (row.extras != null && Buffer.byteLength(row.extras, 'utf8') > MAX_EXTRAS_BYTES) throw bad('extras');
+  if (row.quality != null && (!isIntIn(row.quality.wordCount, 0, 0x7fff_ffff) || Object.values(row.quality).some((v) => !Number.isFinite(v)))) throw bad('quality');
+  if (row.textLanguageConfidence != null && !(row.textLanguageConfidence >= 0 && row.textLanguageConfidence <= 1)) throw bad('textLanguageConfidence');
   if (row.timestamp !== null) try {
     cdxTimestampToMillis(row.timestamp);
   } catch (err) {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import {
   DuckDBDataChunk, DuckDBInstance, DuckDBTimestampTZValue, listValue, type DuckDBConnection, type DuckDBType, type DuckDBValue,
 } from '@duckdb/node-api';
-import { cdxTimestampToMillis, DUCKDB_VECTOR_SIZE, PART_COLUMNS, type PartRow, type WriteParquetPartOptions } from './part-row';
+import { cdxTimestampToMillis, DUCKDB_VECTOR_SIZE, PART_COLUMNS, QUALITY_COLUMNS, type PartRow, type WriteParquetPartOptions } from './part-row';
 
 /** DuckDB's type of each part column. */
 export const PART_SQL_TYPES: Record<(typeof PART_COLUMNS)[number]['name'], string> = {
@@ -12,7 +12,9 @@ export const PART_SQL_TYPES: Record<(typeof PART_COLUMNS)[number]['name'], strin
   private_domain: 'VARCHAR', surt: 'VARCHAR', ts: 'TIMESTAMPTZ', status: 'SMALLINT', mime: 'VARCHAR', charset: 'VARCHAR',
   languages: 'VARCHAR', title: 'VARCHAR', text: 'VARCHAR', content_length: 'INTEGER', outlink_count: 'INTEGER',
   outlinks: 'VARCHAR[]', outlink_domains: 'VARCHAR[]', warc_filename: 'VARCHAR', warc_offset: 'BIGINT', warc_length: 'INTEGER', digest: 'VARCHAR',
-  extras: 'VARCHAR',
+  extras: 'VARCHAR', text_language: 'VARCHAR', text_language_confidence: 'FLOAT', word_count: 'INTEGER', mean_word_length: 'FLOAT',
+  symbol_word_ratio: 'FLOAT', line_punct_fraction: 'FLOAT', dup_line_fraction: 'FLOAT', dup_line_char_fraction: 'FLOAT',
+  top_2gram_char_fraction: 'FLOAT', dup_5gram_char_fraction: 'FLOAT', dropped_by: 'VARCHAR',
 };
 const DDL_COLUMNS = PART_COLUMNS.map((c) => `${c.name} ${PART_SQL_TYPES[c.name]}${c.nullable ? '' : ' NOT NULL'}`).join(', ');
 
@@ -108,5 +110,9 @@ function columnsOf(rows: readonly PartRow[], opts: Required<WriteParquetPartOpti
     col((r) => r.warcLength),
     col((r) => r.digest),
     col((r) => r.extras ?? null),
+    col((r) => r.textLanguage ?? null),
+    col((r) => r.textLanguageConfidence ?? null),
+    ...QUALITY_COLUMNS.map(([, field]) => col((r) => r.quality?.[field] ?? null)),
+    col((r) => r.droppedBy ?? null),
   ];
 }

@@ -9,7 +9,7 @@ import { parquetMetadata, parquetReadObjects, type ColumnData, type FileMetaData
 // so take the same decompressor directly.
 import { decompress as decompressZstd } from 'fzstd';
 import { queueActionFor } from '@ccpipe/core';
-import { closeDuckDbParquetEngine, PART_COLUMNS, writeParquetPart, type ParquetEngine, type PartRow } from './index';
+import { closeDuckDbParquetEngine, PART_COLUMNS, QUALITY_COLUMNS, writeParquetPart, type ParquetEngine, type PartRow } from './index';
 
 const CORPUS = join(__dirname, '..', '..', '..', '..', '..', 'shared', 'corpus');
 const ENGINES: ParquetEngine[] = ['duckdb', 'parquet-wasm'];
@@ -63,6 +63,9 @@ const EDGE_ROWS: PartRow[] = [
     domain: 'github.io', privateDomain: 'user.github.io', surt: 'io,github,user)/', timestamp: '20991231235959', status: 32767, mime: 'application/xhtml+xml',
     charset: 'windows-1252', languages: 'zho,eng', title: '标题 🦆 “quoted”', text: 'Ünïcödé 😀 text\n\twith\u0000nul and 𝔘𝔫𝔦', contentLength: 2 ** 31 - 1,
     outlinks: ['https://a.example/🦆', '', 'https://b.example/x y'], outlinkDomains: ['a.example', '', 'b.example'], warcFilename: 'b.warc.gz', warcOffset: 2 ** 40 + 5, warcLength: 2 ** 31 - 1, digest: 'X'.repeat(32),
+    // the quality step's columns; the fractions are exact in FLOAT (binary fractions), so they round-trip unchanged
+    textLanguage: 'zho', textLanguageConfidence: 0.75, droppedBy: 'min-words',
+    quality: { wordCount: 12, meanWordLength: 4.5, symbolWordRatio: 0, linePunctFraction: 0.5, dupLineFraction: 0.25, dupLineCharFraction: 0.125, top2gramCharFraction: 0.0625, dup5gramCharFraction: 1 },
   },
   {
     // an imported row (ccpipe import): no time, status or body size, no WARC record, its other columns as extras
@@ -80,6 +83,9 @@ function expected(r: PartRow, includeText: boolean): Record<string, unknown> {
     status: r.status, mime: r.mime, charset: r.charset, languages: r.languages, title: r.title, text: includeText ? r.text : null,
     content_length: r.contentLength, outlink_count: r.outlinks.length, outlinks: [...r.outlinks], outlink_domains: [...r.outlinkDomains], warc_filename: r.warcFilename,
     warc_offset: BigInt(r.warcOffset), warc_length: r.warcLength, digest: r.digest, extras: r.extras ?? null,
+    text_language: r.textLanguage ?? null, text_language_confidence: r.textLanguageConfidence ?? null,
+    ...Object.fromEntries(QUALITY_COLUMNS.map(([name, field]) => [name, r.quality?.[field] ?? null])),
+    dropped_by: r.droppedBy ?? null,
   };
 }
 
@@ -99,6 +105,7 @@ function docType(schema: SchemaElement[], name: string): string {
   if (e.type === 'BYTE_ARRAY' && e.converted_type === 'UTF8') return 'STRING';
   const lt = e.logical_type;
   if (lt?.type === 'TIMESTAMP') return `TIMESTAMP(${lt.unit},${lt.isAdjustedToUTC ? 'UTC' : 'LOCAL'})`;
+  if (e.type === 'FLOAT') return 'FLOAT';
   if (e.type === 'INT32' && e.converted_type === 'UINT_32') return 'UINT32';
   if (e.type === 'INT32' && e.converted_type === 'INT_16') return 'INT16';
   if (e.type === 'INT32' && (e.converted_type === undefined || e.converted_type === 'INT_32')) return 'INT32';
@@ -163,8 +170,10 @@ describe.each(ENGINES)('writeParquetPart with %s, read back by hyparquet', (engi
         if (!PART_COLUMNS.find((c) => c.name === name)!.dictionary) continue;
         // DuckDB chooses dictionary per chunk by itself; both must use it where values repeat (a worker batch's
         // hosts, mimes, statuses). warc_filename is high-cardinality in CC order (one WARC file per line).
-        const distinct = new Set(got.slice(start, start + n).map((r) => String(r[name]))).size;
-        if (distinct > n / 4) continue;
+        const values = got.slice(start, start + n).map((r) => r[name]);
+        const distinct = new Set(values.map(String)).size;
+        // a chunk of nulls only (no row of this part has a text language or a drop) has no value to encode
+        if (distinct > n / 4 || values.every((v) => v === null)) continue;
         const dict = md.encodings.some((e) => e === 'RLE_DICTIONARY' || e === 'PLAIN_DICTIONARY') && md.dictionary_page_offset !== undefined;
         expect([name, dict]).toEqual([name, true]);
         dictChunks++;

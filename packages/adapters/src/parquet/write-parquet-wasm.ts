@@ -1,9 +1,9 @@
 import {
-  Field, Int16, Int32, Int64, List, makeData, RecordBatch, Schema, Struct, Table, tableToIPC, TimestampMicrosecond, Uint32, Utf8,
+  Field, Float32, Int16, Int32, Int64, List, makeData, RecordBatch, Schema, Struct, Table, tableToIPC, TimestampMicrosecond, Uint32, Utf8,
   type Data, type DataType,
 } from 'apache-arrow';
 import { Compression, Table as WasmTable, transformParquetStream, WriterPropertiesBuilder, WriterVersion, type RecordBatch as WasmRecordBatch } from 'parquet-wasm';
-import { cdxTimestampToMillis, PART_COLUMNS, type PartRow, type WriteParquetPartOptions } from './part-row';
+import { cdxTimestampToMillis, PART_COLUMNS, QUALITY_COLUMNS, type PartRow, type WriteParquetPartOptions } from './part-row';
 
 const utf8 = new Utf8();
 const LIST_ITEM = new Field('element', utf8, false);
@@ -15,7 +15,9 @@ function arrowType(name: string): DataType {
     case 'url_id': case 'warc_offset': return new Int64();
     case 'ts': return new TimestampMicrosecond('UTC');
     case 'status': return new Int16();
-    case 'content_length': case 'outlink_count': case 'warc_length': return new Int32();
+    case 'content_length': case 'outlink_count': case 'warc_length': case 'word_count': return new Int32();
+    case 'text_language_confidence': case 'mean_word_length': case 'symbol_word_ratio': case 'line_punct_fraction': case 'dup_line_fraction':
+    case 'dup_line_char_fraction': case 'top_2gram_char_fraction': case 'dup_5gram_char_fraction': return new Float32();
     case 'outlinks': case 'outlink_domains': return new List(LIST_ITEM);
     default: return utf8;
   }
@@ -124,9 +126,34 @@ function buildBatch(rows: readonly PartRow[], opts: Required<WriteParquetPartOpt
     prim(new Int32(), warcLength),
     str((r) => r.digest),
     str((r) => r.extras ?? null),
+    str((r) => r.textLanguage ?? null),
+    nullableNumbers(rows, new Float32(), Float32Array, (r) => r.textLanguageConfidence ?? null),
+    ...QUALITY_COLUMNS.map(([name, field]) => (name === 'word_count'
+      ? nullableNumbers(rows, new Int32(), Int32Array, (r) => r.quality?.[field] ?? null)
+      : nullableNumbers(rows, new Float32(), Float32Array, (r) => r.quality?.[field] ?? null))),
+    str((r) => r.droppedBy ?? null),
   ];
   const struct = makeData({ type: new Struct(SCHEMA.fields), length: n, nullCount: 0, children });
   return new RecordBatch(SCHEMA, struct);
+}
+
+/** A nullable number column: values, validity bitmap (none when no row is null). */
+function nullableNumbers<T extends Int32 | Float32>(
+  rows: readonly PartRow[], type: T, Arr: Int32ArrayConstructor | Float32ArrayConstructor, get: (r: PartRow) => number | null,
+): Data<T> {
+  const n = rows.length;
+  const values = new Arr(n);
+  const valid = new Uint8Array((n + 7) >> 3);
+  let nulls = 0;
+  for (let i = 0; i < n; i++) {
+    const v = get(rows[i]!);
+    if (v === null) nulls++;
+    else {
+      values[i] = v;
+      valid[i >> 3] = (valid[i >> 3] ?? 0) | (1 << (i & 7));
+    }
+  }
+  return (makeData as (props: object) => Data)({ type, length: n, nullCount: nulls, nullBitmap: nulls === 0 ? null : valid, data: values }) as Data<T>;
 }
 
 /** Growable UTF-8 byte buffer written in place (no per-string allocation). */

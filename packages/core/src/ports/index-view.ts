@@ -67,6 +67,9 @@ export interface CaptureItem {
   warc: { filename: string; offset: number; length: number } | null;
   /** An imported row's other source columns, as imported (`ccpipe import`); absent for captures and rows with none. */
   extras?: Record<string, unknown>;
+  /** The language of the extracted text (ISO 639-3) and its confidence 0–1; null when undetermined or not recorded. */
+  textLanguage?: string | null;
+  textLanguageConfidence?: number | null;
 }
 
 /** One row of a link listing (`/v1/url/links`, `/v1/domain/{d}/inlinks`). */
