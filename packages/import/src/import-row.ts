@@ -1,4 +1,5 @@
-import { canonicalizeUrl, extrasJson, parseImportTimestamp, parseStatus, urlId } from '@ccpipe/core';
+import { canonicalizeUrl, extrasJson, parseImportTimestamp, parseStatus, textQuality, urlId } from '@ccpipe/core';
+import { partQualityOf } from '@ccpipe/worker';
 import type { PartRow } from '@ccpipe/adapters';
 import type { RowValues } from './import-source';
 
@@ -22,7 +23,7 @@ const asText = (v: unknown): string | null => {
  * The part row of one imported input row, keyed as a worker keys a capture (canonical URL, registered domain, SURT,
  * url_id): `ts` (ISO 8601, 14-digit CDX, epoch s/ms; missing allowed), `status` (100–599; missing allowed), title and
  * text as given, every other column as `extras` JSON. A URL without a scheme (`example.com/a`) is read as `http://`
- * + it. Columns an import has no value for are null (`content_length`, `ts`, `status`) or empty (mime, WARC
+ * + it. A text gets its language and quality signals (as the worker's extracted texts do). Columns an import has no value for are null (`content_length`, `ts`, `status`) or empty (mime, WARC
  * location, digest, outlinks); `warc_offset` holds `order`, the row's place in the import's input (all files in turn),
  * so among rows of one URL without a time the merge keeps the later one in the input. Pure.
  */
@@ -42,6 +43,8 @@ export function importRow(v: RowValues, ctx: { datasetId: number; order: number;
   const extras = extrasJson(v.extras);
   if ('error' in extras) return { reason: 'extras-too-large', message: extras.error };
   const text = asText(v.text);
+  // a row that carries text gets its language and signals as an extracted page does (no filter runs on an import)
+  const quality = text === null ? null : textQuality(text);
   return {
     row: {
       datasetId: ctx.datasetId,
@@ -67,6 +70,9 @@ export function importRow(v: RowValues, ctx: { datasetId: number; order: number;
       warcLength: 0,
       digest: '',
       extras: extras.json,
+      textLanguage: quality?.text_language ?? null,
+      textLanguageConfidence: quality?.text_language_confidence ?? null,
+      quality: quality === null ? null : partQualityOf(quality),
     },
   };
 }

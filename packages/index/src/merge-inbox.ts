@@ -15,6 +15,8 @@ export interface Marker {
   finishedAt?: string;
   /** Failed records (an import's rejected rows) by reason. */
   failures?: Record<string, number>;
+  /** Documents a quality filter dropped, by filter. */
+  dropped?: Record<string, number>;
 }
 
 /**

@@ -272,7 +272,7 @@ async function ingestTotalsOf(store: ObjectStore, prev: VersionStatus | null, me
       if (page.length === 4096) await readPage();
     }
     await readPage();
-  } else for (const t of prev?.ingested ?? []) by.set(t.datasetId, { ...t, ...(t.failures !== undefined && { failures: { ...t.failures } }) });
+  } else for (const t of prev?.ingested ?? []) by.set(t.datasetId, { ...t, ...(t.failures !== undefined && { failures: { ...t.failures } }), ...(t.dropped !== undefined && { dropped: { ...t.dropped } }) });
   for (const [, m] of markers) countMarker(by, m.datasetId, m);
   return [...by.values()].sort((a, b) => a.datasetId - b.datasetId);
 }
@@ -288,6 +288,10 @@ function countMarker(by: Map<number, IngestTotals>, datasetId: number, m: Marker
     if (!Number.isSafeInteger(n)) continue;
     t.failures = { ...t.failures, [reason]: (t.failures?.[reason] ?? 0) + n };
   }
+  for (const [filter, n] of Object.entries(m?.dropped ?? {})) {
+    if (!Number.isSafeInteger(n)) continue;
+    t.dropped = { ...t.dropped, [filter]: (t.dropped?.[filter] ?? 0) + n };
+  }
   by.set(datasetId, t);
 }
 
@@ -302,7 +306,7 @@ export async function ingestTotals(store: ObjectStore): Promise<IngestTotals[]> 
   const meta = manifest.versions.find((v) => v.version === manifest.current) ?? null;
   const summary = meta ? await loadVersionSummary(store, meta.version, meta.tocCrc32) : null;
   const base = summary?.status.ingested !== undefined ? summary : null;
-  const by = new Map<number, IngestTotals>((base?.status.ingested ?? []).map((t) => [t.datasetId, { ...t, ...(t.failures !== undefined && { failures: { ...t.failures } }) }]));
+  const by = new Map<number, IngestTotals>((base?.status.ingested ?? []).map((t) => [t.datasetId, { ...t, ...(t.failures !== undefined && { failures: { ...t.failures } }), ...(t.dropped !== undefined && { dropped: { ...t.dropped } }) }]));
   const found = await listNewBatches(store, base?.batches ?? BatchSet.empty(), markerScanOf(base?.status));
   for (const m of (await readMarkers(store, found.pending)).values()) if (m !== null) countMarker(by, m.datasetId, m);
   return [...by.values()].sort((a, b) => a.datasetId - b.datasetId);

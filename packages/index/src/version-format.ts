@@ -153,6 +153,8 @@ export interface IngestTotals {
   updatedAt?: string;
   /** `failed` by reason (the markers' `failures`: an error code, an import's reject reason); absent before imports. */
   failures?: Record<string, number>;
+  /** Documents the workers' quality filters dropped, by filter (the markers' `dropped`); absent when none. */
+  dropped?: Record<string, number>;
 }
 
 /** One posting: where the rows of (domain, dataset) sit: rows [first, first + rows) of a lake file. */

@@ -17,6 +17,7 @@ import {
 import { workerMetrics } from './metrics';
 import { startWorker } from './run-worker';
 import { StoreIdentity } from './store-identity';
+import { qualityOptionsOf } from './process-record';
 
 const USER_AGENT = 'ccpipe/0.1 (+https://github.com/ccpipe/ccpipe)';
 
@@ -30,6 +31,8 @@ const USER_AGENT = 'ccpipe/0.1 (+https://github.com/ccpipe/ccpipe)';
 export const WORKER_DRAIN_MS = 30_000;
 export async function workerMain(flags: Partial<Record<ConfigKey, unknown>>, env: NodeJS.ProcessEnv, opts: { graceMs?: number } = {}): Promise<number> {
   const config = loadConfig(env, flags);
+  // a quality setting that cannot work stops the worker at start, naming each problem (not at its first document)
+  const quality = qualityOptionsOf(config);
   return runService(
     { service: 'worker', logLevel: config.logLevel, metrics: { host: config.metricsHost, port: config.metricsPort ?? 9001 }, onSignal: (log, sig) => log.info({ sig }, 'draining') },
     async ({ log, registry, signal, defer }) => {
@@ -99,7 +102,7 @@ export async function workerMain(flags: Partial<Record<ConfigKey, unknown>>, env
           events: metrics.batch,
         },
         // a batch published for another data store is dead-lettered before anything is written (store-identity.ts)
-        { concurrency: config.concurrency, includeText: config.includeText, identity: new StoreIdentity(store) },
+        { concurrency: config.concurrency, includeText: config.includeText, quality, identity: new StoreIdentity(store) },
         {
           onBatchDone: (e) => {
             metrics.worker.onBatchDone?.(e);

@@ -20,6 +20,9 @@ export function workerMetrics(registry: Registry): {
   const requeued = new Counter({ name: 'ccpipe_worker_batches_requeued_total', help: 'batches returned to the queue, by reason', labelNames: ['reason'], registers });
   const indexed = new Counter({ name: 'ccpipe_worker_records_indexed_total', help: 'records written to a part without failure', registers });
   const failed = new Counter({ name: 'ccpipe_worker_records_failed_total', help: 'records that failed, by reason', labelNames: ['reason'], registers });
+  const dropped = new Counter({
+    name: 'ccpipe_worker_documents_dropped_total', help: 'documents a quality filter dropped, by filter (kept as rows only with --keep-dropped)', labelNames: ['filter'], registers,
+  });
   const bytes = new Counter({ name: 'ccpipe_worker_bytes_fetched_total', help: 'WARC bytes received', registers });
   const requests = new Counter({ name: 'ccpipe_worker_http_requests_total', help: 'HTTP requests sent (attempts)', registers });
   const retries = new Counter({ name: 'ccpipe_worker_http_retries_total', help: 'HTTP attempts retried, by status class', labelNames: ['status_class'], registers });
@@ -41,8 +44,9 @@ export function workerMetrics(registry: Registry): {
     extractTimeoutRetry: (outcome) => timeoutRetries.inc({ outcome }),
     batch: {
       onRecord: (e) => {
-        if (e.ok) indexed.inc();
-        else failed.inc({ reason: e.reason ?? 'unknown' });
+        if (e.dropped !== undefined) dropped.inc({ filter: e.dropped });
+        if (!e.ok) failed.inc({ reason: e.reason ?? 'unknown' });
+        else if (e.row !== false) indexed.inc();
       },
       onPartWritten: (e) => {
         rows.inc(e.rows);

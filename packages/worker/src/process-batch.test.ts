@@ -1,4 +1,4 @@
-import { DEFAULT_RETRY_POLICY, ExtractError, extractDocument, layout, queueActionFor, type Batch, type RangeReader } from '@ccpipe/core';
+import { DEFAULT_RETRY_POLICY, ExtractError, extractDocument, layout, qualityConfigOf, queueActionFor, type Batch, type RangeReader } from '@ccpipe/core';
 import { FsRangeReader, MemoryObjectStore, UndiciRangeReader, closeDuckDbParquetEngine, writeParquetPart } from '@ccpipe/adapters';
 import { serveMirror } from '@ccpipe/mirror';
 import { CC_MIRROR_DEV, DEV_CRAWLS, loadOracle, oracleUrlForm } from '../../../tests/support/corpus';
@@ -242,4 +242,53 @@ describe('processBatch on cc-mirror-dev', () => {
     // the pages beside them are extracted as before
     expect(rows.some((r) => Number(r['status']) === 200 && typeof r['text'] === 'string')).toBe(true);
   });
+});
+
+describe('processBatch: the quality step', () => {
+  const text = (words: number): string => Array.from({ length: words }, (_, i) => `word${i % 7}`).join(' ');
+  /** An extractor whose text has as many words as the URL's last path digit × 20, computed as the pool would. */
+  const sized = (html: string, url: string) => {
+    const ex = extractDocument(html, { url });
+    return { ...ex, text: `${text(Number(/(\d)\D*$/.exec(url)?.[1] ?? '0') * 20)}.` };
+  };
+
+  it('drops a document a filter fails, counts it by the filter name, keeps it with dropped_by on request; every text gets its language and signals', async () => {
+    const [batch] = await batchesOf(1);
+    const quality = (keepDropped: boolean) => ({ config: qualityConfigOf(['min-words'], { 'min-words': '100' }), keepDropped });
+    const events: { dropped?: string; row?: boolean }[] = [];
+    const run = async (keepDropped: boolean) => {
+      const store = new MemoryObjectStore();
+      const d = { ...deps(store), extract: async (html: string, url: string) => sized(html, url), events: { onRecord: (e: { dropped?: string; row?: boolean }) => void events.push(e) } };
+      const { marker } = await processBatch(batch!, d, { concurrency: 4, includeText: true, quality: quality(keepDropped) });
+      return { marker, rows: await readParquetRows((await store.get(layout.batchPart(batch!.datasetId, batch!.id)))!) };
+    };
+    const lean = await run(false);
+    const all = await run(true);
+    const short = all.rows.filter((r) => r['text'] !== null && Number(r['word_count']) < 100);
+    expect(short.length).toBeGreaterThan(0);
+    expect(short.every((r) => r['dropped_by'] === 'min-words')).toBe(true);
+    expect(all.rows.filter((r) => r['dropped_by'] === null).every((r) => r['text'] === null || Number(r['word_count']) >= 100)).toBe(true);
+    expect(lean.marker.dropped).toEqual({ 'min-words': short.length });
+    expect(all.marker.dropped).toEqual({ 'min-words': short.length });
+    expect(lean.rows.length).toBe(all.rows.length - short.length);
+    expect(lean.marker.rows).toBe(lean.rows.length);
+    // a dropped document without a row is not counted as indexed
+    expect(events.filter((e) => e.dropped === 'min-words' && e.row === false)).toHaveLength(short.length);
+    // signals and language are stored for every text, kept or not
+    for (const r of all.rows.filter((x) => x['text'] !== null)) {
+      expect(r['word_count']).toBe(r['text'] === '.' ? 0 : String(r['text']).split(' ').length);
+      expect(typeof r['mean_word_length']).toBe('number');
+    }
+  }, 120_000);
+
+  it('with no filter on, nothing is dropped and an English text gets eng', async () => {
+    const [batch] = await batchesOf(1);
+    const store = new MemoryObjectStore();
+    const { marker } = await processBatch(batch!, deps(store), { concurrency: 4, includeText: true });
+    expect(marker.dropped).toBeUndefined();
+    const rows = await readParquetRows((await store.get(layout.batchPart(batch!.datasetId, batch!.id)))!);
+    const langs = rows.filter((r) => typeof r['text'] === 'string' && (r['text'] as string).length > 500).map((r) => r['text_language']);
+    expect(langs.length).toBeGreaterThan(0);
+    expect(langs.filter((l) => l === 'eng').length).toBeGreaterThan(langs.length / 2);
+  }, 120_000);
 });

@@ -1,6 +1,6 @@
 import { CcpError, layout, sortPartRows, type Batch, type ObjectStore, type RangeReader } from '@ccpipe/core';
 import type { PartRow } from '@ccpipe/adapters';
-import { processRecord, type Extractor, type RecordFailure } from './process-record';
+import { processRecord, type Extractor, type QualityOptions, type RecordFailure } from './process-record';
 
 /** The ports one batch needs. */
 export interface BatchDeps {
@@ -14,7 +14,8 @@ export interface BatchDeps {
 
 /** Metric hooks (closed-set labels only). */
 export interface BatchEvents {
-  onRecord?(e: { ok: boolean; reason?: string; bytes: number }): void;
+  /** `ok`: no failure; `dropped`: the quality filter that dropped the document (it has a row only under --keep-dropped). */
+  onRecord?(e: { ok: boolean; reason?: string; bytes: number; dropped?: string; row?: boolean }): void;
   onPartWritten?(e: { rows: number; bytes: number }): void;
 }
 
@@ -23,6 +24,8 @@ export interface BatchOptions {
   /** Records fetched and processed at once. */
   concurrency: number;
   includeText: boolean;
+  /** The quality filters (default: none; documents are measured only). */
+  quality?: QualityOptions;
 }
 
 /** The completion marker: its presence means every other file of the batch is complete. */
@@ -46,6 +49,8 @@ export interface BatchMarker {
   postings?: string | null;
   failuresFile: string | null;
   partBytes: number;
+  /** Documents a quality filter dropped, by filter (kept as rows with `dropped_by` under --keep-dropped); absent when none. */
+  dropped?: Record<string, number>;
   finishedAt: string;
 }
 
@@ -87,7 +92,11 @@ export async function processBatch(batch: Batch, deps: BatchDeps, opts: BatchOpt
   const rows: PartRow[] = [];
   const failures: RecordFailure[] = [];
   let next = 0;
-  const ctx = { datasetId: batch.datasetId, reader: deps.reader, extract: deps.extract, includeText: opts.includeText, ...(signal ? { signal } : {}) };
+  const dropped: Record<string, number> = {};
+  const ctx = {
+    datasetId: batch.datasetId, reader: deps.reader, extract: deps.extract, includeText: opts.includeText,
+    ...(opts.quality !== undefined && { quality: opts.quality }), ...(signal ? { signal } : {}),
+  };
   let transientSeen = false;
   const lane = async (): Promise<void> => {
     // after a record the server could not give now, no new record starts: the batch is redone whole anyway, and
@@ -99,7 +108,8 @@ export async function processBatch(batch: Batch, deps: BatchDeps, opts: BatchOpt
       if (r.failure?.transient === true) transientSeen = true;
       if (r.row) rows.push(r.row);
       if (r.failure) failures.push(r.failure);
-      deps.events?.onRecord?.({ ok: r.failure === null, ...(r.failure ? { reason: r.failure.reason } : {}), bytes: r.bytes });
+      if (r.dropped !== undefined) dropped[r.dropped] = (dropped[r.dropped] ?? 0) + 1;
+      deps.events?.onRecord?.({ ok: r.failure === null, ...(r.failure ? { reason: r.failure.reason } : {}), bytes: r.bytes, row: r.row !== null, ...(r.dropped !== undefined && { dropped: r.dropped }) });
     }
   };
   await Promise.all(Array.from({ length: Math.min(opts.concurrency, Math.max(1, batch.records.length)) }, lane));
@@ -155,6 +165,7 @@ export async function processBatch(batch: Batch, deps: BatchDeps, opts: BatchOpt
     part: rows.length > 0 ? partKey : null,
     failuresFile: failures.length > 0 ? failuresKey : null,
     partBytes,
+    ...(Object.keys(dropped).length > 0 && { dropped: Object.fromEntries(Object.entries(dropped).sort()) }),
     finishedAt: new Date().toISOString(),
   };
   await writeBatchMarker(deps.store, batch.datasetId, batch.id, Buffer.from(JSON.stringify(marker) + '\n', 'utf8'));

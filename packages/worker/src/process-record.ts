@@ -1,17 +1,52 @@
 import {
   CcpError,
+  DEFAULT_QUALITY_CONFIG,
+  applyQualityFilters,
+  parseQualityThresholds,
+  qualityConfigOf,
   canonicalizeUrl,
+  textQuality,
   decodeHtml,
   errorCode,
   linkTargets,
   readWarcRecord,
   urlId,
   type BatchRecord,
+  type Config,
   type Extracted,
   type LinkTargets,
+  type QualityConfig,
   type RangeReader,
+  type TextQuality,
 } from '@ccpipe/core';
-import { checkRow, type PartRow } from '@ccpipe/adapters';
+import { checkRow, type PartQuality, type PartRow } from '@ccpipe/adapters';
+
+/** The quality step's settings: which filters run, and whether a dropped document is kept as a row (`dropped_by`). */
+export interface QualityOptions {
+  config: QualityConfig;
+  keepDropped: boolean;
+}
+
+/**
+ * The quality options a configuration asks for (--quality-filters, --quality-thresholds, --keep-dropped).
+ * @throws QualityConfigError (CCP_ERR_QUALITY_CONFIG) naming every unknown filter or threshold and bad value
+ */
+export function qualityOptionsOf(config: Pick<Config, 'qualityFilters' | 'qualityThresholds' | 'keepDropped'>): QualityOptions {
+  return { config: qualityConfigOf(config.qualityFilters, parseQualityThresholds(config.qualityThresholds)), keepDropped: config.keepDropped };
+}
+
+/** Every filter off: documents are only measured (language, signals). */
+export const NO_QUALITY_FILTERS: QualityOptions = { config: DEFAULT_QUALITY_CONFIG, keepDropped: false };
+
+/** The signals a part keeps, of a text's full set. */
+export function partQualityOf(q: TextQuality): PartQuality {
+  const s = q.signals;
+  return {
+    wordCount: s.word_count, meanWordLength: s.mean_word_length, symbolWordRatio: s.symbol_to_word_ratio, linePunctFraction: s.line_punct_fraction,
+    dupLineFraction: s.dup_line_fraction, dupLineCharFraction: s.dup_line_char_fraction, top2gramCharFraction: s.top_2gram_char_fraction,
+    dup5gramCharFraction: s.dup_5gram_char_fraction,
+  };
+}
 
 const NO_LINKS: LinkTargets = { urls: [], domains: [], invalid: 0 };
 
@@ -49,14 +84,16 @@ const transientFetch = (err: unknown): boolean => !(err instanceof CcpError) || 
  * Fetches, parses and extracts one capture (an error page, status ≥ 400, is not extracted: its row carries status and
  * size). Returns its row, and a failure when something went wrong: no row when
  * the record could not be read at all (fetch, WARC, URL) or holds a value the part cannot (row), a row without
- * title/text when only extraction failed. A fetch that failed for now is marked `transient`. Never throws for bad
- * input; rethrows an abort, and an extractor that cannot run at all (`CCP_ERR_EXTRACT_UNAVAILABLE`, `…_CLOSED`).
+ * title/text when only extraction failed. A fetch that failed for now is marked `transient`. An extracted text gets its
+ * language and quality signals (from the extractor, else computed here) and goes through the enabled quality filters:
+ * a document one drops has no row (`dropped` names the filter), or a row with `dropped_by` under `keepDropped`. Never
+ * throws for bad input; rethrows an abort, and an extractor that cannot run at all (`CCP_ERR_EXTRACT_UNAVAILABLE`, `…_CLOSED`).
  */
 export async function processRecord(
   rec: BatchRecord,
   i: number,
-  ctx: { datasetId: number; reader: RangeReader; extract: Extractor; includeText: boolean; signal?: AbortSignal },
-): Promise<{ row: PartRow | null; failure: RecordFailure | null; bytes: number }> {
+  ctx: { datasetId: number; reader: RangeReader; extract: Extractor; includeText: boolean; quality?: QualityOptions; signal?: AbortSignal },
+): Promise<{ row: PartRow | null; failure: RecordFailure | null; bytes: number; dropped?: string }> {
   let bytes: Uint8Array;
   try {
     bytes = await ctx.reader.read(rec.filename, rec.offset, rec.length, ctx.signal);
@@ -87,6 +124,8 @@ export async function processRecord(
   let links: LinkTargets = NO_LINKS;
   let charset: string | null = rec.charset ?? null;
   let fail: RecordFailure | null = null;
+  let quality: TextQuality | null = null;
+  let droppedBy: string | null = null;
   // an error page (status ≥ 400) is indexed for its status and size; its body is the server's error text, not the page's
   if (status < 400 && (HTML_MIMES.has(mime) || mime.startsWith('text/'))) {
     const decoded = decodeHtml(http.payload, contentType === undefined ? {} : { contentType });
@@ -97,6 +136,13 @@ export async function processRecord(
         title = ex.title;
         text = ex.text;
         links = linkTargets(canon.url, ex.outlinks);
+        quality = ex.quality ?? textQuality(ex.text);
+        const q = ctx.quality ?? NO_QUALITY_FILTERS;
+        const verdict = applyQualityFilters({ ...quality.signals, text_language: quality.text_language, text_language_confidence: quality.text_language_confidence }, q.config);
+        if (!verdict.keep) {
+          if (!q.keepDropped) return { row: null, failure: null, bytes: bytes.length, dropped: verdict.droppedBy };
+          droppedBy = verdict.droppedBy;
+        }
       } catch (err) {
         if (ctx.signal?.aborted) throw err;
         // extraction cannot run at all (its workers do not start, or the pool is closed): not this document's fault,
@@ -131,11 +177,15 @@ export async function processRecord(
     warcOffset: rec.offset,
     warcLength: rec.length,
     digest: rec.digest ?? '',
+    textLanguage: quality?.text_language ?? null,
+    textLanguageConfidence: quality?.text_language_confidence ?? null,
+    quality: quality === null ? null : partQualityOf(quality),
+    droppedBy,
   };
   try {
     checkRow(row, i); // here, so one impossible value (a 14-digit timestamp that is no date) fails its record, not the part
   } catch (err) {
     return { row: null, failure: failure(i, 'row', err), bytes: bytes.length };
   }
-  return { row, failure: fail, bytes: bytes.length };
+  return { row, failure: fail, bytes: bytes.length, ...(droppedBy !== null && { dropped: droppedBy }) };
 }

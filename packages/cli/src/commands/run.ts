@@ -3,12 +3,13 @@ import { CcpError, loadConfig, type ConfigKey } from '@ccpipe/core';
 import { createLogger, shutdownSignal } from '@ccpipe/adapters';
 import { runEmbedded } from '../run/run-embedded';
 import { STORE_KEYS, addConfigFlags, configFlagsOf } from './config-flags';
+import { QUALITY_KEYS, addQualityFlags, foldQualityFlags } from './quality-flags';
 
 /** Config-table flags `ccpipe run` takes (everything the batcher and worker use, minus the broker's). */
 const RUN: ConfigKey[] = [...STORE_KEYS,
   'logLevel', 'baseUrl', 'connections', 'clusterIdxDir', 'batchSize', 'maxBlocks', 'domainsFile', 'filterStatus', 'filterLanguages',
   'filterLanguageMode', 'filterMimes', 'filterMimesDetected', 'filterUrlRegex', 'filterUrlRegexExclude', 'filterDomainsAllow', 'filterDomainsDeny', 'prefetch', 'concurrency', 'extractThreads', 'extractTimeoutMs', 'dom', 'includeText',
-  'parquetEngine', 'rowGroupSize', 'lakeRowGroupSize', 'metricsPort', 'metricsHost',
+  'parquetEngine', 'rowGroupSize', 'lakeRowGroupSize', 'metricsPort', 'metricsHost', ...QUALITY_KEYS,
 ];
 
 const CRAWL = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
@@ -44,7 +45,7 @@ interface RunFlags {
  * crawl through the built-in mirror. Sets `process.exitCode` (0, 1, or 130 when interrupted before serving).
  */
 export function registerRunCommand(program: Command): void {
-  addConfigFlags(
+  addQualityFlags(addConfigFlags(
     program
       .command('run')
       .description('run batcher, worker, merger and API in one process (default: over the bundled sample crawl), then serve the API')
@@ -55,9 +56,10 @@ export function registerRunCommand(program: Command): void {
       .option('--dataset <name>', 'the dataset --import fills')
       .option('--exit-after-merge', 'exit once the index is merged and the API answered (for scripts and tests)'),
     RUN,
-  ).action(async (flags: RunFlags) => {
+  )).action(async (flags: RunFlags) => {
     const tty = process.stderr.isTTY === true;
     const configFlags = configFlagsOf(flags, RUN);
+    foldQualityFlags(flags, configFlags, process.env);
     if (flags.crawl === undefined && configFlags.baseUrl !== undefined) {
       // it would be ignored: without --crawl the bundled sample is served by the built-in mirror
       throw new CcpError('CCP_ERR_CONFIG', '--base-url needs --crawl: name the crawls to ingest from that mirror (without --crawl, run ingests the bundled sample)');

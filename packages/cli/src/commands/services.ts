@@ -3,6 +3,7 @@ import type { ConfigKey } from '@ccpipe/core';
 import { batcherMain } from '@ccpipe/batcher';
 import { workerMain } from '@ccpipe/worker';
 import { STORE_KEYS, addConfigFlags, configFlagsOf } from './config-flags';
+import { QUALITY_KEYS, addQualityFlags, foldQualityFlags } from './quality-flags';
 
 const COMMON: ConfigKey[] = [...STORE_KEYS, 'logLevel', 'rabbitmqUrl', 'brokerGiveUpMs', 'queuePrefix', 'baseUrl', 'metricsPort', 'metricsHost', 'connections'];
 const BATCHER: ConfigKey[] = [
@@ -10,7 +11,7 @@ const BATCHER: ConfigKey[] = [
   'filterLanguageMode', 'filterMimes', 'filterMimesDetected', 'filterUrlRegex', 'filterUrlRegexExclude', 'filterDomainsAllow', 'filterDomainsDeny', 'publishConfirmTimeoutMs',
   'metricsFinalScrapeMs',
 ];
-const WORKER: ConfigKey[] = [...COMMON, 'prefetch', 'concurrency', 'extractThreads', 'extractTimeoutMs', 'dom', 'includeText', 'parquetEngine', 'rowGroupSize'];
+const WORKER: ConfigKey[] = [...COMMON, 'prefetch', 'concurrency', 'extractThreads', 'extractTimeoutMs', 'dom', 'includeText', 'parquetEngine', 'rowGroupSize', ...QUALITY_KEYS];
 
 /** `ccpipe batcher` and `ccpipe worker`: flags mirror the config table (flag > env var > default). */
 export function registerServiceCommands(program: Command): void {
@@ -23,10 +24,12 @@ export function registerServiceCommands(program: Command): void {
     .action(async (opts: Record<string, unknown>) => {
       process.exitCode = await batcherMain(configFlagsOf(opts, BATCHER), process.env, { resetCheckpoint: opts['resetCheckpoint'] === true });
     });
-  addConfigFlags(
+  addQualityFlags(addConfigFlags(
     program.command('worker').description('consume batches: fetch WARC records, extract text, write Parquet parts and completion markers'),
     WORKER,
-  ).action(async (opts: Record<string, unknown>) => {
-    process.exitCode = await workerMain(configFlagsOf(opts, WORKER), process.env);
+  )).action(async (opts: Record<string, unknown>) => {
+    const flags = configFlagsOf(opts, WORKER);
+    foldQualityFlags(opts, flags, process.env);
+    process.exitCode = await workerMain(flags, process.env);
   });
 }

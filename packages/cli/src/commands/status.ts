@@ -16,7 +16,7 @@ export interface PipelineStatus {
   /** Totals, `byDataset` (batches per dataset id, as before) and `datasets` (batches, rows and failed records per dataset id). */
   batches: {
     done: number; rows: number; failedRecords: number; byDataset: Record<string, number>;
-    datasets: Record<string, { batches: number; rows: number; failedRecords: number; failedByReason?: Record<string, number> }>;
+    datasets: Record<string, { batches: number; rows: number; failedRecords: number; failedByReason?: Record<string, number>; droppedByFilter?: Record<string, number> }>;
   };
   index: { current: string | null; versions: string[] };
   datasets: { id: number; name: string; crawl: string | null; kind: 'crawl' | 'import'; sources?: string[] }[];
@@ -33,7 +33,7 @@ async function batchesOf(store: ObjectStore): Promise<PipelineStatus['batches']>
     out.rows += t.rows;
     out.failedRecords += t.failed;
     out.byDataset[String(t.datasetId)] = t.batches;
-    out.datasets[String(t.datasetId)] = { batches: t.batches, rows: t.rows, failedRecords: t.failed, ...(t.failures !== undefined && { failedByReason: t.failures }) };
+    out.datasets[String(t.datasetId)] = { batches: t.batches, rows: t.rows, failedRecords: t.failed, ...(t.failures !== undefined && { failedByReason: t.failures }), ...(t.dropped !== undefined && { droppedByFilter: t.dropped }) };
   }
   return out;
 }

@@ -7,7 +7,7 @@ import {
   batcherMetrics, chainEvents, completeCheckpoint, filterSpecOf, loadCheckpoint, loadClusterIdx, planBlocks, runBatcher, runFingerprint, TargetSet,
   type BatcherSummary, type FailedBlock, type PlannedBlock,
 } from '@ccpipe/batcher';
-import { StoreIdentity, startWorker, workerMetrics } from '@ccpipe/worker';
+import { StoreIdentity, qualityOptionsOf, startWorker, workerMetrics } from '@ccpipe/worker';
 import { ProcessedQueue, keptDeadLetters } from './processed-queue';
 import type { RunCounters } from './run-progress';
 
@@ -124,7 +124,7 @@ export async function ingestCrawls(p: IngestParams): Promise<CrawlIngest[]> {
         writePart: (rows) => writeParquetPart(rows, { engine: config.parquetEngine, includeText: config.includeText, rowGroupSize: config.rowGroupSize }),
         events: workerM.batch,
       },
-      { concurrency: config.concurrency, includeText: config.includeText, identity: new StoreIdentity(store) },
+      { concurrency: config.concurrency, includeText: config.includeText, quality: qualityOptionsOf(config), identity: new StoreIdentity(store) },
       {
         onBatchDone: (e) => {
           workerM.worker.onBatchDone?.(e);

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { QUALITY_FILTER_NAMES } from '../quality/filters';
 import { CcpError } from '../errors';
 import { languageCodeProblem } from '../filter/language-codes';
 import { registeredDomainOf } from '../url/registered-domain';
@@ -138,6 +139,19 @@ export const OPTIONS = {
   extractThreads: opt(z.coerce.number().int().min(1).max(64).optional(), 'CCPIPE_EXTRACT_THREADS', 'extract-threads', 'extraction worker threads (default: CPU count)'),
   extractTimeoutMs: opt(z.coerce.number().int().min(10).default(10_000), 'CCPIPE_EXTRACT_TIMEOUT_MS', 'extract-timeout-ms', 'per-document extraction time limit'),
   dom: opt(z.enum(['linkedom', 'jsdom']).default('linkedom'), 'CCPIPE_DOM', 'dom', 'DOM implementation under Readability'),
+  qualityFilters: opt(
+    z.string().default('').transform((s) => s.split(',').map((x) => x.trim()).filter(Boolean)),
+    'CCPIPE_QUALITY_FILTERS',
+    'quality-filters',
+    `quality filters run on extracted text (comma-separated: ${QUALITY_FILTER_NAMES.join(', ')}, or gopher, c4, fineweb, all; default none; docs/extraction.md)`,
+  ),
+  qualityThresholds: opt(
+    z.string().default(''),
+    'CCPIPE_QUALITY_THRESHOLDS',
+    'quality-thresholds',
+    "quality filter thresholds, name=value separated by ';' (min-words=100;text-languages=eng,deu); a threshold turns its filter on",
+  ),
+  keepDropped: opt(bool.default(false), 'CCPIPE_KEEP_DROPPED', 'keep-dropped', 'keep documents a quality filter drops as rows with dropped_by (to see what a filter removes)'),
   includeText: opt(bool.default(true), 'CCPIPE_INCLUDE_TEXT', 'include-text', 'store extracted text in Parquet parts'),
   parquetEngine: opt(z.enum(['duckdb', 'parquet-wasm']).default('duckdb'), 'CCPIPE_PARQUET_ENGINE', 'parquet-engine', 'Parquet writer (duckdb: smaller files and faster here, see docs/parquet.md)'),
   rowGroupSize: opt(z.coerce.number().int().min(1).default(32_768), 'CCPIPE_ROW_GROUP_SIZE', 'row-group-size', 'rows per Parquet row group of worker parts'),

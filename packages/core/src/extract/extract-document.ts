@@ -1,3 +1,4 @@
+import type { TextQuality } from '../quality/assess-quality';
 import { blockText, normalizeText } from './block-text';
 import type { DomDocument } from './dom-types';
 import { ExtractError, isStackOverflow } from './extract-error';
@@ -55,6 +56,11 @@ export interface Extracted {
   /** True when the input was cut at `maxBytes`. */
   truncated: boolean;
   outlinksTruncated: boolean;
+  /**
+   * The text's language and quality signals (quality/ `textQuality`), when the extractor computed them beside the text
+   * (the extraction threads do); absent from extractDocument's own result.
+   */
+  quality?: TextQuality;
 }
 
 function normalizeLang(v: string | null | undefined): string | null {

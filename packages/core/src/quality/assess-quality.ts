@@ -24,3 +24,19 @@ export function assessQuality(text: string, config: QualityConfig = DEFAULT_QUAL
   const text_language_confidence = lang?.confidence ?? null;
   return { text_language, text_language_confidence, signals, verdict: applyQualityFilters({ ...signals, text_language, text_language_confidence }, config) };
 }
+
+/** What the quality step computes of a text before any filter: its language and its signals. */
+export interface TextQuality {
+  text_language: string | null;
+  text_language_confidence: number | null;
+  signals: QualitySignals;
+}
+
+/**
+ * The language and signals of one extracted text, the filters left to the caller ({@link applyQualityFilters} with its
+ * own config): the extraction threads compute this beside the text, and the worker decides. Pure.
+ */
+export function textQuality(text: string, language: IdentifyLanguageOptions = {}): TextQuality {
+  const lang = identifyLanguage(text, language);
+  return { text_language: lang?.language ?? null, text_language_confidence: lang?.confidence ?? null, signals: qualitySignals(text) };
+}

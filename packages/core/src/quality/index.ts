@@ -36,4 +36,5 @@ export {
   type QualityVerdict,
 } from './filters';
 export { cleanLines, C4_LINE_RULES, FINEWEB_C4_LINE_RULES, type LineCleaningRules, type LineRemoval } from './clean-lines';
-export { assessQuality, type QualityAssessment } from './assess-quality';
+export { assessQuality, textQuality, type QualityAssessment, type TextQuality } from './assess-quality';
+export { QUALITY_PRESETS, parseQualityThresholds, qualityConfigOf } from './quality-flags';
