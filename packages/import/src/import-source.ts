@@ -2,13 +2,14 @@ import { createReadStream } from 'node:fs';
 import { basename } from 'node:path';
 import { createGunzip } from 'node:zlib';
 import { Decompress as ZstdStream } from 'fzstd';
+import { readParquetSource } from './parquet-source';
 import {
   CcpError, DelimitedReader, JsonlReader, resolveColumns,
   type DelimitedRecord, type ImportColumnNames, type ImportColumns, type JsonlRecord, type OptionalImportColumn,
 } from '@ccpipe/core';
 
 /** Input formats `ccpipe import` reads. */
-export const IMPORT_FORMATS = ['csv', 'tsv', 'jsonl'] as const;
+export const IMPORT_FORMATS = ['csv', 'tsv', 'jsonl', 'parquet'] as const;
 export type ImportFormat = (typeof IMPORT_FORMATS)[number];
 
 /** The values of one input row by role, and its other columns (in input order) for `extras`. */
@@ -33,8 +34,9 @@ export class ImportInputError extends CcpError {
   }
 }
 
-/** The format a file name says (`.csv`, `.tsv`/`.tab`, `.jsonl`/`.ndjson`, each optionally `.gz`/`.zst`), or null. */
+/** The format a file name says (`.csv`, `.tsv`/`.tab`, `.jsonl`/`.ndjson`, each optionally `.gz`/`.zst`; `.parquet`), or null. */
 export function formatOfName(path: string): ImportFormat | null {
+  if (/\.(parquet|parq)$/i.test(path)) return 'parquet';
   const name = basename(path).toLowerCase().replace(/\.(gz|gzip|zst|zstd)$/, '');
   if (name.endsWith('.csv')) return 'csv';
   if (name.endsWith('.tsv') || name.endsWith('.tab')) return 'tsv';
@@ -209,5 +211,10 @@ function jsonRow(line: number, obj: Record<string, unknown>, names: ImportColumn
  * @throws ImportInputError as readSource would
  */
 export async function checkSource(path: string, opts: SourceOptions): Promise<void> {
-  for await (const _ of readSource(path, opts)) return;
+  for await (const _ of rowsOf(path, opts)) return;
+}
+
+/** The rows of a file in its format: text formats by {@link readSource}, Parquet by readParquetSource. */
+export function rowsOf(path: string, opts: SourceOptions): AsyncGenerator<SourceRow> {
+  return opts.format === 'parquet' ? readParquetSource(path, opts) : readSource(path, opts);
 }

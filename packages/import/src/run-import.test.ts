@@ -2,6 +2,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { compress as zstdCompress, init as zstdInit } from '@bokuweb/zstd-wasm';
+import { DuckDBInstance } from '@duckdb/node-api';
 import { parquetReadObjects } from 'hyparquet';
 import { compressors } from 'hyparquet-compressors';
 import { emptyDatasetRegistry, ensureDatasetIn, layout, parseDatasetRegistry, serializeDatasetRegistry, type ObjectStore } from '@ccpipe/core';
@@ -195,6 +196,30 @@ describe('runImport', () => {
     await expect(runImport(opts([await file('x.txt', 'url\n')]), deps(storeOf()))).rejects.toThrow(/x\.txt: has no known extension/);
     // a column named by flag must exist; a defaulted one may be absent
     await expect(runImport(opts([good], { columns: { url: 'url', ts: 'when' }, explicit: new Set(['ts']) }), deps(storeOf()))).rejects.toThrow(/no ts column "when"/);
+  });
+
+  it('reads Parquet (written by DuckDB): TIMESTAMP times, integer statuses, nested extras, rejects by 0-based row; refuses wrong column types', async () => {
+    const pq = join(dir(), 'list.parquet');
+    const bad = join(dir(), 'bad.parquet');
+    const db = await DuckDBInstance.create(':memory:');
+    const conn = await db.connect();
+    await conn.run(`COPY (SELECT * FROM (VALUES
+        ('https://p.example/1', TIMESTAMP '2024-05-01 12:00:00', 200, 'One', 12::BIGINT, ['x', 'y']),
+        ('mailto:someone@p.example', NULL, 200, 'Two', 1::BIGINT, []),
+        ('https://p.example/3', NULL, NULL, NULL, NULL, NULL)
+      ) t(url, ts, status, title, clicks, tags)) TO '${pq}' (FORMAT parquet, COMPRESSION zstd)`);
+    await conn.run(`COPY (SELECT 42 AS url, 'x' AS title) TO '${bad}' (FORMAT parquet)`);
+    conn.closeSync();
+    db.closeSync();
+    const store = storeOf();
+    const s = await runImport(opts([pq], { maxRejects: 5 }), deps(store));
+    expect(s).toMatchObject({ rows: 2, rejects: 1, rejectsByReason: { 'bad-url': 1 } });
+    expect((await rejects(store)).map((r) => [r['file'], r['row'], r['line'], r['reason']])).toEqual([['list.parquet', 1, undefined, 'bad-url']]);
+    const byUrl = new Map((await partRows(store)).map((r) => [r['url'], r]));
+    expect(byUrl.get('https://p.example/1')).toMatchObject({ ts: new Date('2024-05-01T12:00:00Z'), status: 200, title: 'One', extras: '{"clicks":12,"tags":["x","y"]}' });
+    expect(byUrl.get('https://p.example/3')).toMatchObject({ ts: null, status: null, title: null, extras: '{"clicks":null,"tags":null}' });
+    await expect(runImport(opts([bad]), deps(storeOf()))).rejects.toThrow(/bad\.parquet: column "url" \(the url\) is INT32, which cannot hold a url/);
+    await expect(runImport(opts([await file('fake.parquet', 'url\nhttps://a.example/\n')]), deps(storeOf()))).rejects.toThrow(/fake\.parquet: is not a Parquet file/);
   });
 
   it('refuses to import into a crawl dataset', async () => {

@@ -4,7 +4,7 @@ import { basename, resolve } from 'node:path';
 import { CcpError, layout, sortPartRows, type ImportColumnNames, type ObjectStore, type OptionalImportColumn } from '@ccpipe/core';
 import { ensureDataset, type PartRow } from '@ccpipe/adapters';
 import { writeBatchMarker, type BatchMarker } from '@ccpipe/worker';
-import { ImportInputError, checkSource, formatOfName, readSource, type ImportFormat } from './import-source';
+import { ImportInputError, checkSource, formatOfName, rowsOf, type ImportFormat } from './import-source';
 import { REJECT_REASONS, importRow, type RejectReason } from './import-row';
 
 /** Rows (kept and rejected) per batch: a part of ≈ 50k rows, as a worker's batch of a few thousand records is one. */
@@ -105,7 +105,7 @@ export async function runImport(opts: ImportOptions, deps: ImportDeps): Promise<
   const inputs: { path: string; format: ImportFormat; size: number; mtimeMs: number }[] = [];
   for (const file of opts.files) {
     const format = opts.format ?? formatOfName(file);
-    if (format === null) throw new ImportInputError(file, 'has no known extension (.csv, .tsv, .jsonl, optionally .gz or .zst): give --format');
+    if (format === null) throw new ImportInputError(file, 'has no known extension (.csv, .tsv, .jsonl, optionally .gz or .zst; .parquet): give --format');
     const s = await stat(file).catch((cause: unknown) => {
       throw new ImportInputError(file, (cause as NodeJS.ErrnoException).code === 'ENOENT' ? 'does not exist' : `cannot be read (${(cause as Error).message})`, { cause });
     });
@@ -151,7 +151,7 @@ export async function runImport(opts: ImportOptions, deps: ImportDeps): Promise<
     const file = basename(input.path);
     const counts = { file, rows: 0, rejects: 0 };
     summary.files.push(counts);
-    for await (const src of readSource(input.path, { format: input.format, columns: opts.columns, explicit: opts.explicit })) {
+    for await (const src of rowsOf(input.path, { format: input.format, columns: opts.columns, explicit: opts.explicit })) {
       const got = 'values' in src
         ? src.badUtf8 && hasReplacement(src.values)
           ? { reason: 'not-utf8' as const, message: 'the row holds bytes that are not UTF-8' }
@@ -165,7 +165,9 @@ export async function runImport(opts: ImportOptions, deps: ImportDeps): Promise<
         summary.rows++;
       } else {
         const raw = 'values' in src ? src.raw() : src.raw;
-        batch.rejects.push(JSON.stringify({ file, line: src.line, reason: got.reason, message: got.message, raw: raw.slice(0, 1000) }));
+        // a Parquet row is named by its 0-based index (`row`), a text file's by its 1-based physical line
+        const at = input.format === 'parquet' ? { row: src.line } : { line: src.line };
+        batch.rejects.push(JSON.stringify({ file, ...at, reason: got.reason, message: got.message, raw: raw.slice(0, 1000) }));
         batch.byReason[got.reason] = (batch.byReason[got.reason] ?? 0) + 1;
         summary.rejectsByReason[got.reason] = (summary.rejectsByReason[got.reason] ?? 0) + 1;
         counts.rejects++;
