@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { extractDocument, type CcpError } from '@ccpipe/core';
+import { extractDocument, textQuality, type CcpError } from '@ccpipe/core';
 import { defaultExtractWorkerPath, ExtractionPool } from './extract-pool';
 
 const SH = resolve(__dirname, '../../../../shared/corpus/scrapinghub-article-extraction-benchmark');
@@ -55,12 +55,15 @@ async function codeOf(p: Promise<unknown>): Promise<string | undefined> {
 }
 
 describe('ExtractionPool', () => {
-  it('extracts real pages in parallel, the same as extractDocument in-process', async () => {
+  it('extracts real pages in parallel, the same as extractDocument in-process, with the text\'s language and signals', async () => {
     const pool = new ExtractionPool({ size: 2, timeoutMs: 30_000 });
     try {
       await pool.start();
       const got = await Promise.all(pages.map((p) => pool.extract(p.html, p.url)));
-      got.forEach((r, i) => expect(r).toEqual(extractDocument(pages[i]!.html, { url: pages[i]!.url })));
+      got.forEach((r, i) => {
+        const ex = extractDocument(pages[i]!.html, { url: pages[i]!.url });
+        expect(r).toEqual({ ...ex, quality: textQuality(ex.text) });
+      });
       expect(pool.stats()).toMatchObject({ completed: pages.length, failed: 0, timeouts: 0, restarts: 0, busy: 0, queued: 0 });
     } finally {
       await pool.close();
@@ -120,7 +123,8 @@ describe('ExtractionPool', () => {
       // busy 1.5 s: past the 1 s limit, well within the retry's 3 s
       const slow = normal.html.replace(/<body([^>]*)>/i, '<body$1><!--slow:1500-->');
       const r = await pool.extract(slow, normal.url);
-      expect(r).toEqual(extractDocument(normal.html, { url: normal.url }));
+      const ex = extractDocument(normal.html, { url: normal.url });
+      expect(r).toEqual({ ...ex, quality: textQuality(ex.text) });
       expect(pool.stats()).toMatchObject({ completed: 1, failed: 0, timeouts: 1, restarts: 1, retried: { ok: 1, timeout: 0, failed: 0 } });
       // a retry that fails otherwise is told apart
       const ac = new AbortController();

@@ -222,6 +222,8 @@ describe.each([
         language: want!['languages'] === null ? null : String(want!['languages']).split(',')[0],
         contentLength: Number(want!['content_length']),
         warc: { filename: want!['warc_filename'], offset: Number(want!['warc_offset']), length: want!['warc_length'] },
+        // a lake written without the quality step's columns: null
+        textLanguage: null, textLanguageConfidence: null,
       },
     ]);
     // with its text: only the page of the text column holding the row is decoded
