@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { CcpError, loadConfig, type ConfigKey, type OptionalImportColumn } from '@ccpipe/core';
 import { closeDuckDbParquetEngine, createLogger, openObjectStore, writeParquetPart } from '@ccpipe/adapters';
-import { IMPORT_FORMATS, runImport, type ImportFormat, type ImportOptions, type ImportSummary } from '@ccpipe/import';
+import { DEFAULT_IMPORT_BATCH_ROWS, IMPORT_FORMATS, runImport, type ImportFormat, type ImportOptions, type ImportSummary } from '@ccpipe/import';
 import { STORE_KEYS, addConfigFlags, configFlagsOf } from './config-flags';
 
 const IMPORT: ConfigKey[] = [...STORE_KEYS, 'includeText', 'parquetEngine', 'rowGroupSize', 'logLevel'];
@@ -30,7 +30,7 @@ export function registerImportCommand(program: Command, io: ImportCommandIo = { 
       .option('--title-column <name>', 'page title (default column: title, optional)')
       .option('--text-column <name>', 'page text (default column: text, optional)')
       .option('--max-rejects <n>', 'most rows that may be rejected; above, the import stops with exit 1 and imports nothing (default: 1% of the rows)')
-      .option('--batch-rows <n>', 'input rows per batch (one Parquet part each)', '50000'),
+      .option('--batch-rows <n>', 'input rows per batch (one Parquet part each)', String(DEFAULT_IMPORT_BATCH_ROWS)),
     IMPORT,
   ).action(async (files: string[], opts: Record<string, unknown>) => {
     const config = loadConfig(process.env, configFlagsOf(opts, IMPORT));
