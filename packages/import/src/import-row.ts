@@ -56,6 +56,7 @@ export function importRow(v: RowValues, ctx: { datasetId: number; order: number;
       privateDomain: canon.privateDomain,
       surt: canon.surt,
       timestamp: 'ms' in ts ? cdxTimestampOf(ts.ms) : null,
+      ...('ms' in ts && { timestampMs: Math.floor(ts.ms / 1000) * 1000 }),
       status: 'status' in status ? status.status : null,
       mime: '',
       charset: null,
@@ -79,5 +80,7 @@ export function importRow(v: RowValues, ctx: { datasetId: number; order: number;
 
 /** Epoch ms as a 14-digit CDX timestamp (UTC, whole seconds: the lake keeps seconds). */
 export function cdxTimestampOf(ms: number): string {
-  return new Date(ms).toISOString().slice(0, 19).replace(/[-T:]/g, '');
+  const d = new Date(ms);
+  const two = (n: number): string => (n < 10 ? `0${n}` : String(n));
+  return `${String(d.getUTCFullYear()).padStart(4, '0')}${two(d.getUTCMonth() + 1)}${two(d.getUTCDate())}${two(d.getUTCHours())}${two(d.getUTCMinutes())}${two(d.getUTCSeconds())}`;
 }

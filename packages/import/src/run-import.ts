@@ -7,8 +7,8 @@ import { writeBatchMarker, type BatchMarker } from '@ccpipe/worker';
 import { ImportInputError, checkSource, formatOfName, rowsOf, type ImportFormat } from './import-source';
 import { REJECT_REASONS, importRow, type RejectReason } from './import-row';
 
-/** Rows (kept and rejected) per batch, one part each: 20k bound an import's memory (bench/import.bench.js --memory). */
-export const DEFAULT_IMPORT_BATCH_ROWS = 20_000;
+/** Rows (kept and rejected) per batch, one part each: 10k keep an import within 512 MiB (bench/import.bench.js --memory). */
+export const DEFAULT_IMPORT_BATCH_ROWS = 10_000;
 /** `--max-rejects` when not given: this share of the rows read. */
 export const DEFAULT_MAX_REJECT_SHARE = 0.01;
 

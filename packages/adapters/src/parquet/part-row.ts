@@ -25,6 +25,11 @@ export interface PartRow {
    * gave no time (`ccpipe import`): it loses against any capture with a time when the merge keeps one row per URL.
    */
   timestamp: string | null;
+  /**
+   * `timestamp` as epoch ms when the producer has it already (an import reads times as ms): the writers and checkRow
+   * then skip parsing the 14 digits. Must agree with `timestamp`.
+   */
+  timestampMs?: number;
   /** HTTP status, 0..32767 (INT16); null for an imported row whose source gave none. */
   status: number | null;
   mime: string;
@@ -222,7 +227,7 @@ export function checkRow(row: PartRow, i: number): void {
   if (row.extras != null && Buffer.byteLength(row.extras, 'utf8') > MAX_EXTRAS_BYTES) throw bad('extras');
   if (row.quality != null && (!isIntIn(row.quality.wordCount, 0, 0x7fff_ffff) || Object.values(row.quality).some((v) => !Number.isFinite(v)))) throw bad('quality');
   if (row.textLanguageConfidence != null && !(row.textLanguageConfidence >= 0 && row.textLanguageConfidence <= 1)) throw bad('textLanguageConfidence');
-  if (row.timestamp !== null) try {
+  if (row.timestamp !== null && row.timestampMs === undefined) try {
     cdxTimestampToMillis(row.timestamp);
   } catch (err) {
     throw new ParquetPartError('CCP_ERR_PARQUET_ROW', 'row field out of range: timestamp', { cause: err, detail: { row: i, field: 'timestamp' } });

@@ -94,7 +94,7 @@ function columnsOf(rows: readonly PartRow[], opts: Required<WriteParquetPartOpti
     col((r) => r.domain),
     col((r) => r.privateDomain),
     col((r) => r.surt),
-    col((r) => (r.timestamp === null ? null : new DuckDBTimestampTZValue(BigInt(cdxTimestampToMillis(r.timestamp)) * 1000n))),
+    col((r) => (r.timestamp === null ? null : new DuckDBTimestampTZValue(BigInt(r.timestampMs ?? cdxTimestampToMillis(r.timestamp)) * 1000n))),
     col((r) => r.status),
     col((r) => r.mime),
     col((r) => r.charset),

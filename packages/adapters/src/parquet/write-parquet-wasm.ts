@@ -85,7 +85,7 @@ function buildBatch(rows: readonly PartRow[], opts: Required<WriteParquetPartOpt
     if (r.timestamp === null) {
       tsNulls++;
       tsValid[i >> 3]! &= ~(1 << (i & 7));
-    } else ts[i] = BigInt(cdxTimestampToMillis(r.timestamp)) * 1000n;
+    } else ts[i] = BigInt(r.timestampMs ?? cdxTimestampToMillis(r.timestamp)) * 1000n;
     if (r.status === null) {
       statusNulls++;
       statusValid[i >> 3]! &= ~(1 << (i & 7));

@@ -141,7 +141,8 @@ export function extrasJson(extras: Record<string, unknown> | ReadonlyArray<reado
   const entries = Array.isArray(extras) ? (extras as ReadonlyArray<readonly [string, unknown]>) : Object.entries(extras);
   const parts: string[] = [];
   for (const [k, v] of entries) {
-    const value = JSON.stringify(v, replacer) as string | undefined;
+    // a string (every CSV value) or null needs no replacer: calling one per value was most of the cost
+    const value = typeof v === 'string' || v === null ? JSON.stringify(v) : (JSON.stringify(v, replacer) as string | undefined);
     if (value !== undefined) parts.push(`${JSON.stringify(k)}:${value}`);
   }
   if (parts.length === 0) return { json: null };
