@@ -30,6 +30,7 @@ const { join, resolve } = require('node:path');
 const { gunzipSync } = require('node:zlib');
 const { tmpdir, loadavg } = require('node:os');
 const { childOf, median, loadAvg } = require('./lib/proc');
+const { rng } = require('./lib/search-corpus');
 
 const REPO = resolve(__dirname, '..');
 const CORPUS = resolve(REPO, '../shared/corpus');
@@ -257,17 +258,7 @@ function available(name) {
   }
 }
 
-/** mulberry32, [0, 1). */
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+
 
 /** Snippets of the corpus pages' prose at each length, seeded: [{page, len, text}]. */
 function snippetsOf(texts) {

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { DelimitedReader, MAX_IMPORT_RECORD_CHARS, type DelimitedRecord } from './delimited';
+import { rng } from '../../../../tests/support/rng';
 
 const CORPUS = join(resolve(__dirname, '../../../..'), '../shared/corpus');
 const MiB = MAX_IMPORT_RECORD_CHARS;
@@ -14,17 +15,9 @@ function read(chunks: readonly string[], delimiter: ',' | '\t' = ','): Delimited
   return out;
 }
 
-/** A small seeded PRNG (mulberry32), so a failing split can be replayed. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A seeded PRNG (tests/support/rng), so a failing split can be replayed. */
+const prng = (seed: number): (() => number) => rng(seed).float;
+
 
 /** `text` cut at random places into pieces of 0..maxLen characters (empty chunks included on purpose). */
 function randomSplit(text: string, rnd: () => number, maxLen: number): string[] {
