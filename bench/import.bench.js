@@ -6,10 +6,11 @@
 //  A  import:  the real CLI, `node packages/cli/bin/ccpipe.js import rows.csv --dataset bench --data <fresh dir>`;
 //  B  canon:   a process reading the same URLs (a pre-extracted list) that calls only canonicalizeUrl + urlId on each:
 //              the floor of canonicalization the goal compares with;
+//  E  duckdb:  DuckDB's read_csv → COPY TO parquet on one thread, no canonicalization: the best alternative found;
 //  C  parse:   a process reading the CSV with the import's own reader (readSource) and nothing else;
 //  D  timed:   runImport in a process with the CLI's writer and store, timing each part write (sort excluded) and put.
 // Each pass is a whole process, measured from inside by bench/lib/exit-usage.js (CPU of every thread, wall, peak RSS);
-// sides alternated (A B C D, then D C B A, ...), BENCH_ROUNDS rounds (default 3, 5 when N ≤ 200k); medians; the load
+// sides alternated (A B E C D, then D C E B A, ...), BENCH_ROUNDS rounds (default 3, 5 when N ≤ 200k); medians; the load
 // average before, per pass and after. Goals: A ≥ 150k rows per CPU-second; A / B ≥ 0.6 per CPU-second.
 // `--memory [N]` (default 10,000,000): one import of an N-row CSV, its peak RSS (goal ≤ 512 MiB) with a timeline of
 // process.memoryUsage() (V8 heap against the rest). Arguments after `--` go to `ccpipe import` (e.g. --batch-rows,
@@ -28,7 +29,7 @@ const CORPUS = resolve(REPO, '../shared/corpus');
 const CLI = join(REPO, 'packages/cli/bin/ccpipe.js');
 const USAGE = join(__dirname, 'lib/exit-usage.js');
 const COLUMNS = { url: 'url', ts: 'ts', status: 'status', title: 'title', text: 'text' };
-const SIDES = ['import', 'canon', 'parse', 'timed'];
+const SIDES = ['import', 'canon', 'duckdb', 'parse', 'timed'];
 
 /** The corpus's CDX records: {url, ts (14 digits), status, mime, languages}. */
 function corpusRecords() {
@@ -171,6 +172,26 @@ function canonChild(list) {
   return { rows: urls.length, bad, odd, loopCpuS: cpuNow() - c0, loopWallS: (performance.now() - t0) / 1000 };
 }
 
+/**
+ * In a child, side E: the best alternative found for CSV → Parquet, DuckDB's own reader and writer on one thread
+ * (`read_csv` → `COPY … TO parquet`, ZSTD, every column as text), with no URL canonicalization or keys.
+ */
+async function duckdbChild(csv, out) {
+  const { DuckDBInstance } = require('@duckdb/node-api');
+  const db = await DuckDBInstance.create(':memory:', { threads: '1' });
+  const conn = await db.connect();
+  const [c0, t0] = [cpuNow(), performance.now()];
+  const q = (x) => `'${x.replaceAll("'", "''")}'`;
+  try {
+    await conn.run(`COPY (SELECT * FROM read_csv(${q(csv)}, header = true, all_varchar = true)) TO ${q(out)} (FORMAT parquet, COMPRESSION zstd)`);
+    return { loopCpuS: cpuNow() - c0, loopWallS: (performance.now() - t0) / 1000 };
+  } finally {
+    conn.closeSync();
+    db.closeSync();
+    rmSync(out, { force: true });
+  }
+}
+
 /** In a child, side C: the import's reader over the CSV, nothing else. */
 async function parseChild(csv) {
   const { readSource } = require('@ccpipe/import');
@@ -225,7 +246,7 @@ const batchFlag = (extra) => (extra.includes('--batch-rows') ? [extra[extra.inde
 
 function speed(n, extra) {
   const rounds = Number(process.env.BENCH_ROUNDS || (n <= 200_000 ? 5 : 3));
-  const sides = process.env.BENCH_BREAKDOWN === '0' ? SIDES.slice(0, 2) : SIDES;
+  const sides = process.env.BENCH_BREAKDOWN === '0' ? SIDES.slice(0, 3) : SIDES;
   const { DEFAULT_IMPORT_BATCH_ROWS } = require('@ccpipe/import');
   console.log(`import bench: ${n.toLocaleString('en')} rows, ${rounds} rounds of ${sides.join(' / ')} alternated, a process per pass; batch ${DEFAULT_IMPORT_BATCH_ROWS.toLocaleString('en')} rows${extra.length ? ` (flags: ${extra.join(' ')})` : ''}; load average ${la()}`);
   const root = mkdtempSync(join(tmpdir(), 'ccpipe-import-bench-'));
@@ -240,6 +261,7 @@ function speed(n, extra) {
         const tag = `${side}-${round}`;
         const r = side === 'import' ? importPass(root, csv, n, tag, extra)
           : side === 'timed' ? pass(root, tag, [__filename, '--timed', csv, join(root, `data-${tag}`), ...batchFlag(extra)])
+          : side === 'duckdb' ? pass(root, tag, [__filename, '--duckdb', csv, join(root, `duck-${tag}.parquet`)])
           : pass(root, tag, [__filename, `--${side}`, side === 'canon' ? list : csv]);
         const o = r.out ?? r;
         runs[side].push({ ...o, ...r });
@@ -255,7 +277,9 @@ function speed(n, extra) {
     const [a, b] = [m('import', (r) => n / r.cpuS), m('canon', (r) => n / r.cpuS)];
     const bLoop = m('canon', (r) => n / r.loopCpuS);
     console.log(`import ${k(a)} rows/CPU-s (goal ≥ 150k); canonicalization alone ${k(b)} rows/CPU-s whole process, ${k(bLoop)} in its loop; ratio ${(a / b).toFixed(2)} whole process, ${(a / bLoop).toFixed(2)} against the loop (goal ≥ 0.6)`);
-    if (sides.length === 4) {
+    const duck = m('duckdb', (r) => n / r.cpuS);
+    console.log(`best alternative on the same file, DuckDB read_csv → COPY Parquet on one thread (no canonicalization): ${k(duck)} rows/CPU-s; the import takes ${(duck / a).toFixed(1)}× its CPU`);
+    if (sides.length === SIDES.length) {
       const aCpu = m('import', (r) => r.cpuS);
       const parse = m('parse', (r) => r.loopCpuS);
       const total = m('timed', (r) => r.loopCpuS);
@@ -299,7 +323,7 @@ function memory(n, extra) {
 
 const generateChild = (n, csv, list) => ({ bytes: generate(Number(n), csv, list ?? null) });
 
-const CHILDREN = { '--canon': canonChild, '--parse': parseChild, '--timed': timedChild, '--generate': generateChild };
+const CHILDREN = { '--canon': canonChild, '--duckdb': duckdbChild, '--parse': parseChild, '--timed': timedChild, '--generate': generateChild };
 const child = CHILDREN[process.argv[2]];
 if (child !== undefined) {
   Promise.resolve(child(...process.argv.slice(3))).then((r) => console.log(JSON.stringify(r)), (err) => {

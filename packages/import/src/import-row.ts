@@ -1,4 +1,4 @@
-import { canonicalizeUrl, extrasJson, parseImportTimestamp, parseStatus, textQuality, urlId } from '@ccpipe/core';
+import { canonicalizeUrl, cdxTimestampOfMs, extrasJson, parseImportTimestamp, parseStatus, textQuality, urlId } from '@ccpipe/core';
 import { partQualityOf } from '@ccpipe/worker';
 import type { PartRow } from '@ccpipe/adapters';
 import type { RowValues } from './import-source';
@@ -55,7 +55,7 @@ export function importRow(v: RowValues, ctx: { datasetId: number; order: number;
       domain: canon.domain ?? canon.host,
       privateDomain: canon.privateDomain,
       surt: canon.surt,
-      timestamp: 'ms' in ts ? cdxTimestampOf(ts.ms) : null,
+      timestamp: 'ms' in ts ? cdxTimestampOfMs(ts.ms) : null,
       ...('ms' in ts && { timestampMs: Math.floor(ts.ms / 1000) * 1000 }),
       status: 'status' in status ? status.status : null,
       mime: '',
@@ -76,11 +76,4 @@ export function importRow(v: RowValues, ctx: { datasetId: number; order: number;
       quality: quality === null ? null : partQualityOf(quality),
     },
   };
-}
-
-/** Epoch ms as a 14-digit CDX timestamp (UTC, whole seconds: the lake keeps seconds). */
-export function cdxTimestampOf(ms: number): string {
-  const d = new Date(ms);
-  const two = (n: number): string => (n < 10 ? `0${n}` : String(n));
-  return `${String(d.getUTCFullYear()).padStart(4, '0')}${two(d.getUTCMonth() + 1)}${two(d.getUTCDate())}${two(d.getUTCHours())}${two(d.getUTCMinutes())}${two(d.getUTCSeconds())}`;
 }

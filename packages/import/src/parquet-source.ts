@@ -1,7 +1,7 @@
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { decompress as zstdDecompress } from 'fzstd';
 import { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects, parquetSchema, type AsyncBuffer, type FileMetaData } from 'hyparquet';
-import { resolveColumns, type ImportColumns } from '@ccpipe/core';
+import { bigintReplacer, resolveColumns, type ImportColumns } from '@ccpipe/core';
 import { ImportInputError, type SourceOptions, type SourceRow } from './import-source';
 
 /** Rows decoded at a time (within a row group): memory holds one slice's objects. */
@@ -22,8 +22,6 @@ const ALLOWED: Record<'url' | 'ts' | 'status' | 'title' | 'text', readonly strin
   title: ['BYTE_ARRAY'],
   text: ['BYTE_ARRAY'],
 };
-
-const replacer = (_k: string, v: unknown): unknown => (typeof v === 'bigint' ? v.toString() : v);
 
 /**
  * The rows of a Parquet file, in order, each with its 0-based row index as `line` (the rejects file calls it `row`).
@@ -69,7 +67,7 @@ export async function* readParquetSource(path: string, opts: SourceOptions): Asy
             // hyparquet gives a null list as undefined: a null it is, as in any other column
             extras: cols.extras.map((e) => [e.name, r[names[e.index]!] === undefined ? null : r[names[e.index]!]]),
           },
-          raw: () => JSON.stringify(r, replacer),
+          raw: () => JSON.stringify(r, bigintReplacer),
           badUtf8: false,
         };
       }

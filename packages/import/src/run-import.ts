@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import { basename, resolve } from 'node:path';
-import { CcpError, layout, sortPartRows, type ImportColumnNames, type ObjectStore, type OptionalImportColumn } from '@ccpipe/core';
+import { CcpError, MAX_IMPORT_RAW_CHARS, layout, sortPartRows, type ImportColumnNames, type ObjectStore, type OptionalImportColumn } from '@ccpipe/core';
 import { ensureDataset, type PartRow } from '@ccpipe/adapters';
 import { writeBatchMarker, type BatchMarker } from '@ccpipe/worker';
 import { ImportInputError, checkSource, formatOfName, rowsOf, type ImportFormat } from './import-source';
@@ -167,7 +167,7 @@ export async function runImport(opts: ImportOptions, deps: ImportDeps): Promise<
         const raw = 'values' in src ? src.raw() : src.raw;
         // a Parquet row is named by its 0-based index (`row`), a text file's by its 1-based physical line
         const at = input.format === 'parquet' ? { row: src.line } : { line: src.line };
-        batch.rejects.push(JSON.stringify({ file, ...at, reason: got.reason, message: got.message, raw: raw.slice(0, 1000) }));
+        batch.rejects.push(JSON.stringify({ file, ...at, reason: got.reason, message: got.message, raw: raw.slice(0, MAX_IMPORT_RAW_CHARS) }));
         batch.byReason[got.reason] = (batch.byReason[got.reason] ?? 0) + 1;
         summary.rejectsByReason[got.reason] = (summary.rejectsByReason[got.reason] ?? 0) + 1;
         counts.rejects++;

@@ -272,7 +272,7 @@ async function ingestTotalsOf(store: ObjectStore, prev: VersionStatus | null, me
       if (page.length === 4096) await readPage();
     }
     await readPage();
-  } else for (const t of prev?.ingested ?? []) by.set(t.datasetId, { ...t, ...(t.failures !== undefined && { failures: { ...t.failures } }), ...(t.dropped !== undefined && { dropped: { ...t.dropped } }) });
+  } else for (const t of prev?.ingested ?? []) by.set(t.datasetId, { ...t });
   for (const [, m] of markers) countMarker(by, m.datasetId, m);
   return [...by.values()].sort((a, b) => a.datasetId - b.datasetId);
 }
@@ -284,15 +284,23 @@ function countMarker(by: Map<number, IngestTotals>, datasetId: number, m: Marker
   t.rows += m?.rows ?? 0;
   t.failed += m?.failed ?? 0;
   if (m?.finishedAt !== undefined && (t.updatedAt === undefined || m.finishedAt > t.updatedAt)) t.updatedAt = m.finishedAt;
-  for (const [reason, n] of Object.entries(m?.failures ?? {})) {
-    if (!Number.isSafeInteger(n)) continue;
-    t.failures = { ...t.failures, [reason]: (t.failures?.[reason] ?? 0) + n };
-  }
-  for (const [filter, n] of Object.entries(m?.dropped ?? {})) {
-    if (!Number.isSafeInteger(n)) continue;
-    t.dropped = { ...t.dropped, [filter]: (t.dropped?.[filter] ?? 0) + n };
-  }
+  const failures = plusCounts(t.failures, m?.failures);
+  if (failures !== undefined) t.failures = failures;
+  const dropped = plusCounts(t.dropped, m?.dropped);
+  if (dropped !== undefined) t.dropped = dropped;
   by.set(datasetId, t);
+}
+
+/**
+ * `a` + `b`, key by key, as a new record (a previous version's totals are never changed in place; odd values are
+ * skipped), or `a` itself when `b` adds nothing — so a dataset without failures keeps no empty record.
+ */
+function plusCounts(a: Readonly<Record<string, number>> | undefined, b: Readonly<Record<string, number>> | undefined): Record<string, number> | undefined {
+  const add = Object.entries(b ?? {}).filter(([, n]) => Number.isSafeInteger(n));
+  if (add.length === 0) return a;
+  const out = { ...a };
+  for (const [k, n] of add) out[k] = (out[k] ?? 0) + n;
+  return out;
 }
 
 /**
@@ -306,7 +314,7 @@ export async function ingestTotals(store: ObjectStore): Promise<IngestTotals[]> 
   const meta = manifest.versions.find((v) => v.version === manifest.current) ?? null;
   const summary = meta ? await loadVersionSummary(store, meta.version, meta.tocCrc32) : null;
   const base = summary?.status.ingested !== undefined ? summary : null;
-  const by = new Map<number, IngestTotals>((base?.status.ingested ?? []).map((t) => [t.datasetId, { ...t, ...(t.failures !== undefined && { failures: { ...t.failures } }), ...(t.dropped !== undefined && { dropped: { ...t.dropped } }) }]));
+  const by = new Map<number, IngestTotals>((base?.status.ingested ?? []).map((t) => [t.datasetId, { ...t }]));
   const found = await listNewBatches(store, base?.batches ?? BatchSet.empty(), markerScanOf(base?.status));
   for (const m of (await readMarkers(store, found.pending)).values()) if (m !== null) countMarker(by, m.datasetId, m);
   return [...by.values()].sort((a, b) => a.datasetId - b.datasetId);

@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import { describeOptions, type ConfigKey } from '@ccpipe/core';
 
-const camel = (flag: string): string => flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+/** Commander's option key of a long flag name without dashes (`max-words` → `maxWords`). */
+export const camel = (flag: string): string => flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
 
 /** Adds `--<flag> <value>` for each config key, documented with its env var and default. */
 export function addConfigFlags(cmd: Command, keys: readonly ConfigKey[]): Command {

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { QUALITY_FILTERS, type ConfigKey } from '@ccpipe/core';
+import { camel } from './config-flags';
 
-const camel = (flag: string): string => flag.replace(/^--/, '').replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase());
 
 /** The config keys of the quality step (docs/extraction.md "Language of the text, and quality filters"). */
 export const QUALITY_KEYS: readonly ConfigKey[] = ['qualityFilters', 'qualityThresholds', 'keepDropped'];
@@ -24,8 +24,8 @@ export function addQualityFlags(cmd: Command): Command {
  * --quality-* flag, else its environment variable, says).
  */
 export function foldQualityFlags(opts: Record<string, unknown>, flags: Partial<Record<ConfigKey, unknown>>, env: NodeJS.ProcessEnv): void {
-  const filters = QUALITY_FILTERS.filter((f) => opts[camel(f.flag)] === true).map((f) => f.name);
-  const thresholds = QUALITY_FILTERS.flatMap((f) => f.params).filter((p) => typeof opts[camel(p.flag)] === 'string').map((p) => `${p.flag.slice(2)}=${String(opts[camel(p.flag)])}`);
+  const filters = QUALITY_FILTERS.filter((f) => opts[camel(f.flag.slice(2))] === true).map((f) => f.name);
+  const thresholds = QUALITY_FILTERS.flatMap((f) => f.params).filter((p) => typeof opts[camel(p.flag.slice(2))] === 'string').map((p) => `${p.flag.slice(2)}=${String(opts[camel(p.flag.slice(2))])}`);
   if (filters.length > 0) {
     const base = typeof flags.qualityFilters === 'string' ? flags.qualityFilters : (env['CCPIPE_QUALITY_FILTERS'] ?? '');
     flags.qualityFilters = [base, ...filters].filter(Boolean).join(',');

@@ -52,3 +52,13 @@ export function formatCdxLine(rec: CdxRecord, options: FormatCdxOptions = {}): s
   }
   return `${rec.surt} ${rec.timestamp} {${out}}`;
 }
+
+/**
+ * Epoch ms as a CDX timestamp, `YYYYMMDDhhmmss` in UTC (whole seconds; years 0–9999 zero-padded to four digits).
+ * The form of the CDX line's second field, and of a part row's `timestamp`.
+ */
+export function cdxTimestampOfMs(ms: number): string {
+  const d = new Date(ms);
+  const two = (n: number): string => (n < 10 ? `0${n}` : String(n));
+  return `${String(d.getUTCFullYear()).padStart(4, '0')}${two(d.getUTCMonth() + 1)}${two(d.getUTCDate())}${two(d.getUTCHours())}${two(d.getUTCMinutes())}${two(d.getUTCSeconds())}`;
+}

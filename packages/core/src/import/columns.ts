@@ -125,8 +125,8 @@ function utf8Length(s: string): number {
   return bytes;
 }
 
-// JSON has no bigint: a safe one becomes a number, a larger one its decimal string (no precision lost either way).
-const replacer = (_k: string, v: unknown): unknown =>
+/** A JSON.stringify replacer for bigints, which JSON lacks: a safe one becomes a number, a larger one its decimal string (no precision lost either way). */
+export const bigintReplacer = (_k: string, v: unknown): unknown =>
   typeof v === 'bigint' ? (v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v.toString()) : v;
 
 /**
@@ -142,7 +142,7 @@ export function extrasJson(extras: Record<string, unknown> | ReadonlyArray<reado
   const parts: string[] = [];
   for (const [k, v] of entries) {
     // a string (every CSV value) or null needs no replacer: calling one per value was most of the cost
-    const value = typeof v === 'string' || v === null ? JSON.stringify(v) : (JSON.stringify(v, replacer) as string | undefined);
+    const value = typeof v === 'string' || v === null ? JSON.stringify(v) : (JSON.stringify(v, bigintReplacer) as string | undefined);
     if (value !== undefined) parts.push(`${JSON.stringify(k)}:${value}`);
   }
   if (parts.length === 0) return { json: null };

@@ -48,7 +48,6 @@ const ENDED = 5; // end() was called
  * split. Fields of a record are slices of the chunks, so a kept record keeps its chunk alive.
  */
 export class DelimitedReader {
-  private readonly delimiter: string;
   private readonly delimiterCode: number;
   private state = REC_START;
   /** Physical line at the scan position. */
@@ -70,7 +69,6 @@ export class DelimitedReader {
   private quoteLine = 0;
 
   constructor(opts: DelimitedOptions) {
-    this.delimiter = opts.delimiter;
     this.delimiterCode = opts.delimiter.charCodeAt(0);
   }
 

@@ -1,4 +1,4 @@
-import { base32, decodeHtml, sha1Base32, surtOf, type CdxRecord, type WarcRecord } from '@ccpipe/core';
+import { base32, cdxTimestampOfMs, decodeHtml, sha1Base32, surtOf, type CdxRecord, type WarcRecord } from '@ccpipe/core';
 import { detectLanguages } from './detect-languages';
 
 /** Where a record's gzip member sits in the mirror. */
@@ -100,8 +100,7 @@ export function timestampOf(warcDate: string | undefined): string | undefined {
   const utc = new Date(local.getTime() - offsetMin * 60_000);
   const year = utc.getUTCFullYear();
   if (year < 1000 || year > 9999) return undefined;
-  const two = (n: number): string => String(n).padStart(2, '0');
-  return `${year}${two(utc.getUTCMonth() + 1)}${two(utc.getUTCDate())}${two(utc.getUTCHours())}${two(utc.getUTCMinutes())}${two(utc.getUTCSeconds())}`;
+  return cdxTimestampOfMs(utc.getTime());
 }
 
 /** A media type lower-cased without parameters; undefined for an absent or empty one. */
