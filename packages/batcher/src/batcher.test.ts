@@ -30,6 +30,7 @@ function counting(reader: RangeReader): RangeReader & { reads: number } {
       return reader.read(path, offset, length, signal);
     },
     stream: (path: string, signal?: AbortSignal) => reader.stream(path, signal),
+    streamRange: (path: string, offset: number, length: number, signal?: AbortSignal) => reader.streamRange(path, offset, length, signal),
     close: () => reader.close(),
   };
   return r;
@@ -133,6 +134,7 @@ describe('runBatcher over cc-mirror-dev', () => {
         return reader.read(path, offset, length, signal);
       },
       stream: (path, signal) => reader.stream(path, signal),
+      streamRange: (path, offset, length, signal) => reader.streamRange(path, offset, length, signal),
       close: async () => undefined,
     };
     const publisher = new CollectingPublisher();
@@ -168,6 +170,7 @@ describe('runBatcher over cc-mirror-dev', () => {
         return reader.read(path, offset, length, signal);
       },
       stream: (path, signal) => reader.stream(path, signal),
+      streamRange: (path, offset, length, signal) => reader.streamRange(path, offset, length, signal),
       close: async () => undefined,
     });
     const forbidden = new MemoryObjectStore();

@@ -122,6 +122,7 @@ describe('processBatch on cc-mirror-dev', () => {
         return inner.read(path, offset, length, signal);
       },
       stream: (path, signal) => inner.stream(path, signal),
+      streamRange: (path, offset, length, signal) => inner.streamRange(path, offset, length, signal),
       close: () => inner.close(),
     };
     const r = await processBatch(b!, deps(store, reader), { concurrency: 2, includeText: false });

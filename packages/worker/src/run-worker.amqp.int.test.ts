@@ -58,6 +58,7 @@ it('a batch whose connection drops mid-way is stopped, not run twice at once: th
         }
       },
       stream: (path, signal) => inner.stream(path, signal),
+      streamRange: (path, offset, length, signal) => inner.streamRange(path, offset, length, signal),
       close: () => inner.close(),
     };
     const store = new MemoryObjectStore();

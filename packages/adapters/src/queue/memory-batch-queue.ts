@@ -1,4 +1,4 @@
-import { encodeBatch, type Batch, type BatchConsumer, type BatchPublisher, type Delivery, type QueueDepth } from '@ccpipe/core';
+import { encodeMessage, type BatchConsumer, type BatchPublisher, type Delivery, type QueueDepth, type QueueMessage } from '@ccpipe/core';
 import { DELIVERY_LIMIT_REASON } from './dead-letter';
 import { QueueError } from './queue-error';
 import { DEFAULT_DELIVERY_LIMIT } from './topology';
@@ -47,10 +47,10 @@ export class MemoryBatchQueue {
   publisher(): BatchPublisher {
     let closed = false;
     return {
-      publish: async (batch: Batch, signal?: AbortSignal) => {
+      publish: async (batch: QueueMessage, signal?: AbortSignal) => {
         if (closed) throw new QueueError('CCP_ERR_QUEUE_CLOSED', 'publisher closed');
         if (signal?.aborted) throw signal.reason;
-        this.ready.push({ messageId: batch.id, body: encodeBatch(batch), deliveryCount: 0, redelivered: false });
+        this.ready.push({ messageId: batch.id, body: encodeMessage(batch), deliveryCount: 0, redelivered: false });
         this.schedule();
       },
       close: async () => {

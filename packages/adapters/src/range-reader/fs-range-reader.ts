@@ -75,6 +75,26 @@ export class FsRangeReader implements RangeReader {
     }
   }
 
+  /** See {@link RangeReader.streamRange}; a range not inside the file throws CCP_ERR_FETCH_STATUS 416 before the first chunk. */
+  async *streamRange(path: string, offset: number, length: number, signal?: AbortSignal): AsyncIterable<Uint8Array> {
+    this.assertOpen();
+    checkRangeArgs(offset, length, Number.MAX_SAFE_INTEGER);
+    const file = await this.resolve(path);
+    throwIfAborted(signal);
+    const size = (await fsp.stat(file)).size;
+    if (offset >= size) throw outOfRangeError(offset, length, size, false);
+    if (offset + length > size) throw outOfRangeError(offset, length, size, true);
+    const rs = createReadStream(file, { start: offset, end: offset + length - 1, highWaterMark: 1024 * 1024, ...(signal ? { signal } : {}) });
+    try {
+      for await (const chunk of rs) yield chunk as Buffer;
+    } catch (err) {
+      if (signal?.aborted) throw new AbortedError(signal.reason);
+      throw err;
+    } finally {
+      rs.destroy();
+    }
+  }
+
   /** Idempotent; later reads throw CCP_ERR_READER_CLOSED. */
   close(): Promise<void> {
     this.closed = true;

@@ -51,6 +51,18 @@ export class MemoryRangeReader implements RangeReader {
     }
   }
 
+  /** See {@link RangeReader.streamRange}: `chunkSize` chunks (copies). */
+  async *streamRange(path: string, offset: number, length: number, signal?: AbortSignal): AsyncIterable<Uint8Array> {
+    checkRangeArgs(offset, length, Number.MAX_SAFE_INTEGER);
+    const file = this.lookup(path);
+    if (offset >= file.length) throw outOfRangeError(offset, length, file.length, false);
+    if (offset + length > file.length) throw outOfRangeError(offset, length, file.length, true);
+    for (let i = offset; i < offset + length; i += this.chunkSize) {
+      throwIfAborted(signal);
+      yield Buffer.from(file.subarray(i, Math.min(offset + length, i + this.chunkSize)));
+    }
+  }
+
   /** Idempotent; later reads throw CCP_ERR_READER_CLOSED. */
   close(): Promise<void> {
     this.closed = true;

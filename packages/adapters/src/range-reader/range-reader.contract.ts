@@ -124,6 +124,17 @@ export function describeRangeReaderContract(
       expect((await collect(reader.stream(fx.clusterIdx.path))).equals(fx.clusterIdx.bytes)).toBe(true);
     });
 
+    it('streams a byte range in one request: exactly the bytes read() gives, a range outside the file is 416', async () => {
+      const { path, offset, length } = fx.block;
+      const wide = await collect(reader.streamRange(path, 0, offset + length));
+      expect(wide.length).toBe(offset + length);
+      expect(wide.subarray(offset).equals(fx.block.bytes)).toBe(true);
+      expect((await collect(reader.streamRange(path, offset, length))).equals(fx.block.bytes)).toBe(true);
+      const past = await failure(() => collect(reader.streamRange(path, offset, 1_000_000_000)));
+      expect([past.code, past.detail?.['status']]).toEqual(['CCP_ERR_FETCH_STATUS', 416]);
+      expect((await failure(() => collect(reader.streamRange(path, -1, 10)))).code).toBe('CCP_ERR_FETCH_BAD_RANGE');
+    });
+
     it('reads a real ZipNum block exactly; it parses to the captures cluster.idx announces', async () => {
       const got = Buffer.from(await reader.read(fx.block.path, fx.block.offset, fx.block.length));
       expect(got.equals(fx.block.bytes)).toBe(true);

@@ -201,6 +201,50 @@ export class UndiciRangeReader implements RangeReader {
     if (Number.isFinite(declared) && received !== declared) throw shortBody(this.policy, 0, declared, received, undefined);
   }
 
+  /**
+   * Bytes [offset, offset + length) as chunks, in one request (`Range`, 206, a matching Content-Range). Failures
+   * before the first chunk are retried like `read`; once bytes have been yielded a failure ends the iteration with
+   * CCP_ERR_FETCH_SHORT_BODY. No size cap (bulk mode streams whole WARC files); the first bytes must be gzip when
+   * `expectGzip`. Like `stream`, it holds no concurrency slot while the body is consumed.
+   */
+  async *streamRange(path: string, offset: number, length: number, signal?: AbortSignal): AsyncIterable<Uint8Array> {
+    this.assertOpen();
+    checkRangeArgs(offset, length, Number.MAX_SAFE_INTEGER);
+    const reqPath = this.requestPath(path);
+    const res = await this.withRetries(signal, async () => {
+      this.notify((o) => o.onRequest?.());
+      const r = await this.pool.request({
+        path: reqPath, method: 'GET', headers: { ...this.headers, range: `bytes=${offset}-${offset + length - 1}` }, signal,
+      });
+      if (r.statusCode !== 206) throw await statusFailure(r, { policy: this.policy, nowMs: this.clock.now(), offset, length });
+      try {
+        checkContentRange(headerOf(r.headers, 'content-range'), offset, length);
+      } catch (err) {
+        discard(r.body);
+        throw err;
+      }
+      return r;
+    });
+    let received = 0;
+    try {
+      for await (const chunk of res.body) {
+        const b = chunk as Buffer;
+        if (received === 0 && this.expectGzip) assertGzip(b, offset);
+        received += b.length;
+        this.notify((o) => o.onBytes?.(b.length));
+        yield b;
+      }
+    } catch (err) {
+      if (signal?.aborted) throw new AbortedError(signal.reason);
+      if (this.closing) throw new ReaderClosedError();
+      if (err instanceof CcpError && err.code === 'CCP_ERR_FETCH_NOT_GZIP') throw err;
+      throw shortBody(this.policy, offset, length, received, err);
+    } finally {
+      if (!res.body.destroyed) discard(res.body);
+    }
+    if (received !== length) throw shortBody(this.policy, offset, length, received, undefined);
+  }
+
   /** Closes the pool, wakes backoff sleeps and queued reads with CCP_ERR_READER_CLOSED. Idempotent. */
   close(): Promise<void> {
     this.closing ??= (async () => {

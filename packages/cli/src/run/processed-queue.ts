@@ -1,4 +1,4 @@
-import { CcpError, batchKey, decodeBatch, type Batch, type BatchConsumer, type BatchPublisher, type Delivery, type ObjectStore } from '@ccpipe/core';
+import { CcpError, batchKey, decodeMessage, type BatchConsumer, type BatchPublisher, type Delivery, type ObjectStore, type QueueMessage } from '@ccpipe/core';
 import { DEFAULT_DELIVERY_LIMIT, MemoryBatchQueue } from '@ccpipe/adapters';
 
 /** How a batch left the queue. */
@@ -48,9 +48,9 @@ export class ProcessedQueue {
       keys.map(async (key) => {
         const body = await store.get(key);
         if (body === null) return;
-        let batch: Batch;
+        let batch: QueueMessage;
         try {
-          batch = decodeBatch(body);
+          batch = decodeMessage(body);
         } catch {
           // not a batch (damaged, or put there by hand): set aside, so that it does not stop every later run
           await store.put(`${key.slice(0, -'.json'.length)}.bad`, body);
@@ -68,7 +68,7 @@ export class ProcessedQueue {
   }
 
   /** Publishes `batch` and resolves with how a worker settled it. */
-  private async publishSettled(batch: Batch, signal?: AbortSignal): Promise<Settlement> {
+  private async publishSettled(batch: QueueMessage, signal?: AbortSignal): Promise<Settlement> {
     if (this.failure !== null) throw this.failure;
     let onAbort: (() => void) | null = null;
     const settled = new Promise<Settlement>((resolve, reject) => {
@@ -123,9 +123,9 @@ export class ProcessedQueue {
   private async settle(body: Uint8Array, how: Settlement): Promise<void> {
     if (how === 'done') this.counts.done++;
     else this.counts.deadLettered++;
-    let batch: Batch;
+    let batch: QueueMessage;
     try {
-      batch = decodeBatch(body);
+      batch = decodeMessage(body);
     } catch {
       return; // not a batch: nobody published it through us
     }

@@ -5,3 +5,4 @@ export * from './part-order';
 export * from './queue-action';
 export * from './retry-policy';
 export * from './warc-path';
+export * from './warc-job';

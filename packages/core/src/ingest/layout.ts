@@ -12,6 +12,7 @@ import { batchKey } from './batch';
  * imports/<dataset>/<run>.json                      an import run: its inputs, options and start (ccpipe import)
  * batches/dataset_id=<id>/<batch key>/_SUCCESS.json completion marker, written last, with counts
  * inbox/dataset_id=<id>/<batch key>.json            a copy of the marker, written after it: the merger's to-do list
+ * bulk/dataset_id=<id>/<crawl>/w<fileNo>.json.gz    bulk mode: a WARC file job's kept records (deleted once its batches are done)
  * index/manifest.json, index/<version>/…            the merger's immutable index versions
  * ```
  * Batch folders written by older workers also hold `postings.json` (a per-batch postings delta
@@ -32,6 +33,8 @@ export const layout = {
   batchRejects: (datasetId: number, id: string): string => `${layout.batchDir(datasetId, id)}/import-rejects.jsonl`,
   /** An import run's record (`ccpipe import`): `run` is its fingerprint, the same for a rerun with the same arguments. */
   importRun: (dataset: string, run: string): string => `imports/${dataset}/${run}.json`,
+  /** Bulk mode: the kept records of WARC file `fileNo` of `crawl` (a WarcJob's `list`). */
+  bulkList: (datasetId: number, crawl: string, fileNo: number): string => `bulk/dataset_id=${datasetId}/${crawl}/w${String(fileNo).padStart(7, '0')}.json.gz`,
   inboxPrefix: (): string => 'inbox/',
   /** The inbox entry of a batch: a copy of its marker (see {@link layout.markerOfInboxEntry} for the way back). */
   inboxEntry: (datasetId: number, id: string): string => `inbox/dataset_id=${datasetId}/${batchKey(id)}.json`,

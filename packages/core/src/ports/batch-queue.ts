@@ -1,20 +1,20 @@
-import type { Batch } from '../ingest/batch';
+import type { QueueMessage } from '../ingest/warc-job';
 
-/** Publishes batches durably. */
+/** Publishes batches (and bulk mode's WARC file jobs) durably. */
 export interface BatchPublisher {
   /**
-   * Publishes one batch and resolves once the broker has confirmed it (persisted and routed). Many calls may be in
+   * Publishes one batch or WARC file job and resolves once the broker has confirmed it (persisted and routed). Many calls may be in
    * flight at once. Rejects with a retryable CcpError on a confirm timeout, a returned (unroutable) message or a lost
    * connection; the caller publishes again (batch ids are deterministic, so a duplicate is harmless downstream).
    */
-  publish(batch: Batch, signal?: AbortSignal): Promise<void>;
+  publish(message: QueueMessage, signal?: AbortSignal): Promise<void>;
   /** Idempotent. Waits for outstanding confirms first. */
   close(): Promise<void>;
 }
 
 /** One delivered message. Exactly one of ack / requeue / deadLetter is called, once. */
 export interface Delivery {
-  /** Raw message body (decode with decodeBatch; an undecodable body is dead-lettered by the caller). */
+  /** Raw message body (decode with decodeMessage; an undecodable body is dead-lettered by the caller). */
   readonly body: Uint8Array;
   /** Times this message was delivered before (0 on first delivery), as far as the broker tells. */
   readonly deliveryCount: number;

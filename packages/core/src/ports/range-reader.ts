@@ -12,6 +12,12 @@ export interface RangeReader {
   read(path: string, offset: number, length: number, signal?: AbortSignal): Promise<Uint8Array>;
   /** The whole file as a stream of chunks (for cluster.idx, paths files). */
   stream(path: string, signal?: AbortSignal): AsyncIterable<Uint8Array>;
+  /**
+   * Bytes [offset, offset + length) of `path` as a stream of chunks, in one request (bulk mode reads a whole WARC file
+   * or CDX file so). Errors as `read`'s; a failure before the first chunk is retried, one after it ends the iteration
+   * with CCP_ERR_FETCH_SHORT_BODY (retryable: the caller starts again where it needs). No size cap.
+   */
+  streamRange(path: string, offset: number, length: number, signal?: AbortSignal): AsyncIterable<Uint8Array>;
   /** Releases connections; idempotent. */
   close(): Promise<void>;
 }
