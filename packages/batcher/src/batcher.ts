@@ -15,6 +15,7 @@ import {
   type RecordFilter,
 } from '@ccpipe/core';
 import { saveCheckpoint, type Checkpoint, type FailedBlock } from './checkpoint';
+import type { ModeChoice } from './mode-choice';
 import type { PlannedBlock } from './plan-blocks';
 import type { TargetSet } from './targets';
 
@@ -45,6 +46,8 @@ export interface BatcherParams {
   publishWindow: number;
   /** Attempts per batch publish before the run fails (the checkpoint makes a rerun resume). */
   publishAttempts: number;
+  /** How the read mode was chosen (`--mode`), kept in the checkpoint for `ccpipe status`. */
+  modeChoice?: ModeChoice;
 }
 
 /** The ports a run uses. */
@@ -94,7 +97,7 @@ export const MAX_FAILED_IN_A_ROW = 16;
 const MAX_LISTED_FAILED = 1000;
 
 /** A block missing at the source (404, 410, 416) or that does not inflate: skipped. Anything else stops the run. */
-function skippableBlockError(err: unknown): boolean {
+export function skippableBlockError(err: unknown): boolean {
   if (!(err instanceof CcpError) || err.retryable) return false;
   if (err.code === 'CCP_ERR_CDX_BLOCK') return true;
   return err.code === 'CCP_ERR_FETCH_STATUS' && [404, 410, 416].includes(Number(err.detail?.['status']));
@@ -269,6 +272,31 @@ export async function runBatcher(p: BatcherParams, deps: BatcherDeps): Promise<B
 }
 
 function batchBlock(p: BatcherParams, ordinal: number, bytes: Uint8Array, summary: BatcherSummary, events: BatcherEvents): Batch[] {
+  const kept = keptRecords(p, bytes, summary, events);
+  const batches: Batch[] = [];
+  for (let seq = 0; seq * p.batchSize < kept.length; seq++) {
+    batches.push({
+      v: 1,
+      id: batchId(p.crawl, ordinal, seq),
+      crawl: p.crawl,
+      dataset: p.dataset,
+      datasetId: p.datasetId,
+      ...(p.store !== undefined && { store: p.store }),
+      blockNo: ordinal,
+      seq,
+      records: kept.slice(seq * p.batchSize, (seq + 1) * p.batchSize),
+    });
+  }
+  return batches;
+}
+
+/**
+ * The records of one CDX block (the bytes of its gzip member) the run keeps, as batch records: parsed, targeted and
+ * filtered, with the summary and `onBlock` counts. Both modes decide here, so they keep the same records.
+ */
+export function keptRecords(
+  p: Pick<BatcherParams, 'targets' | 'filter'>, bytes: Uint8Array, summary: BatcherSummary, events: Pick<BatcherEvents, 'onBlock'>,
+): BatchRecord[] {
   const { records, errors, lines } = parseCdxBlock(bytes);
   const dropped: Record<string, number> = {};
   const drop = (reason: string, n = 1): void => {
@@ -293,21 +321,7 @@ function batchBlock(p: BatcherParams, ordinal: number, bytes: Uint8Array, summar
   summary.records += lines;
   summary.kept += kept.length;
   events.onBlock?.({ records: lines, kept: kept.length, dropped, lineErrors: errors.length, bytes: bytes.length });
-  const batches: Batch[] = [];
-  for (let seq = 0; seq * p.batchSize < kept.length; seq++) {
-    batches.push({
-      v: 1,
-      id: batchId(p.crawl, ordinal, seq),
-      crawl: p.crawl,
-      dataset: p.dataset,
-      datasetId: p.datasetId,
-      ...(p.store !== undefined && { store: p.store }),
-      blockNo: ordinal,
-      seq,
-      records: kept.slice(seq * p.batchSize, (seq + 1) * p.batchSize),
-    });
-  }
-  return batches;
+  return kept;
 }
 
 function toBatchRecord(r: CdxRecord): BatchRecord {
@@ -334,6 +348,7 @@ function checkpointOf(
     ...(batchesPublished !== null && { batchesPublished }),
     ...(recordsPublished !== null && { recordsPublished }),
     ...(failedBlockCount > 0 && { failedBlocks: [...failedBlocks], failedBlockCount }),
+    ...(p.modeChoice !== undefined && { modeChoice: p.modeChoice }),
     done,
     updatedAt: new Date(clock.now()).toISOString(),
   };

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { CcpError, layout, type ObjectStore } from '@ccpipe/core';
+import type { ModeChoice } from './mode-choice';
 
 /** What a batcher run remembers between restarts. */
 export interface Checkpoint {
@@ -26,6 +27,13 @@ export interface Checkpoint {
   failedBlocks?: FailedBlock[];
   /** How many blocks were skipped in all (failedBlocks lists the first 1,000). */
   failedBlockCount?: number;
+  /**
+   * `bulk`: the dataset is published as WARC file jobs (docs/bulk.md); `nextPlanIndex` and `planLength` then count
+   * jobs, not CDX blocks. Absent: ranges mode (every checkpoint written before bulk mode existed).
+   */
+  mode?: 'bulk';
+  /** How `--mode auto` chose (or the mode that was asked for), with the estimate it chose from: shown by `ccpipe status`. */
+  modeChoice?: ModeChoice;
   done: boolean;
   updatedAt: string;
 }

@@ -8,3 +8,5 @@ export { batcherMetrics } from './metrics';
 export { chainEvents } from './progress';
 export * from './plan-blocks';
 export * from './targets';
+export * from './bulk';
+export * from './mode-choice';

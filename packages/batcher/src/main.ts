@@ -1,3 +1,4 @@
+import { tmpdir } from 'node:os';
 import { CcpError, compileFilter, hasCode, loadConfig, registeredDomainOf, type Config, type ConfigKey } from '@ccpipe/core';
 import {
   AmqpBatchPublisher,
@@ -20,6 +21,8 @@ import { batcherMetrics } from './metrics';
 import { planBlocks } from './plan-blocks';
 import { batcherProgress, chainEvents } from './progress';
 import { TargetSet } from './targets';
+import { loadWarcPaths, runBulkBatcher } from './bulk';
+import { chooseReadMode } from './read-mode';
 
 const USER_AGENT = 'ccpipe/0.1 (+https://github.com/ccpipe/ccpipe)';
 
@@ -87,11 +90,20 @@ export async function batcherMain(
       const plan = planBlocks(entries, { targets, maxBlocks: config.maxBlocks ?? null });
       const fingerprint = runFingerprint({ crawl, filter: filterSpecOf(config), batchSize: config.batchSize, targets: targets?.ranges ?? null, maxBlocks: config.maxBlocks ?? null });
       const checkpoint = await loadCheckpoint(store, datasetName, fingerprint, { reset: opts.resetCheckpoint === true });
+      const filter = compileFilter(filterSpecOf(config), { registeredDomainOf });
+      const bulk = await chooseReadMode({ asked: config.batcherMode, checkpoint, crawl, plan, filter, targets, maxBlocks: config.maxBlocks ?? null, reader, signal });
+      const choice = bulk.choice;
+      log.info({ mode: choice.mode, asked: choice.asked, reason: choice.reason, ...(choice.estimate !== undefined && { estimate: choice.estimate }) }, 'read mode chosen');
+      metrics.mode.set({ mode: choice.mode }, 1);
       const startIndex = checkpoint?.nextPlanIndex ?? 0;
       metrics.planned.set(plan.length);
-      metrics.checkpoint.set(startIndex);
+      metrics.checkpoint.set(choice.mode === 'bulk' ? 0 : startIndex);
       log.info({ clusterIdx: source, blocksInIndex: entries.length, planned: plan.length, resumeAt: startIndex, targets: targets?.size ?? 0 }, 'plan ready');
-      if (checkpoint?.done || startIndex >= plan.length) {
+      if (choice.mode === 'bulk' && checkpoint?.done === true) {
+        log.info({ jobs: checkpoint.planLength }, 'run already complete');
+        return 0;
+      }
+      if (choice.mode === 'ranges' && (checkpoint?.done || startIndex >= plan.length)) {
         // a run stopped between its last checkpoint save and the one saying done: it was complete, say so now
         if (checkpoint !== null) await completeCheckpoint(store, checkpoint, plan.length, new Date(systemClock.now()));
         log.info({ planned: plan.length }, 'run already complete');
@@ -99,7 +111,6 @@ export async function batcherMain(
       }
 
       const { entry: dataset, storeId } = await ensureDataset(store, datasetName, crawl, new Date());
-      const filter = compileFilter(filterSpecOf(config), { registeredDomainOf });
 
       const connection = new AmqpConnection({
         url: config.rabbitmqUrl,
@@ -127,8 +138,18 @@ export async function batcherMain(
       const running = emptySummary();
       const progress = batcherProgress({ total: plan.length, done: startIndex, tty: process.stderr.isTTY === true, log, summary: () => running });
       let summary: BatcherSummary;
+      const deps = {
+        reader, publisher, store, clock: systemClock, signal, summary: running,
+        events: chainEvents(metrics.events, progress.events, {
+          onBlockFailed: (e: { ordinal: number; code: string }) => log.error({ ordinal: e.ordinal, code: e.code }, 'CDX block skipped: it cannot be read or inflated (kept in the checkpoint as failedBlocks)'),
+        }, emptyFilterWatch((e) => log.warn({ ...e, filter: filterSpecOf(config) }, FILTER_KEPT_NOTHING))),
+      };
       try {
-        summary = await runBatcher(
+        summary = choice.mode === 'bulk' ? await runBulkBatcher({
+          crawl, dataset: datasetName, datasetId: dataset.id, store: storeId, fingerprint, plan, filter, targets, batchSize: config.batchSize,
+          publishWindow: 256, publishAttempts: 8, warcPaths: bulk.warcPaths ?? await loadWarcPaths(crawl, reader, signal),
+          spillDir: config.spillDir ?? tmpdir(), startJob: checkpoint?.nextPlanIndex ?? 0, choice,
+        }, deps) : await runBatcher(
           {
             crawl,
             dataset: datasetName,
@@ -147,13 +168,9 @@ export async function batcherMain(
             blockConcurrency: 4,
             publishWindow: 256,
             publishAttempts: 8,
+            modeChoice: choice,
           },
-          {
-            reader, publisher, store, clock: systemClock, signal, summary: running,
-            events: chainEvents(metrics.events, progress.events, {
-              onBlockFailed: (e) => log.error({ ordinal: e.ordinal, code: e.code }, 'CDX block skipped: it cannot be read or inflated (kept in the checkpoint as failedBlocks)'),
-            }, emptyFilterWatch((e) => log.warn({ ...e, filter: filterSpecOf(config) }, FILTER_KEPT_NOTHING))),
-          },
+          deps,
         );
       } finally {
         progress.stop();

@@ -3,7 +3,7 @@ import type { RangeReaderObserver } from '@ccpipe/adapters';
 import type { BatcherEvents } from './batcher';
 
 /** The batcher's metrics on `registry`, and the hooks that feed them. Labels are closed sets. */
-export function batcherMetrics(registry: Registry): { events: BatcherEvents; fetchObserver: RangeReaderObserver; planned: Gauge; checkpoint: Gauge } {
+export function batcherMetrics(registry: Registry): { events: BatcherEvents; fetchObserver: RangeReaderObserver; planned: Gauge; checkpoint: Gauge; mode: Gauge } {
   const registers = [registry];
   const blocks = new Counter({ name: 'ccpipe_batcher_blocks_fetched_total', help: 'CDX blocks fetched and parsed', registers });
   const read = new Counter({ name: 'ccpipe_batcher_cdx_records_read_total', help: 'CDX lines read', registers });
@@ -19,9 +19,11 @@ export function batcherMetrics(registry: Registry): { events: BatcherEvents; fet
   const slowDowns = new Counter({ name: 'ccpipe_batcher_http_slowdowns_total', help: 'overload answers (503/429) from the server', registers });
   const failedBlocks = new Counter({ name: 'ccpipe_batcher_blocks_failed_total', help: 'CDX blocks skipped because they cannot be had for good, by error code', labelNames: ['code'], registers });
   const planned = new Gauge({ name: 'ccpipe_batcher_blocks_planned', help: 'blocks in this run plan', registers });
+  const mode = new Gauge({ name: 'ccpipe_batcher_mode', help: 'the read mode of this run (1 for the mode in use: ranges or bulk)', labelNames: ['mode'], registers });
   const checkpoint = new Gauge({ name: 'ccpipe_batcher_checkpoint_blocks', help: 'plan blocks confirmed in order (checkpoint)', registers });
   return {
     planned,
+    mode,
     checkpoint,
     events: {
       onBlock: (e) => {

@@ -4,3 +4,4 @@ export * from './run-worker';
 export * from './store-identity';
 export * from './metrics';
 export * from './main';
+export * from './process-warc-job';

@@ -27,6 +27,11 @@ export function workerMetrics(registry: Registry): {
   const requests = new Counter({ name: 'ccpipe_worker_http_requests_total', help: 'HTTP requests sent (attempts)', registers });
   const retries = new Counter({ name: 'ccpipe_worker_http_retries_total', help: 'HTTP attempts retried, by status class', labelNames: ['status_class'], registers });
   const slowDowns = new Counter({ name: 'ccpipe_worker_http_slowdowns_total', help: 'overload answers (503/429) from the server', registers });
+  // requests and bytes per kept record, by how records are read: rate(requests) / rate(records) per mode
+  const sourceRecords = new Counter({ name: 'ccpipe_worker_source_records_total', help: 'kept records handled, by read mode (ranges: a request each; bulk: cut from a WARC file stream)', labelNames: ['mode'], registers });
+  const sourceRequests = new Counter({ name: 'ccpipe_worker_source_requests_total', help: 'requests for WARC bytes, by read mode (retried attempts not counted)', labelNames: ['mode'], registers });
+  const sourceBytes = new Counter({ name: 'ccpipe_worker_source_bytes_total', help: 'WARC bytes read for kept records, by read mode', labelNames: ['mode'], registers });
+  for (const mode of ['ranges', 'bulk'] as const) for (const c of [sourceRecords, sourceRequests, sourceBytes]) c.inc({ mode }, 0);
   const rows = new Counter({ name: 'ccpipe_worker_parquet_rows_written_total', help: 'rows written to Parquet parts', registers });
   const partBytes = new Counter({ name: 'ccpipe_worker_parquet_bytes_written_total', help: 'bytes of Parquet parts written', registers });
   const batchSeconds = new Histogram({ name: 'ccpipe_worker_batch_seconds', help: 'time to process one batch', buckets: [0.5, 1, 2, 5, 10, 20, 40, 80, 160, 320], registers });
@@ -44,9 +49,18 @@ export function workerMetrics(registry: Registry): {
     extractTimeoutRetry: (outcome) => timeoutRetries.inc({ outcome }),
     batch: {
       onRecord: (e) => {
+        sourceRecords.inc({ mode: e.mode });
+        if (e.mode === 'ranges' && e.bytes > 0) {
+          sourceRequests.inc({ mode: 'ranges' });
+          sourceBytes.inc({ mode: 'ranges' }, e.bytes);
+        }
         if (e.dropped !== undefined) dropped.inc({ filter: e.dropped });
         if (!e.ok) failed.inc({ reason: e.reason ?? 'unknown' });
         else if (e.row !== false) indexed.inc();
+      },
+      onSourceRead: (e) => {
+        if (e.requests > 0) sourceRequests.inc({ mode: 'bulk' }, e.requests);
+        if (e.bytes > 0) sourceBytes.inc({ mode: 'bulk' }, e.bytes);
       },
       onPartWritten: (e) => {
         rows.inc(e.rows);

@@ -15,7 +15,9 @@ export interface BatchDeps {
 /** Metric hooks (closed-set labels only). */
 export interface BatchEvents {
   /** `ok`: no failure; `dropped`: the quality filter that dropped the document (it has a row only under --keep-dropped). */
-  onRecord?(e: { ok: boolean; reason?: string; bytes: number; dropped?: string; row?: boolean }): void;
+  onRecord?(e: { ok: boolean; reason?: string; bytes: number; dropped?: string; row?: boolean; mode: 'ranges' | 'bulk' }): void;
+  /** Bulk mode read WARC bytes (`requests` sent, `bytes` received) for its records; ranges mode reads per record (`onRecord`'s bytes). */
+  onSourceRead?(e: { mode: 'bulk'; requests: number; bytes: number }): void;
   onPartWritten?(e: { rows: number; bytes: number }): void;
 }
 
@@ -26,6 +28,8 @@ export interface BatchOptions {
   includeText: boolean;
   /** The quality filters (default: none; documents are measured only). */
   quality?: QualityOptions;
+  /** How the records' bytes are had: a range request each (default), or cut from a whole-file stream (bulk mode). */
+  source?: 'ranges' | 'bulk';
 }
 
 /** The completion marker: its presence means every other file of the batch is complete. */
@@ -109,7 +113,9 @@ export async function processBatch(batch: Batch, deps: BatchDeps, opts: BatchOpt
       if (r.row) rows.push(r.row);
       if (r.failure) failures.push(r.failure);
       if (r.dropped !== undefined) dropped[r.dropped] = (dropped[r.dropped] ?? 0) + 1;
-      deps.events?.onRecord?.({ ok: r.failure === null, ...(r.failure ? { reason: r.failure.reason } : {}), bytes: r.bytes, row: r.row !== null, ...(r.dropped !== undefined && { dropped: r.dropped }) });
+      deps.events?.onRecord?.({
+        ok: r.failure === null, ...(r.failure ? { reason: r.failure.reason } : {}), bytes: r.bytes, row: r.row !== null, ...(r.dropped !== undefined && { dropped: r.dropped }), mode: opts.source ?? 'ranges',
+      });
     }
   };
   await Promise.all(Array.from({ length: Math.min(opts.concurrency, Math.max(1, batch.records.length)) }, lane));

@@ -1,7 +1,8 @@
 import { setMaxListeners } from 'node:events';
-import { decodeBatch, queueActionFor, type Batch, type BatchConsumer, type Delivery } from '@ccpipe/core';
+import { decodeMessage, isWarcJob, queueActionFor, type Batch, type BatchConsumer, type Delivery, type QueueMessage } from '@ccpipe/core';
 import { systemClock } from '@ccpipe/adapters';
 import { processBatch, type BatchDeps, type BatchMarker, type BatchOptions } from './process-batch';
+import { processWarcJob } from './process-warc-job';
 
 /** Hooks a worker's owner uses to log and count (closed-set labels only; never URLs). */
 export interface WorkerEvents {
@@ -21,7 +22,7 @@ export interface WorkerOptions extends BatchOptions {
    * Checks each batch belongs in the worker's store before any of it is read or written (store-identity.ts); a batch
    * it refuses is dead-lettered with its code. Default: none (tests over a bare store).
    */
-  identity?: { check(batch: Batch): Promise<void> };
+  identity?: { check(batch: Pick<Batch, 'store' | 'dataset' | 'datasetId'>): Promise<void> };
 }
 
 /** A running worker. */
@@ -69,14 +70,21 @@ export async function startWorker(consumer: BatchConsumer, deps: BatchDeps, opts
 
   const handleWith = async (d: Delivery, signal: AbortSignal, settling: () => void): Promise<void> => {
     const started = Date.now();
-    let batch: Batch | null = null;
+    let batch: QueueMessage | null = null;
     let outcome: { ok: true } | { ok: false; error: unknown };
+    const redelivered = d.redelivered || d.deliveryCount > 0;
     try {
-      batch = decodeBatch(d.body);
+      batch = decodeMessage(d.body);
       await opts.identity?.check(batch);
-      const r = await processBatch(batch, deps, opts, signal);
+      if (isWarcJob(batch)) {
+        // bulk mode: one WARC file, its sub-batches each reported as a batch
+        const r = await processWarcJob(batch, deps, opts, signal);
+        for (const b of r.batches) events.onBatchDone?.({ batchId: b.id, marker: b.outcome.marker, skipped: b.outcome.skipped, redelivered, ms: Date.now() - started });
+      } else {
+        const r = await processBatch(batch, deps, opts, signal);
+        events.onBatchDone?.({ batchId: batch.id, marker: r.marker, skipped: r.skipped, redelivered, ms: Date.now() - started });
+      }
       outcome = { ok: true };
-      events.onBatchDone?.({ batchId: batch.id, marker: r.marker, skipped: r.skipped, redelivered: d.redelivered || d.deliveryCount > 0, ms: Date.now() - started });
     } catch (error) {
       outcome = { ok: false, error };
     }

@@ -9,7 +9,7 @@ const COMMON: ConfigKey[] = [...STORE_KEYS, 'logLevel', 'rabbitmqUrl', 'brokerGi
 const BATCHER: ConfigKey[] = [
   ...COMMON, 'crawl', 'dataset', 'clusterIdxDir', 'batchSize', 'maxBlocks', 'domainsFile', 'filterStatus', 'filterLanguages',
   'filterLanguageMode', 'filterMimes', 'filterMimesDetected', 'filterUrlRegex', 'filterUrlRegexExclude', 'filterDomainsAllow', 'filterDomainsDeny', 'publishConfirmTimeoutMs',
-  'metricsFinalScrapeMs',
+  'metricsFinalScrapeMs', 'batcherMode', 'spillDir',
 ];
 const WORKER: ConfigKey[] = [...COMMON, 'prefetch', 'concurrency', 'extractThreads', 'extractTimeoutMs', 'dom', 'includeText', 'parquetEngine', 'rowGroupSize', ...QUALITY_KEYS];
 

@@ -106,6 +106,13 @@ export const OPTIONS = {
     'batcher: once done, keep /metrics up until one scrape has read the final values, at most this long; 0 = exit at once (compose sets 60000)',
   ),
   batchSize: opt(z.coerce.number().int().min(1).max(10_000).default(500), 'CCPIPE_BATCH_SIZE', 'batch-size', 'records per published batch'),
+  batcherMode: opt(
+    z.enum(['auto', 'bulk', 'ranges']).default('auto'),
+    'CCPIPE_BATCHER_MODE',
+    'mode',
+    'ranges: a batch of record ranges per CDX block, a request per record; bulk: a job per WARC file, read whole in one request; auto: ranges for --domains and selective filters, bulk otherwise (from a sample of the CDX; docs/bulk.md)',
+  ),
+  spillDir: opt(z.string().optional(), 'CCPIPE_SPILL_DIR', 'spill-dir', 'bulk mode: where the batcher groups kept records by WARC file on local disk (default: the system temp dir)'),
   maxBlocks: opt(z.coerce.number().int().min(1).optional(), 'CCPIPE_MAX_BLOCKS', 'max-blocks', 'stop after this many CDX blocks (sampling)'),
   domainsFile: opt(z.string().optional(), 'CCPIPE_DOMAINS_FILE', 'domains', 'file of registered domains or hosts to target, one per line'),
   filterStatus: opt(filterList.default(['200']), 'CCPIPE_FILTER_STATUS', 'status', "HTTP statuses to keep (comma-separated; 'any' = every status)"),

@@ -65,6 +65,11 @@ export function subBatchCount(records: number, batchSize: number): number {
   return Math.ceil(records / batchSize);
 }
 
+/** The id of sub-batch `seq` of a job: an ordinary batch id at block BULK_BLOCK_BASE + fileNo. */
+export function warcJobBatchId(job: Pick<WarcJob, 'crawl' | 'fileNo'>, seq: number): string {
+  return batchId(job.crawl, BULK_BLOCK_BASE + job.fileNo, seq);
+}
+
 /**
  * The sub-batches of a job, given its list (sorted by offset): ordinary batches, `batchSize` records each in list order.
  * Throws BatchFormatError when the list does not fit the job (count, file, order) or makes too many sub-batches.
@@ -81,7 +86,7 @@ export function subBatchesOf(job: WarcJob, list: readonly BatchRecord[]): Batch[
   const blockNo = BULK_BLOCK_BASE + job.fileNo;
   return Array.from({ length: n }, (_, seq) => ({
     v: 1 as const,
-    id: batchId(job.crawl, blockNo, seq),
+    id: warcJobBatchId(job, seq),
     crawl: job.crawl,
     dataset: job.dataset,
     datasetId: job.datasetId,

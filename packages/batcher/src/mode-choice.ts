@@ -1,0 +1,129 @@
+import type { BatchRecord, RangeReader } from '@ccpipe/core';
+import { emptySummary, keptRecords, skippableBlockError, type BatcherParams } from './batcher';
+import type { PlannedBlock } from './plan-blocks';
+
+/** What `--mode auto` estimated from a sample of the crawl's CDX, for one whole run. */
+export interface ModeEstimate {
+  /** CDX blocks read for the sample, their records and the records the filter kept. */
+  sampledBlocks: number;
+  sampledRecords: number;
+  sampledKept: number;
+  /** The run's planned blocks, records (planned blocks × records per sampled block) and kept records, estimated. */
+  plannedBlocks: number;
+  records: number;
+  kept: number;
+  /** WARC files of the crawl (warc.paths.gz) and CDX files the plan touches. */
+  warcFiles: number;
+  cdxFiles: number;
+  /** Requests and bytes each mode would move for the run. */
+  ranges: { requests: number; bytes: number };
+  bulk: { requests: number; bytes: number };
+}
+
+/** The mode a run uses and why (logged, kept in the checkpoint, shown by `ccpipe status`). */
+export interface ModeChoice {
+  mode: 'bulk' | 'ranges';
+  asked: 'auto' | 'bulk' | 'ranges';
+  reason: string;
+  estimate?: ModeEstimate;
+}
+
+/**
+ * What one request costs, in bytes of transfer it is worth, when the modes are compared: a range read of a 30 KB record
+ * costs a request and its bytes; a whole-file read costs the file. At 64 KiB a request, bulk wins from about one kept
+ * byte in ten; the host's request limit (503 SlowDown) is what makes requests dear.
+ */
+export const REQUEST_COST_BYTES = 64 * 1024;
+/** WARC bytes a file holds beyond its response records (request and metadata records, warcinfo): ≈ 10 % on Common Crawl. */
+const WARC_OVERHEAD = 1.1;
+
+/**
+ * Chooses the read mode for a run from an estimate: whichever moves less, counting each request as
+ * {@link REQUEST_COST_BYTES}. Pure.
+ */
+export function chooseMode(e: ModeEstimate): ModeChoice {
+  const cost = (m: { requests: number; bytes: number }): number => m.requests * REQUEST_COST_BYTES + m.bytes;
+  const ranges = cost(e.ranges);
+  const bulk = cost(e.bulk);
+  const mode = bulk < ranges ? 'bulk' : 'ranges';
+  const pct = e.records > 0 ? ((100 * e.kept) / e.records).toFixed(1) : '0';
+  return {
+    mode,
+    asked: 'auto',
+    reason: mode === 'bulk'
+      ? `the filter keeps ≈ ${pct}% of the records: reading whole WARC files moves ${fmt(e.bulk.bytes)} in ${e.bulk.requests} requests, against ${fmt(e.ranges.bytes)} in ${e.ranges.requests} range requests`
+      : `the filter keeps ≈ ${pct}% of the records: ${e.ranges.requests} range requests (${fmt(e.ranges.bytes)}) cost less than reading ${e.warcFiles} whole WARC files (${fmt(e.bulk.bytes)})`,
+    estimate: e,
+  };
+}
+
+const fmt = (n: number): string => (n >= 1e9 ? `${(n / 1e9).toFixed(1)} GB` : n >= 1e6 ? `${(n / 1e6).toFixed(1)} MB` : `${Math.round(n / 1e3)} kB`);
+
+/** Blocks a sample reads: up to `perShard` spread evenly over each CDX file's planned blocks, at most `max` in all. */
+export function sampleBlocks(plan: readonly PlannedBlock[], perShard = 3, max = 64): PlannedBlock[] {
+  const byShard = new Map<string, PlannedBlock[]>();
+  for (const b of plan) {
+    const l = byShard.get(b.entry.shard) ?? [];
+    l.push(b);
+    byShard.set(b.entry.shard, l);
+  }
+  const out: PlannedBlock[] = [];
+  for (const blocks of byShard.values()) {
+    const k = Math.min(perShard, blocks.length);
+    for (let i = 0; i < k; i++) out.push(blocks[Math.floor(((i + 0.5) * blocks.length) / k)]!);
+  }
+  if (out.length <= max) return out;
+  return Array.from({ length: max }, (_, i) => out[Math.floor(((i + 0.5) * out.length) / max)]!);
+}
+
+/**
+ * Estimates what each mode moves for the whole plan from a sample of its CDX blocks (read with range requests, parsed
+ * and filtered as the run would). A sample block that cannot be had is left out; none at all → the estimate says 0
+ * records, and ranges is chosen.
+ */
+export async function estimateModes(
+  p: Pick<BatcherParams, 'crawl' | 'plan' | 'filter' | 'targets'>, reader: RangeReader, warcFiles: number, signal?: AbortSignal,
+): Promise<ModeEstimate> {
+  const sample = sampleBlocks(p.plan);
+  const summary = emptySummary();
+  let keptBytes = 0;
+  let allBytes = 0;
+  let sampled = 0;
+  for (const b of sample) {
+    let bytes: Uint8Array;
+    try {
+      bytes = await reader.read(`cc-index/collections/${p.crawl}/indexes/${b.entry.shard}`, b.entry.offset, b.entry.length, signal);
+    } catch (err) {
+      if (skippableBlockError(err)) continue;
+      throw err;
+    }
+    sampled++;
+    let all = 0;
+    const kept: BatchRecord[] = keptRecords({ ...p, targets: p.targets }, bytes, summary, {
+      onBlock: () => undefined,
+    });
+    for (const r of kept) keptBytes += r.length;
+    // every record's length: what a whole-file read moves (the CDX lists the response records)
+    all = sumLengths(bytes);
+    allBytes += all;
+  }
+  const perBlock = sampled > 0 ? summary.records / sampled : 0;
+  const records = Math.round(perBlock * p.plan.length);
+  const keptShare = summary.records > 0 ? summary.kept / summary.records : 0;
+  const kept = Math.round(records * keptShare);
+  const meanAll = summary.records > 0 ? allBytes / summary.records : 0;
+  const meanKept = summary.kept > 0 ? keptBytes / summary.kept : 0;
+  const cdxFiles = new Set(p.plan.map((b) => b.entry.shard)).size;
+  return {
+    sampledBlocks: sampled, sampledRecords: summary.records, sampledKept: summary.kept,
+    plannedBlocks: p.plan.length, records, kept, warcFiles, cdxFiles,
+    ranges: { requests: kept, bytes: Math.round(kept * meanKept) },
+    bulk: { requests: warcFiles + cdxFiles, bytes: Math.round(records * meanAll * WARC_OVERHEAD) },
+  };
+}
+
+function sumLengths(block: Uint8Array): number {
+  // parsed again without the filter: every record's WARC length
+  const all = keptRecords({ targets: null, filter: () => ({ keep: true }) }, block, emptySummary(), {});
+  return all.reduce((n, r) => n + r.length, 0);
+}
