@@ -1,191 +1,179 @@
 'use strict';
-// CDX hot path: ZipNum block inflate → parse → default filter, against inflate alone on the SAME blocks.
+// CDX hot path as #25 asks it to be measured: inflate + parse + filter + the copy into batch records, against inflate
+// alone, on the SAME 3,000-line ZipNum blocks.
 //
-// Three sets, each measured alone:
-//  1. REAL: cdx_toolkit's filtered cdx-00187.gz, 1,140 real CC-MAIN-2024-30 lines in one gzip member
-//     (568 KB → 64 KB, 8.9:1, like a real 3,000-line block's ≈8:1).
-//  2. SYNTHETIC: every real CDX line in the corpus (≈4.7k) × 13, sorted, in 3,000-line blocks written with
-//     writeZipNumShard; copies get their own digest/offset/second so that neighbours differ as in a real
-//     shard (it still compresses ≈25:1, i.e. inflate is cheaper here than on real shards).
-//  3. REAL: cc-mirror-dev's 44 blocks of 50 lines (both crawls).
-// Times are process CPU time, best of N interleaved rounds (2 shared cores: expect noise; read the ratios).
-const { readFileSync, readdirSync } = require('node:fs');
+// Input: the real CDX lines of ../shared/corpus (cdx_toolkit's 1,140-line cdx-00187 excerpt of CC-MAIN-2024-30,
+// preciz's 100 + 1,285 CC-MAIN-2021-43 lines), sorted, then REPEATED in that order to fill the blocks: block k holds
+// lines k·3000 … k·3000+2999 of the endless cycle, so no line repeats within deflate's 32 KB window and a block
+// compresses like a real one (≈8:1). Each block is one gzip member (writeZipNumShard, level 6). Built afresh, the
+// same bytes, in every process; nothing is copied into the repo.
+//
+// Sides, each pass a process of its own (no heap or JIT state carried over), alternated (A B C, then C B A, …):
+//  A  inflate: inflateCdxBlock on each block (the library's inflate, faster than gunzipSync's defaults);
+//  B  batcher: the batcher's own per-block step, keptRecords (packages/batcher, both its modes call it: inflate,
+//     parse, targets, filter, copy into batch records), with the filter built as the batcher builds it
+//     (compileFilter(filterSpecOf(loadConfig({}))) with registeredDomainOf: status 200, English);
+//  C  json: the best alternative to the scanner: inflate, decode, JSON.parse per line into the same record, the same
+//     filter and the same copy, in a plain loop.
+// In each process: one warm-up pass over the blocks, then `--reps` timed passes; CPU (user + system, every thread:
+// GC helpers count) and wall seconds of the timed passes only. Medians over `--rounds` rounds; the ratio is
+// records/s of B over records/s of A, on CPU time and on wall time. Goal (#25): ≥ 0.7.
+//   node bench/cdx.bench.js [--rounds N (5)] [--reps N (12)] [--blocks N (10)]
+//   node bench/cdx.bench.js --child A|B|C [--reps N] [--blocks N]     one pass, JSON out (for node --cpu-prof)
+const { readFileSync } = require('node:fs');
 const { join } = require('node:path');
-const zlib = require('node:zlib');
-const core = require('@ccpipe/core');
+const { gunzipSync } = require('node:zlib');
+const { childOf, median, loadAvg } = require('./lib/proc');
 
 const CORPUS = join(__dirname, '..', '..', 'shared', 'corpus');
-const nonEmpty = (t) => t.split('\n').filter((l) => l.length > 0);
+const SOURCES = ['cocrawler-cdx_toolkit/warc_by_cdx/cdx-00187', 'preciz-common_crawl/index_snippet', 'preciz-common_crawl/api_response'];
+const BLOCK_LINES = 3000;
 
-function realLines() {
-  const out = [];
-  for (const p of ['cocrawler-cdx_toolkit/warc_by_cdx/cdx-00187', 'preciz-common_crawl/index_snippet', 'preciz-common_crawl/api_response']) {
-    out.push(...nonEmpty(readFileSync(join(CORPUS, p), 'utf8')));
+function opts(argv) {
+  const o = { rounds: 5, reps: 12, blocks: 10 };
+  for (let i = 0; i < argv.length; i++) {
+    const k = argv[i].replace(/^--/, '');
+    if (!(k in o)) throw new Error(`unknown flag ${argv[i]}`);
+    o[k] = Number(argv[++i]);
+    if (!Number.isSafeInteger(o[k]) || o[k] < 1) throw new Error(`bad value for --${k}`);
   }
-  for (const b of mirrorBlocks()) out.push(...nonEmpty(zlib.gunzipSync(b).toString('utf8')));
-  return out;
+  return o;
 }
 
-function mirrorBlocks() {
-  const blocks = [];
-  const root = join(CORPUS, 'cc-mirror-dev/cc-index/collections');
-  for (const crawl of readdirSync(root).sort()) {
-    const dir = join(root, crawl, 'indexes');
-    for (const e of core.parseClusterIdx(readFileSync(join(dir, 'cluster.idx'), 'utf8'))) {
-      blocks.push(readFileSync(join(dir, e.shard)).subarray(e.offset, e.offset + e.length));
-    }
-  }
-  return blocks;
+/** The blocks: `n` gzip members of 3,000 real lines each, cut from the sorted corpus lines repeated end to end. */
+function buildBlocks(n) {
+  const core = require('@ccpipe/core');
+  const lines = SOURCES.flatMap((p) => readFileSync(join(CORPUS, p), 'utf8').split('\n').filter((l) => l.length > 0)).sort();
+  const cycled = Array.from({ length: n * BLOCK_LINES }, (_, i) => lines[i % lines.length]);
+  const shard = core.writeZipNumShard(cycled, { shard: 'cdx-00000.gz', blockSize: BLOCK_LINES });
+  return { distinct: lines.length, shard, blocks: shard.entries.map((e) => shard.data.subarray(e.offset, e.offset + e.length)) };
 }
 
-/** The obvious alternative to the hand-rolled scanner: JSON.parse on every line, same record out. */
-function parseLineJson(line) {
-  const sp1 = line.indexOf(' ');
-  const sp2 = line.indexOf(' ', sp1 + 1);
-  const j = JSON.parse(line.slice(sp2 + 1));
+/** The filter exactly as the batcher's main builds it from the default config. */
+function batcherFilter() {
+  const core = require('@ccpipe/core');
+  const { filterSpecOf } = require('@ccpipe/batcher');
+  return core.compileFilter(filterSpecOf(core.loadConfig({})), { registeredDomainOf: core.registeredDomainOf });
+}
+
+/** Side C's parser: JSON.parse on the JSON part, the same record shape as parseCdxLine's. */
+function parseLineJson(t, s, e) {
+  const sp1 = t.indexOf(' ', s);
+  const sp2 = t.indexOf(' ', sp1 + 1);
+  const j = JSON.parse(t.slice(sp2 + 1, e));
   return {
-    surt: line.slice(0, sp1), timestamp: line.slice(sp1 + 1, sp2), url: j.url, mime: j.mime, mimeDetected: j['mime-detected'],
+    surt: t.slice(s, sp1), timestamp: t.slice(sp1 + 1, sp2), url: j.url, mime: j.mime, mimeDetected: j['mime-detected'],
     status: j.status, digest: j.digest, length: Number(j.length), offset: Number(j.offset), filename: j.filename,
     charset: j.charset, languages: j.languages ? j.languages.split(',') : [], redirect: j.redirect, encoding: j.encoding,
-    truncated: j.truncated,
+    truncated: j.truncated, extra: undefined, keyOrder: undefined,
   };
 }
 
-/** The library's decoding: ASCII-checked pieces of ~64 KB cut after a newline. */
-function decodePieces(buf) {
-  const out = [];
-  let p = 0;
-  while (p < buf.length) {
-    let e = p + 65536 < buf.length ? buf.indexOf(10, p + 65536) : -1;
-    e = e < 0 ? buf.length : e + 1;
-    out.push(core.decodeCdxText(buf.subarray(p, e)));
-    p = e;
-  }
+/** Side C's copy: the batcher's toBatchRecord, field for field. */
+function toBatchRecordJson(r) {
+  const out = { url: r.url, ts: r.timestamp, languages: r.languages, filename: r.filename, offset: r.offset, length: r.length };
+  if (r.status !== undefined) out.status = r.status;
+  if (r.mime !== undefined) out.mime = r.mime;
+  if (r.mimeDetected !== undefined) out.mimeDetected = r.mimeDetected;
+  if (r.charset !== undefined) out.charset = r.charset;
+  if (r.digest !== undefined) out.digest = r.digest;
   return out;
 }
 
-function parseTextJson(text) {
-  const records = [];
-  let start = 0;
-  while (start < text.length) {
-    let nl = text.indexOf('\n', start);
-    if (nl < 0) nl = text.length;
-    if (nl > start) records.push(parseLineJson(text.slice(start, nl)));
-    start = nl + 1;
+/** One side's work over the blocks, as an async function of one pass returning [records, kept]. */
+function sideOf(side, blocks) {
+  const core = require('@ccpipe/core');
+  if (side === 'A') {
+    return async () => {
+      for (const b of blocks) core.inflateCdxBlock(b);
+      return [blocks.length * BLOCK_LINES, 0];
+    };
   }
-  return records;
+  const filter = batcherFilter();
+  if (side === 'C') {
+    return async () => {
+      let records = 0;
+      let kept = 0;
+      for (const b of blocks) {
+        const t = core.decodeCdxText(core.inflateCdxBlock(b));
+        const out = [];
+        for (let s = 0; s < t.length; ) {
+          let e = t.indexOf('\n', s);
+          if (e < 0) e = t.length;
+          const rec = parseLineJson(t, s, e);
+          records++;
+          if (filter(rec).keep) out.push(toBatchRecordJson(rec));
+          s = e + 1;
+        }
+        kept += out.length;
+      }
+      return [records, kept];
+    };
+  }
+  // the batcher's own per-block step (both of its modes call it): parse, targets, filter, copy into batch records
+  const { keptRecords, emptySummary } = require('@ccpipe/batcher');
+  return async () => {
+    const summary = emptySummary();
+    let kept = 0;
+    for (const b of blocks) kept += keptRecords({ targets: null, filter }, b, summary, {}).length;
+    return [summary.records, kept];
+  };
 }
 
-/** Raw inflate after skipping the gzip header by hand (no CRC-32 check): the candidate to gunzipSync. */
-function inflateRawMember(buf) {
-  const flg = buf[3];
-  let p = 10;
-  if (flg & 4) p += 2 + (buf[10] | (buf[11] << 8));
-  if (flg & 8) while (buf[p++] !== 0);
-  if (flg & 16) while (buf[p++] !== 0);
-  if (flg & 2) p += 2;
-  return zlib.inflateRawSync(buf.subarray(p, buf.length - 8), { chunkSize: Math.min(1 << 20, Math.max(1 << 14, buf.length * 10)) });
-}
-
-const filter = core.compileFilter({});
-let sink = 0;
-
-const cases = {
-  'inflate only (gunzipSync, 16 KB chunks)': (blocks) => { for (const b of blocks) sink += zlib.gunzipSync(b).length; },
-  'inflate only (inflateCdxBlock)': (blocks) => { for (const b of blocks) sink += core.inflateCdxBlock(b).length; },
-  'inflate only (inflateRawSync, no CRC)': (blocks) => { for (const b of blocks) sink += inflateRawMember(b).length; },
-  'inflate + utf8 decode (whole block)': (blocks) => { for (const b of blocks) sink += core.inflateCdxBlock(b).toString('utf8').length; },
-  'inflate + decode (64 KB pieces)': (blocks) => { for (const b of blocks) sink += decodePieces(core.inflateCdxBlock(b)).length; },
-  'inflate + parse (JSON.parse per line)': (blocks) => {
-    for (const b of blocks) for (const t of decodePieces(core.inflateCdxBlock(b))) for (const r of parseTextJson(t)) sink += r.length & 1;
-  },
-  'inflate + parse (scanner)': (blocks) => { for (const b of blocks) sink += core.parseCdxBlock(b).records.length; },
-  'inflate + parse + filter (scanner)': (blocks) => {
-    for (const b of blocks) for (const r of core.parseCdxBlock(b).records) if (filter(r).keep) sink++;
-  },
-};
-
-// Process CPU time (user+system), best of N rounds: other engineers share the 2 cores, and CPU time of this
-// process is far less disturbed by them than wall time. GC threads' CPU time counts, as it should.
-function cpuMs(c0) {
+async function child(side, o) {
+  const { blocks } = buildBlocks(o.blocks);
+  const pass = sideOf(side, blocks);
+  await pass(); // warm-up
+  let records = 0;
+  let kept = 0;
+  const c0 = process.cpuUsage();
+  const t0 = process.hrtime.bigint();
+  for (let r = 0; r < o.reps; r++) {
+    const [n, k] = await pass();
+    records += n;
+    kept += k;
+  }
+  const wallS = Number(process.hrtime.bigint() - t0) / 1e9;
   const c = process.cpuUsage(c0);
-  return (c.user + c.system) / 1000;
+  return { side, records, kept, cpuS: (c.user + c.system) / 1e6, wallS, load1: require('node:os').loadavg()[0] };
 }
 
-function measure(name, fn, blocks, rounds, minMs) {
-  let best = Infinity;
-  for (let r = 0; r < rounds; r++) {
-    if (global.gc) global.gc();
-    let n = 0;
-    const c0 = process.cpuUsage();
-    let ms = 0;
-    do {
-      fn(blocks);
-      n++;
-      ms = cpuMs(c0);
-    } while (ms < minMs);
-    best = Math.min(best, ms / n);
+function main(o) {
+  const { distinct, blocks } = buildBlocks(o.blocks);
+  const gz = blocks.reduce((n, b) => n + b.length, 0);
+  const raw = blocks.reduce((n, b) => n + gunzipSync(b).length, 0);
+  console.log(`cdx bench (#25): ${o.blocks} blocks of ${BLOCK_LINES} lines cut from ${distinct} real corpus lines repeated in sorted order, one gzip member each: ${(gz / 1e6).toFixed(2)} MB gz → ${(raw / 1e6).toFixed(2)} MB (${(raw / gz).toFixed(1)}:1, ${Math.round(gz / o.blocks / 1000)} KB a block); ${o.reps} timed passes per process after one warm-up; ${o.rounds} rounds of A B C alternated; load average ${loadAvg()}`);
+  const run = childOf(__filename);
+  const sides = ['A', 'B', 'C'];
+  const names = { A: 'A inflate only', B: 'B batcher: inflate+parse+filter+copy', C: 'C JSON.parse alternative' };
+  const runs = { A: [], B: [], C: [] };
+  for (let round = 0; round < o.rounds; round++) {
+    for (const side of round % 2 === 0 ? sides : [...sides].reverse()) {
+      const r = run(['--child', side, '--reps', String(o.reps), '--blocks', String(o.blocks)]);
+      runs[side].push(r);
+      console.log(`round ${round + 1} ${side}: ${r.cpuS.toFixed(3)} CPU-s, ${r.wallS.toFixed(3)} s wall, ${(r.records / r.cpuS / 1e6).toFixed(2)} M rec/CPU-s, ${(r.records / r.wallS / 1e6).toFixed(2)} M rec/s wall${r.side !== 'A' ? `, kept ${r.kept}/${r.records}` : ''}; load ${r.load1.toFixed(2)}`);
+    }
   }
-  return best;
+  const m = (side, f) => median(runs[side].map(f));
+  const cpuRate = (side) => m(side, (r) => r.records / r.cpuS);
+  const wallRate = (side) => m(side, (r) => r.records / r.wallS);
+  for (const side of sides) {
+    console.log(`${names[side].padEnd(38)} median ${m(side, (r) => r.cpuS).toFixed(3)} CPU-s, ${m(side, (r) => r.wallS).toFixed(3)} s wall: ${(cpuRate(side) / 1e6).toFixed(2)} M records/CPU-s, ${(wallRate(side) / 1e6).toFixed(2)} M records/s wall`);
+  }
+  const keep = runs.B[0] ? runs.B[0].kept / runs.B[0].records : NaN;
+  console.log(`ratio B/A (goal ≥ 0.7): ${(cpuRate('B') / cpuRate('A')).toFixed(2)} on CPU time, ${(wallRate('B') / wallRate('A')).toFixed(2)} on wall time; JSON.parse alternative C/A: ${(cpuRate('C') / cpuRate('A')).toFixed(2)} CPU, ${(wallRate('C') / wallRate('A')).toFixed(2)} wall; the filter kept ${(100 * keep).toFixed(1)}% of the records`);
+  console.log(`load average after: ${loadAvg()}`);
 }
 
-function runSet(label, blocks, rounds, minMs) {
-  let lines = 0;
-  let bytes = 0;
-  let gzBytes = 0;
-  for (const b of blocks) {
-    const t = zlib.gunzipSync(b);
-    bytes += t.length;
-    gzBytes += b.length;
-    lines += nonEmpty(t.toString('utf8')).length;
-  }
-  console.log(`\n## ${label}: ${blocks.length} blocks, ${lines} lines, ${(gzBytes / 1e6).toFixed(2)} MB gz → ${(bytes / 1e6).toFixed(2)} MB (${(bytes / gzBytes).toFixed(1)}:1)`);
-  const times = {};
-  for (const [name, fn] of Object.entries(cases)) fn(blocks); // warm-up
-  // Rounds interleave the cases so that a burst of load on the machine hits them all alike.
-  for (let r = 0; r < rounds; r++) {
-    for (const [name, fn] of Object.entries(cases)) times[name] = Math.min(times[name] ?? Infinity, measure(name, fn, blocks, 1, minMs));
-  }
-  for (const [name] of Object.entries(cases)) {
-    const ms = times[name];
-    console.log(`${name.padEnd(42)} ${(ms).toFixed(2).padStart(8)} ms cpu  ${((lines / ms) * 1000 / 1e6).toFixed(2).padStart(6)} M records/s  ${((bytes / ms) * 1000 / 1e6).toFixed(0).padStart(5)} MB/s`);
-  }
-  const inflate = times['inflate only (inflateCdxBlock)'];
-  const full = times['inflate + parse + filter (scanner)'];
-  const parseFilterOnly = full - inflate;
-  console.log(`ratio end-to-end (inflate+parse+filter) / inflate-only throughput: ${(inflate / full).toFixed(2)}`);
-  console.log(`ratio parse+filter alone / inflate alone throughput:               ${(inflate / parseFilterOnly).toFixed(2)}`);
-  console.log(`scanner speed-up over JSON.parse (parse incl. inflate):            ${(times['inflate + parse (JSON.parse per line)'] / times['inflate + parse (scanner)']).toFixed(2)}x`);
-  console.log(`inflate time: inflateRawSync no CRC ${(times['inflate only (inflateRawSync, no CRC)'] / inflate).toFixed(2)}, gunzipSync 16 KB chunks ${(times['inflate only (gunzipSync, 16 KB chunks)'] / inflate).toFixed(2)} (inflateCdxBlock = 1)`);
+const argv = process.argv.slice(2);
+if (argv[0] === '--child') {
+  const side = argv[1];
+  if (!['A', 'B', 'C'].includes(side)) throw new Error(`bad side ${side}`);
+  const o = opts(argv.slice(2));
+  child(side, o).then((r) => console.log(JSON.stringify(r)), (err) => {
+    console.error(err);
+    process.exitCode = 1;
+  });
+} else {
+  main(opts(argv));
 }
-
-const lines = realLines().sort();
-const copies = 13;
-// Plain copies would sit next to each other once sorted and compress 60:1, making inflate look far cheaper
-// than on real shards (≈8:1, e.g. 185–217 KB per 3,000 lines in the real cluster.idx head). So every copy
-// after the first gets its own digest, offset and capture second: that is where real neighbours differ.
-const B32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
-let seed = 12345;
-const rnd = (n) => { seed = (seed * 1103515245 + 12345) >>> 0; return seed % n; };
-const synthetic = [];
-for (let i = 0; i < copies; i++) {
-  for (const l of lines) {
-    if (i === 0) { synthetic.push(l); continue; }
-    let digest = '';
-    for (let k = 0; k < 32; k++) digest += B32[rnd(32)];
-    synthetic.push(l
-      .replace(/^(\S+ \d{12})\d\d/, (_m, a) => `${a}${String(rnd(60)).padStart(2, '0')}`)
-      .replace(/"digest": "[^"]*"/, `"digest": "${digest}"`)
-      .replace(/"offset": "\d+"/, `"offset": "${rnd(1e9)}"`));
-  }
-}
-synthetic.sort();
-const shard = core.writeZipNumShard(synthetic, { shard: 'cdx-00000.gz', blockSize: 3000 });
-const bigBlocks = shard.entries.map((e) => shard.data.subarray(e.offset, e.offset + e.length));
-console.log(`real lines: ${lines.length}; synthetic set = ${copies} copies (digest/offset/second varied), sorted, in 3,000-line blocks (writeZipNumShard, level 6)`);
-
-const real187 = readFileSync(join(CORPUS, 'cocrawler-cdx_toolkit/warc_by_cdx/filtered_CC-MAIN-2024-30_cdx-00187.gz'));
-runSet('REAL cdx-00187 block (1,140 lines, one member)', [real187], 9, 200);
-runSet('SYNTHETIC 3,000-line blocks from real lines', bigBlocks, 9, 250);
-runSet('REAL cc-mirror-dev 50-line blocks', mirrorBlocks(), 9, 150);
-if (sink === 42) console.log('');
