@@ -1,8 +1,9 @@
-import { isAscii } from 'node:buffer';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { FormatError } from '../errors';
-import { cdxLineReason, parseCdxLineAt, SpecialCharFinder, type CdxLineReason, type CdxRecord } from './cdx-line';
+import { parseCdxBytes, type CdxBlockResult } from './cdx-block';
 import type { ClusterIdxEntry } from './cluster-idx';
+
+export { decodeCdxText, parseCdxBytes, parseCdxText, type CdxBlockResult, type CdxLineProblem } from './cdx-block';
 
 /** Error code of a ZipNum block that does not inflate. */
 export const CDX_BLOCK_ERROR = 'CCP_ERR_CDX_BLOCK';
@@ -22,92 +23,13 @@ export function inflateCdxBlock(gzBytes: Uint8Array): Buffer {
   }
 }
 
-/** A line of a block that did not parse: it is skipped and reported, never fatal to the block. */
-export interface CdxLineProblem {
-  /** 1-based line number within the block. */
-  lineNo: number;
-  reason: CdxLineReason | 'unexpected';
-  /** The FormatError from {@link parseCdxLine} (detail has an excerpt of the line). */
-  error: unknown;
-}
-
-/** Result of parsing one block. */
-export interface CdxBlockResult {
-  records: CdxRecord[];
-  errors: CdxLineProblem[];
-  /** Non-empty lines seen (records + errors). */
-  lines: number;
-}
-
-/**
- * Parses the text of a block, one CDX line per `\n` (a `\r` before it is tolerated, empty lines skipped).
- * A bad line is recorded in `errors` with its reason and never fails the rest. Pure.
- */
-export function parseCdxText(text: string): CdxBlockResult {
-  const out: CdxBlockResult = { records: [], errors: [], lines: 0 };
-  parseInto(text, 0, out);
-  out.lines = out.records.length + out.errors.length;
-  return out;
-}
-
-/** Parses `text` into `out`, numbering lines after `lineNo`; returns the last line number used. */
-function parseInto(text: string, lineNo: number, out: CdxBlockResult): number {
-  const { records, errors } = out;
-  let start = 0;
-  const n = text.length;
-  // Backslashes and control characters are found once per stretch, so that the per-line check costs nothing.
-  const special = new SpecialCharFinder(text);
-  while (start < n) {
-    let nl = text.indexOf('\n', start);
-    if (nl < 0) nl = n;
-    lineNo++;
-    if (nl > start && !(nl === start + 1 && text.charCodeAt(start) === 13)) {
-      try {
-        records.push(parseCdxLineAt(text, start, nl, lineNo, special.within(start, nl)));
-      } catch (err) {
-        errors.push({ lineNo, reason: cdxLineReason(err), error: err });
-      }
-    }
-    start = nl + 1;
-  }
-  return lineNo;
-}
-
-/**
- * Text is decoded in pieces of about this many bytes, cut after a `\n`. V8 puts strings above ~128 KB in
- * large-object space, and decoding + slicing a 1.5 MB block as one string measured ~2× slower than in
- * 64 KB pieces (docs/cdx.md). Parsed records then also pin only their piece, not the whole block.
- */
-const PIECE = 64 * 1024;
-
 /**
  * Inflates one ZipNum block and parses its lines (see {@link parseCdxText}); line numbers count from the
  * block's first line. Pure.
  * @throws FormatError `CCP_ERR_CDX_BLOCK` only when the block itself does not inflate.
  */
 export function parseCdxBlock(gzBytes: Uint8Array): CdxBlockResult {
-  const bytes = inflateCdxBlock(gzBytes);
-  const out: CdxBlockResult = { records: [], errors: [], lines: 0 };
-  let lineNo = 0;
-  let p = 0;
-  while (p < bytes.length) {
-    let e = p + PIECE < bytes.length ? bytes.indexOf(10, p + PIECE) : -1;
-    e = e < 0 ? bytes.length : e + 1;
-    // A cut after 0x0A never splits a UTF-8 sequence.
-    lineNo = parseInto(decodeCdxText(bytes.subarray(p, e)), lineNo, out);
-    p = e;
-  }
-  out.lines = out.records.length + out.errors.length;
-  return out;
-}
-
-/**
- * Decodes inflated CDX bytes as UTF-8. Common Crawl's CDX is ASCII (JSON written with escapes), and for
- * ASCII an ASCII check plus a Latin-1 copy is cheaper than the UTF-8 decoder (docs/cdx.md); any other text
- * takes the UTF-8 path. Pure.
- */
-export function decodeCdxText(bytes: Buffer): string {
-  return isAscii(bytes) ? bytes.toString('latin1') : bytes.toString('utf8');
+  return parseCdxBytes(inflateCdxBlock(gzBytes));
 }
 
 /** Options of {@link writeZipNumShard}. */

@@ -1,0 +1,161 @@
+// Finding the lines of a block that must leave the fast path: those holding a backslash (a JSON escape) or a control
+// byte other than `\n` (invalid raw in JSON; `\r` of a CRLF line too, which the general path then places outside the
+// JSON part). Real CC blocks have none, so what matters is how fast a clean block is shown clean.
+//
+// Searching the 32 byte values one `indexOf` (memchr) at a time costs ≈0.3 ns per byte, ≈170 ns per 540-byte CDX
+// line: a quarter of the parse. A regex character class measured 0.9 ns per byte, SWAR over a Uint32Array in JS 0.35.
+// A 16-bytes-at-a-time WebAssembly SIMD loop, copy into its memory included, measured ≈0.1 ns per byte (docs/cdx.md).
+// WebAssembly is part of the JS engine (no I/O, nothing loaded at run time): the module below is its whole source.
+// Where it cannot be compiled (no SIMD), the memchr search is used; both give the same answers (special-bytes.test.ts).
+
+/** The module, as WebAssembly text (the bytes are assembled from it by {@link scanModule}):
+ * ```wat
+ * (module
+ *   (memory (export "mem") 1)
+ *   ;; First offset in [from, end) of a byte < 0x20 other than 0x0a, or of 0x5c; -1 if none.
+ *   ;; Reads 16 bytes at a time: the 16 bytes after `end` must be inside the memory.
+ *   (func (export "scan") (param $from i32) (param $end i32) (result i32)
+ *     (local $p i32) (local $v v128)
+ *     (local.set $p (local.get $from))
+ *     (block $done
+ *       (loop $next
+ *         (br_if $done (i32.ge_u (local.get $p) (local.get $end)))
+ *         (local.set $v (v128.load (local.get $p)))
+ *         (local.tee $v (v128.or
+ *           (v128.and (i8x16.lt_u (local.get $v) (i8x16.splat 0x20)) (i8x16.ne (local.get $v) (i8x16.splat 0x0a)))
+ *           (i8x16.eq (local.get $v) (i8x16.splat 0x5c))))
+ *         (if (v128.any_true)
+ *           (then
+ *             (local.set $p (i32.add (local.get $p) (i32.ctz (i8x16.bitmask (local.get $v)))))
+ *             (return (if (result i32) (i32.lt_u (local.get $p) (local.get $end))
+ *               (then (local.get $p)) (else (i32.const -1))))))
+ *         (local.set $p (i32.add (local.get $p) (i32.const 16)))
+ *         (br $next)))
+ *     (i32.const -1)))
+ * ```
+ * (`i8x16.splat c` is written as a `v128.const` of 16 bytes `c`.)
+ */
+function scanModule(): Uint8Array {
+  const leb = (n: number): number[] => {
+    const out: number[] = [];
+    do {
+      const b = n & 0x7f;
+      n >>>= 7;
+      out.push(n !== 0 ? b | 0x80 : b);
+    } while (n !== 0);
+    return out;
+  };
+  const section = (id: number, body: number[]): number[] => [id, ...leb(body.length), ...body];
+  const name = (s: string): number[] => [s.length, ...Array.from(s, (c) => c.charCodeAt(0))];
+  const simd = (op: number): number[] => [0xfd, ...leb(op)];
+  const splat = (byte: number): number[] => [...simd(0x0c), ...new Array<number>(16).fill(byte)];
+  const [I32, V128, BLOCK, LOOP, IF, ELSE, END, BR, BR_IF, RETURN] = [0x7f, 0x7b, 0x02, 0x03, 0x04, 0x05, 0x0b, 0x0c, 0x0d, 0x0f];
+  const [GET, SET, TEE, CONST, LT_U, GE_U, ADD, CTZ, VOID] = [0x20, 0x21, 0x22, 0x41, 0x49, 0x4f, 0x6a, 0x68, 0x40];
+  const [LOAD, EQ, NE, LT_U8, AND, OR, ANY_TRUE, BITMASK] = [0x00, 0x23, 0x24, 0x26, 0x4e, 0x50, 0x53, 0x64];
+  const [FROM, END_, P, V] = [0, 1, 2, 3];
+  const body = [
+    2, 1, I32, 1, V128, // locals $p, $v
+    GET, FROM, SET, P,
+    BLOCK, VOID,
+    LOOP, VOID,
+    GET, P, GET, END_, GE_U, BR_IF, 1,
+    GET, P, ...simd(LOAD), 0, 0, SET, V,
+    GET, V, ...splat(0x20), ...simd(LT_U8), GET, V, ...splat(0x0a), ...simd(NE), ...simd(AND),
+    GET, V, ...splat(0x5c), ...simd(EQ), ...simd(OR),
+    TEE, V, ...simd(ANY_TRUE),
+    IF, VOID,
+    GET, P, GET, V, ...simd(BITMASK), CTZ, ADD, SET, P,
+    GET, P, GET, END_, LT_U, IF, I32, GET, P, ELSE, CONST, 0x7f, END, RETURN,
+    END,
+    GET, P, CONST, 16, ADD, SET, P,
+    BR, 0,
+    END,
+    END,
+    CONST, 0x7f, // -1
+    END,
+  ];
+  return Uint8Array.from([
+    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
+    ...section(1, [1, 0x60, 2, I32, I32, 1, I32]), // type 0: (i32, i32) -> i32
+    ...section(3, [1, 0]), // func 0: type 0
+    ...section(5, [1, 0x00, 1]), // memory 0: 1 page, no maximum
+    ...section(7, [2, ...name('scan'), 0x00, 0, ...name('mem'), 0x02, 0]),
+    ...section(10, [1, ...leb(body.length), ...body]),
+  ]);
+}
+
+interface ScanExports {
+  mem: { buffer: ArrayBuffer; grow(pages: number): number };
+  scan(from: number, end: number): number;
+}
+interface WasmApi {
+  Module: new (bytes: Uint8Array) => object;
+  Instance: new (module: object) => { exports: unknown };
+}
+
+function instantiate(): ScanExports | null {
+  const api = (globalThis as { WebAssembly?: WasmApi }).WebAssembly;
+  if (api === undefined) return null;
+  try {
+    return new api.Instance(new api.Module(scanModule())).exports as ScanExports;
+  } catch {
+    return null; // an engine without WebAssembly SIMD
+  }
+}
+
+let wasm: ScanExports | null | undefined;
+const PAGE = 65536;
+
+/** Bytes searched by the fallback: `\` and the control bytes other than `\n`. */
+const SPECIAL_BYTES: readonly number[] = [0x5c, ...Array.from({ length: 32 }, (_, c) => c).filter((c) => c !== 0x0a)];
+
+/**
+ * Tells, line after line, whether a stretch of `bytes` holds a backslash or a control byte other than `\n`.
+ * Keeps the next such position and searches again only once a line starts past it, so a clean block costs one
+ * search. Only one finder may be in use at a time per thread (they share the module's memory): make one per block,
+ * use it, drop it. `start` must not go back between calls. Not exported from the package.
+ */
+export class SpecialByteFinder {
+  private next: number;
+  private readonly nextOf: Int32Array | null = null;
+
+  /** @param useWasm false forces the memchr fallback (tests compare the two). */
+  constructor(private readonly bytes: Uint8Array, useWasm = true) {
+    if (wasm === undefined) wasm = instantiate();
+    if (useWasm && wasm !== null) {
+      const need = bytes.length + 16;
+      const have = wasm.mem.buffer.byteLength;
+      if (have < need) wasm.mem.grow(Math.ceil((need - have) / PAGE));
+      const mem = new Uint8Array(wasm.mem.buffer, 0, need);
+      mem.set(bytes);
+      mem.fill(0x20, bytes.length); // the loop reads up to 15 bytes past the end
+      this.next = wasm.scan(0, bytes.length);
+    } else {
+      this.nextOf = Int32Array.from(SPECIAL_BYTES, (b) => indexOfByte(bytes, b, 0));
+      this.next = this.minFrom(0);
+    }
+  }
+
+  /** True when `[start, end)` holds a special byte. */
+  within(start: number, end: number): boolean {
+    if (this.next < 0 || this.next >= end) return false;
+    if (this.next < start) this.next = this.nextOf === null ? wasm!.scan(start, this.bytes.length) : this.minFrom(start);
+    return this.next >= 0 && this.next < end;
+  }
+
+  private minFrom(start: number): number {
+    const nextOf = this.nextOf!;
+    let min = -1;
+    for (let i = 0; i < nextOf.length; i++) {
+      let p = nextOf[i]!;
+      if (p >= 0 && p < start) nextOf[i] = p = indexOfByte(this.bytes, SPECIAL_BYTES[i]!, start);
+      if (p >= 0 && (min < 0 || p < min)) min = p;
+    }
+    return min;
+  }
+}
+
+/** Buffer's indexOf is memchr; a plain Uint8Array's is a JS loop (same answer, slower). */
+function indexOfByte(bytes: Uint8Array, b: number, from: number): number {
+  return bytes.indexOf(b, from);
+}
