@@ -20,7 +20,7 @@ export async function devBatches(
   const reader = devReader();
   const { entries } = await loadClusterIdx(crawl, { localDir: '/nonexistent', reader });
   const out: Batch[] = [];
-  const publisher: BatchPublisher = { publish: async (b) => void out.push(b), close: async () => undefined };
+  const publisher: BatchPublisher = { publish: async (b) => void out.push(b as Batch), close: async () => undefined };
   await runBatcher(
     {
       crawl, dataset: crawl, datasetId: opts.datasetId, fingerprint: runFingerprint({}), plan: planBlocks(entries, { maxBlocks: opts.maxBlocks ?? null }),

@@ -21,14 +21,26 @@ describe('ingestStatus (/v1/status of ccpipe api)', () => {
     });
     const s = await ingestStatus(store, new Map([[1, 3], [2, 2]]));
     expect(s.datasets).toEqual([
-      { dataset_id: 1, name: 'CC-MAIN-2030-40', crawl: 'CC-MAIN-2030-40', blocksPlanned: 7, blocksDone: 7, batcherDone: true, batchesPublished: 3, recordsPublished: null, batchesMerged: 3, done: true },
-      { dataset_id: 2, name: 'CC-MAIN-2030-44', crawl: 'CC-MAIN-2030-44', blocksPlanned: 8, blocksDone: 5, batcherDone: false, batchesPublished: 2, recordsPublished: null, batchesMerged: 2, done: false },
+      { dataset_id: 1, name: 'CC-MAIN-2030-40', crawl: 'CC-MAIN-2030-40', mode: 'ranges', modeChoice: null, blocksPlanned: 7, blocksDone: 7, batcherDone: true, batchesPublished: 3, recordsPublished: null, batchesMerged: 3, done: true },
+      { dataset_id: 2, name: 'CC-MAIN-2030-44', crawl: 'CC-MAIN-2030-44', mode: 'ranges', modeChoice: null, blocksPlanned: 8, blocksDone: 5, batcherDone: false, batchesPublished: 2, recordsPublished: null, batchesMerged: 2, done: false },
     ]);
     expect(s).toMatchObject({ blocksPlanned: 15, blocksRead: 12, batchesPublished: 5, recordsPublished: null, batchesMerged: 5, done: false });
     // batcher done but a batch not merged yet (a worker still on it, or in the DLQ): not done
     await store.put(layout.batcherCheckpoint('CC-MAIN-2030-44'), Buffer.from(JSON.stringify({ dataset: 'CC-MAIN-2030-44', planLength: 8, nextPlanIndex: 8, batchesPublished: 4, done: true })));
     expect((await ingestStatus(store, new Map([[1, 3], [2, 3]]))).done).toBe(false);
     expect((await ingestStatus(store, new Map([[1, 3], [2, 4]]))).done).toBe(true);
+  });
+
+  it('says how each crawl is read: bulk or ranges, what was asked and why', async () => {
+    const store = await storeWith({
+      'CC-MAIN-2030-40': { planLength: 3, nextPlanIndex: 3, batchesPublished: 9, done: true, mode: 'bulk', modeChoice: { mode: 'bulk', asked: 'auto', reason: 'the filter keeps ≈ 44%' } },
+      'CC-MAIN-2030-44': { planLength: 8, nextPlanIndex: 5, batchesPublished: 2, done: false, modeChoice: { mode: 'ranges', asked: 'ranges', reason: 'asked for (--mode)' } },
+    });
+    const s = await ingestStatus(store, new Map());
+    expect(s.datasets.map((d) => [d.mode, d.modeChoice])).toEqual([
+      ['bulk', { asked: 'auto', reason: 'the filter keeps ≈ 44%' }],
+      ['ranges', { asked: 'ranges', reason: 'asked for (--mode)' }],
+    ]);
   });
 
   it('a checkpoint without a batch count is never done; no checkpoint at all is not done either', async () => {
@@ -54,7 +66,7 @@ describe('ingestStatus (/v1/status of ccpipe api)', () => {
     const only40 = ingestStatusOf(facts, merged, (id, name) => id === 1 && name === 'CC-MAIN-2030-40');
     expect(only40).toEqual({
       blocksPlanned: 7, blocksRead: 7, batchesPublished: 3, recordsPublished: 2500, batchesMerged: 3, done: true,
-      datasets: [{ dataset_id: 1, name: 'CC-MAIN-2030-40', crawl: 'CC-MAIN-2030-40', blocksPlanned: 7, blocksDone: 7, batcherDone: true, batchesPublished: 3, recordsPublished: 2500, batchesMerged: 3, done: true }],
+      datasets: [{ dataset_id: 1, name: 'CC-MAIN-2030-40', crawl: 'CC-MAIN-2030-40', mode: 'ranges', modeChoice: null, blocksPlanned: 7, blocksDone: 7, batcherDone: true, batchesPublished: 3, recordsPublished: 2500, batchesMerged: 3, done: true }],
     });
     expect(JSON.stringify(ingestStatusOf(facts, merged, () => false))).not.toContain('2030-44');
   });

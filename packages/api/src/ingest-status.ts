@@ -9,6 +9,8 @@ interface CheckpointFacts {
   batchesPublished?: number;
   recordsPublished?: number;
   done?: boolean;
+  mode?: 'bulk';
+  modeChoice?: { mode?: string; asked?: string; reason?: string };
 }
 
 /** One registered dataset's batcher checkpoint, as read from the store ({@link readIngestFacts}). */
@@ -24,8 +26,13 @@ export interface DatasetIngest {
   dataset_id: number;
   name: string;
   crawl: string | null;
+  /** How the batcher reads the crawl: a range request per record, or whole WARC files (docs/bulk.md). */
+  mode: 'ranges' | 'bulk';
+  /** How the mode was chosen (`--mode`, auto's estimate), as the batcher said; null for a checkpoint without it. */
+  modeChoice: { asked: string; reason: string } | null;
+  /** In ranges mode CDX blocks; in bulk mode WARC file jobs. */
   blocksPlanned: number;
-  /** Blocks whose batches are all published (the batcher's checkpoint). */
+  /** Blocks (bulk mode: WARC file jobs) whose batches are all published (the batcher's checkpoint). */
   blocksDone: number;
   batcherDone: boolean;
   /** Batches the batcher published for those blocks (null: a checkpoint written before they were counted). */
@@ -87,6 +94,8 @@ export function ingestStatusOf(
     const batcherDone = cp.done === true;
     datasets.push({
       dataset_id: id, name, crawl: cp.crawl ?? crawl,
+      mode: cp.mode === 'bulk' ? 'bulk' : 'ranges',
+      modeChoice: typeof cp.modeChoice?.reason === 'string' ? { asked: String(cp.modeChoice.asked ?? ''), reason: cp.modeChoice.reason } : null,
       blocksPlanned: cp.planLength ?? 0, blocksDone: cp.nextPlanIndex ?? 0, batcherDone, batchesPublished: published,
       recordsPublished: typeof cp.recordsPublished === 'number' ? cp.recordsPublished : null, batchesMerged: merged,
       done: batcherDone && published !== null && merged >= published,

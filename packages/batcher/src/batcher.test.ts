@@ -197,7 +197,7 @@ describe('runBatcher over cc-mirror-dev', () => {
           stop.abort(new Error('SIGTERM'));
           signal?.throwIfAborted();
         }
-        confirmed.push(batch);
+        confirmed.push(batch as Batch);
       },
       close: async () => undefined,
     };

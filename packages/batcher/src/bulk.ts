@@ -127,12 +127,14 @@ export async function runBulkBatcher(p: BulkParams, deps: BatcherDeps): Promise<
       };
       while (inflight.size >= p.publishWindow) await Promise.race(inflight);
       if (failure) break;
-      events.onBatchPublished?.(job.records);
+      // counted as the sub-batches (what workers complete and markers show), with their records
+      const sizes = Array.from({ length: batches }, (_, s) => Math.min(p.batchSize, job.records - s * p.batchSize));
+      for (const n of sizes) events.onBatchPublished?.(n);
       const task = publishWithRetry(p, deps, job).then(
         () => {
           confirmed[i] = true;
           summary.batches += batches;
-          events.onBatchConfirmed?.(job.records);
+          for (const n of sizes) events.onBatchConfirmed?.(n);
         },
         (err: unknown) => {
           if (!signal?.aborted) failure ??= err;

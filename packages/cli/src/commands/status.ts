@@ -19,7 +19,29 @@ export interface PipelineStatus {
     datasets: Record<string, { batches: number; rows: number; failedRecords: number; failedByReason?: Record<string, number>; droppedByFilter?: Record<string, number> }>;
   };
   index: { current: string | null; versions: string[] };
-  datasets: { id: number; name: string; crawl: string | null; kind: 'crawl' | 'import'; sources?: string[] }[];
+  datasets: { id: number; name: string; crawl: string | null; kind: 'crawl' | 'import'; sources?: string[]; read?: ReadMode }[];
+}
+
+/** How a crawl's batcher reads it (docs/bulk.md): the mode, what was asked (`--mode`) and why, from its checkpoint. */
+export interface ReadMode {
+  mode: 'ranges' | 'bulk';
+  asked?: string;
+  reason?: string;
+}
+
+async function readModeOf(store: ObjectStore, dataset: string): Promise<ReadMode | undefined> {
+  const bytes = await store.get(layout.batcherCheckpoint(dataset));
+  if (bytes === null) return undefined;
+  try {
+    const cp = JSON.parse(Buffer.from(bytes).toString('utf8')) as { mode?: string; modeChoice?: { asked?: string; reason?: string } };
+    return {
+      mode: cp.mode === 'bulk' ? 'bulk' : 'ranges',
+      ...(typeof cp.modeChoice?.asked === 'string' && { asked: cp.modeChoice.asked }),
+      ...(typeof cp.modeChoice?.reason === 'string' && { reason: cp.modeChoice.reason }),
+    };
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -69,7 +91,12 @@ export async function pipelineStatus(opts: { store: ObjectStore; rabbitmqUrl: st
     queue,
     batches: await batchesOf(opts.store),
     index: { current: manifest.current, versions: manifest.versions.map((v) => v.version) },
-    datasets: reg ? parseDatasetRegistry(reg).datasets.map((d) => ({ id: d.id, name: d.name, crawl: d.crawl, kind: kindOf(d), ...(d.sources !== undefined && { sources: d.sources }) })) : [],
+    datasets: reg
+      ? await Promise.all(parseDatasetRegistry(reg).datasets.map(async (d) => {
+        const read = kindOf(d) === 'crawl' ? await readModeOf(opts.store, d.name) : undefined;
+        return { id: d.id, name: d.name, crawl: d.crawl, kind: kindOf(d), ...(d.sources !== undefined && { sources: d.sources }), ...(read !== undefined && { read }) };
+      }))
+      : [],
   };
 }
 
