@@ -46,15 +46,16 @@ const PIECE = 64 * 1024;
  */
 export function parseCdxBytes(bytes: Buffer): CdxBlockResult {
   const out: CdxBlockResult = { records: [], errors: [], lines: 0 };
-  const special = new SpecialByteFinder(bytes);
   const scanner = new LineScanner(bytes);
   let lineNo = 0;
   for (let p = 0; p < bytes.length; ) {
     let e = p + PIECE < bytes.length ? bytes.indexOf(10, p + PIECE) : -1;
     e = e < 0 ? bytes.length : e + 1;
-    // A cut after 0x0A never splits a UTF-8 sequence.
+    // A cut after 0x0A never splits a UTF-8 sequence. Per piece, not per block: the piece is still in the CPU cache
+    // when it is decoded.
     const piece = bytes.subarray(p, e);
-    lineNo = isAscii(piece) ? parseAsciiInto(scanner, special, p, e, lineNo, out) : parseTextInto(piece.toString('utf8'), lineNo, out);
+    const special = SpecialByteFinder.of(piece);
+    lineNo = special !== null ? parseAsciiInto(scanner, special, p, e, lineNo, out) : parseTextInto(piece.toString('utf8'), lineNo, out);
     p = e;
   }
   out.lines = out.records.length + out.errors.length;
@@ -104,7 +105,7 @@ function parseAsciiInto(scanner: LineScanner, special: SpecialByteFinder, p: num
     lineNo++;
     if (nl > s) {
       // a CRLF line's `\r` is special: such lines, and empty `\r` lines, take the general path
-      const flagged = special.within(s, nl);
+      const flagged = special.within(s - p, nl - p);
       const rec = flagged ? null : scanner.line(s, nl);
       if (rec !== null) records.push(rec);
       else if (!(nl === s + 1 && text.charCodeAt(s - p) === 13)) parseOne(text, s - p, nl - p, lineNo, flagged, out);
@@ -117,9 +118,12 @@ function parseAsciiInto(scanner: LineScanner, special: SpecialByteFinder, p: num
 const N_KEYS = CDX_FIELD_ORDER.length;
 const [STATUS, LENGTH, OFFSET] = [3, 5, 6];
 
-// What precedes each key's value in Common Crawl's layout: `{"url": "` for the first key, `, "KEY": "` for the others.
-// Each pattern is compared as little-endian 32-bit words read with a DataView (the last one overlapping the one before
-// when the length is not a multiple of 4): 3–5 compares a key instead of the 8–18 charCodeAt of the line parser.
+// What precedes each key's value in Common Crawl's layout: `{"url": "` for the first key, `, "KEY": "` for the others
+// (9 to 20 bytes). Each pattern is compared 8 bytes at a time, read as little-endian float64 with a DataView (the last
+// read overlapping the one before when the length is not a multiple of 8): 2–3 compares a key instead of the 8–18
+// charCodeAt of the line parser (int32 words measured ≈15% slower on the scan, bytes ≈25%). Comparing doubles is
+// comparing bytes here: two doubles are === exactly when their bits are equal, except NaN (never equal) and ±0 (equal
+// with different bits); a pattern's 8 ASCII bytes are neither, so a NaN read never matches, as it should not.
 const PATTERN_LEN: number[] = [];
 const WORD_AT: number[] = [];
 const WORD: number[] = [];
@@ -127,10 +131,10 @@ const FIRST_WORD: number[] = [0];
 for (const [i, key] of CDX_FIELD_ORDER.entries()) {
   const b = Buffer.from(`${i === 0 ? '{' : ', '}"${key}": "`, 'latin1');
   PATTERN_LEN.push(b.length);
-  for (let o = 0; o < b.length; o += 4) {
-    const at = Math.min(o, b.length - 4);
+  for (let o = 0; o < b.length; o += 8) {
+    const at = Math.min(o, b.length - 8);
     WORD_AT.push(at);
-    WORD.push(b.readInt32LE(at));
+    WORD.push(b.readDoubleLE(at));
   }
   FIRST_WORD.push(WORD.length);
 }
@@ -235,7 +239,7 @@ class LineScanner {
     if (at + PATTERN_LEN[k]! >= close) return false;
     const dv = this.dv;
     for (let i = FIRST_WORD[k]!, last = FIRST_WORD[k + 1]!; i < last; i++) {
-      if (dv.getInt32(at + WORD_AT[i]!, true) !== WORD[i]) return false;
+      if (dv.getFloat64(at + WORD_AT[i]!, true) !== WORD[i]) return false;
     }
     return true;
   }
