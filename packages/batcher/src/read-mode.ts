@@ -35,6 +35,7 @@ export async function chooseReadMode(a: {
     return { choice: a.checkpoint.modeChoice ?? { mode: begun, asked: a.asked, reason: `the dataset was begun in ${begun} mode` } };
   }
   if (a.asked !== 'auto') return { choice: { mode: a.asked, asked: a.asked, reason: 'asked for (--mode)' } };
+  if (a.plan.length === 0) return { choice: { mode: 'ranges', asked: 'auto', reason: 'no CDX block is planned: nothing to read' } };
   if (a.targets !== null) return { choice: { mode: 'ranges', asked: 'auto', reason: 'a --domains run reads only the blocks of its domains: a range request per record moves least' } };
   if (a.maxBlocks !== null) return { choice: { mode: 'ranges', asked: 'auto', reason: 'a --max-blocks sample keeps records from all over the crawl\'s WARC files: a range request per record moves least' } };
   const warcPaths = await loadWarcPaths(a.crawl, a.reader, a.signal);

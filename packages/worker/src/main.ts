@@ -102,7 +102,7 @@ export async function workerMain(flags: Partial<Record<ConfigKey, unknown>>, env
           events: metrics.batch,
         },
         // a batch published for another data store is dead-lettered before anything is written (store-identity.ts)
-        { concurrency: config.concurrency, includeText: config.includeText, quality, identity: new StoreIdentity(store) },
+        { concurrency: config.concurrency, includeText: config.includeText, extract: config.extract, quality, identity: new StoreIdentity(store) },
         {
           onBatchDone: (e) => {
             metrics.worker.onBatchDone?.(e);

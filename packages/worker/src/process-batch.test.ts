@@ -59,6 +59,18 @@ describe('processBatch on cc-mirror-dev', () => {
     expect(new Set(urls)).toEqual(expected);
   }, 300_000);
 
+  it('--extract false: no page is decoded or extracted; rows keep keys, status, size and WARC location', async () => {
+    const [b] = await batchesOf(1);
+    const store = new MemoryObjectStore();
+    let extracted = 0;
+    const d = { ...deps(store), extract: async () => { extracted++; throw new Error('must not run'); } };
+    const { marker } = await processBatch(b!, d, { concurrency: 4, includeText: true, extract: false });
+    expect([extracted, marker.failed, marker.rows]).toEqual([0, 0, b!.records.length]);
+    const rows = await readParquetRows((await store.get(layout.batchPart(b!.datasetId, b!.id)))!);
+    expect(rows.every((r) => r['title'] == null && r['text'] == null && r['text_language'] == null && (r['outlinks'] as unknown[]).length === 0)).toBe(true);
+    expect(rows.every((r) => r['status'] === 200 && Number(r['content_length']) > 0 && typeof r['url_id'] === 'bigint' && Number(r['warc_length']) > 0)).toBe(true);
+  });
+
   it('a redelivered batch sees its marker and is skipped; a crash before the marker is redone whole', async () => {
     const [b] = await batchesOf(1);
     const store = new MemoryObjectStore();

@@ -26,6 +26,8 @@ export interface BatchOptions {
   /** Records fetched and processed at once. */
   concurrency: number;
   includeText: boolean;
+  /** False: no page is decoded or extracted (rows without title, text, outlinks, language). Default true. */
+  extract?: boolean;
   /** The quality filters (default: none; documents are measured only). */
   quality?: QualityOptions;
   /** How the records' bytes are had: a range request each (default), or cut from a whole-file stream (bulk mode). */
@@ -98,7 +100,7 @@ export async function processBatch(batch: Batch, deps: BatchDeps, opts: BatchOpt
   let next = 0;
   const dropped: Record<string, number> = {};
   const ctx = {
-    datasetId: batch.datasetId, reader: deps.reader, extract: deps.extract, includeText: opts.includeText,
+    datasetId: batch.datasetId, reader: deps.reader, extract: deps.extract, includeText: opts.includeText, extractPages: opts.extract !== false,
     ...(opts.quality !== undefined && { quality: opts.quality }), ...(signal ? { signal } : {}),
   };
   let transientSeen = false;

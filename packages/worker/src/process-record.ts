@@ -92,7 +92,7 @@ const transientFetch = (err: unknown): boolean => !(err instanceof CcpError) || 
 export async function processRecord(
   rec: BatchRecord,
   i: number,
-  ctx: { datasetId: number; reader: RangeReader; extract: Extractor; includeText: boolean; quality?: QualityOptions; signal?: AbortSignal },
+  ctx: { datasetId: number; reader: RangeReader; extract: Extractor; includeText: boolean; extractPages?: boolean; quality?: QualityOptions; signal?: AbortSignal },
 ): Promise<{ row: PartRow | null; failure: RecordFailure | null; bytes: number; dropped?: string }> {
   let bytes: Uint8Array;
   try {
@@ -127,7 +127,8 @@ export async function processRecord(
   let quality: TextQuality | null = null;
   let droppedBy: string | null = null;
   // an error page (status ≥ 400) is indexed for its status and size; its body is the server's error text, not the page's
-  if (status < 400 && (HTML_MIMES.has(mime) || mime.startsWith('text/'))) {
+  // with extraction off (--extract false) no payload is decoded: the row keeps keys, status, size and WARC location
+  if (ctx.extractPages !== false && status < 400 && (HTML_MIMES.has(mime) || mime.startsWith('text/'))) {
     const decoded = decodeHtml(http.payload, contentType === undefined ? {} : { contentType });
     charset = decoded.charset;
     if (HTML_MIMES.has(mime)) {

@@ -8,7 +8,7 @@ import { QUALITY_KEYS, addQualityFlags, foldQualityFlags } from './quality-flags
 /** Config-table flags `ccpipe run` takes (everything the batcher and worker use, minus the broker's). */
 const RUN: ConfigKey[] = [...STORE_KEYS,
   'logLevel', 'baseUrl', 'connections', 'clusterIdxDir', 'batchSize', 'maxBlocks', 'domainsFile', 'filterStatus', 'filterLanguages',
-  'filterLanguageMode', 'filterMimes', 'filterMimesDetected', 'filterUrlRegex', 'filterUrlRegexExclude', 'filterDomainsAllow', 'filterDomainsDeny', 'prefetch', 'concurrency', 'extractThreads', 'extractTimeoutMs', 'dom', 'includeText',
+  'filterLanguageMode', 'filterMimes', 'filterMimesDetected', 'filterUrlRegex', 'filterUrlRegexExclude', 'filterDomainsAllow', 'filterDomainsDeny', 'prefetch', 'concurrency', 'extractThreads', 'extractTimeoutMs', 'dom', 'includeText', 'extract',
   'parquetEngine', 'rowGroupSize', 'lakeRowGroupSize', 'metricsPort', 'metricsHost', ...QUALITY_KEYS,
 ];
 

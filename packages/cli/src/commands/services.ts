@@ -11,7 +11,7 @@ const BATCHER: ConfigKey[] = [
   'filterLanguageMode', 'filterMimes', 'filterMimesDetected', 'filterUrlRegex', 'filterUrlRegexExclude', 'filterDomainsAllow', 'filterDomainsDeny', 'publishConfirmTimeoutMs',
   'metricsFinalScrapeMs', 'batcherMode', 'spillDir',
 ];
-const WORKER: ConfigKey[] = [...COMMON, 'prefetch', 'concurrency', 'extractThreads', 'extractTimeoutMs', 'dom', 'includeText', 'parquetEngine', 'rowGroupSize', ...QUALITY_KEYS];
+const WORKER: ConfigKey[] = [...COMMON, 'prefetch', 'concurrency', 'extractThreads', 'extractTimeoutMs', 'dom', 'includeText', 'extract', 'parquetEngine', 'rowGroupSize', ...QUALITY_KEYS];
 
 /** `ccpipe batcher` and `ccpipe worker`: flags mirror the config table (flag > env var > default). */
 export function registerServiceCommands(program: Command): void {

@@ -124,7 +124,7 @@ export async function ingestCrawls(p: IngestParams): Promise<CrawlIngest[]> {
         writePart: (rows) => writeParquetPart(rows, { engine: config.parquetEngine, includeText: config.includeText, rowGroupSize: config.rowGroupSize }),
         events: workerM.batch,
       },
-      { concurrency: config.concurrency, includeText: config.includeText, quality: qualityOptionsOf(config), identity: new StoreIdentity(store) },
+      { concurrency: config.concurrency, includeText: config.includeText, extract: config.extract, quality: qualityOptionsOf(config), identity: new StoreIdentity(store) },
       {
         onBatchDone: (e) => {
           workerM.worker.onBatchDone?.(e);

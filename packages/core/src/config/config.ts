@@ -160,6 +160,12 @@ export const OPTIONS = {
   ),
   keepDropped: opt(bool.default(false), 'CCPIPE_KEEP_DROPPED', 'keep-dropped', 'keep documents a quality filter drops as rows with dropped_by (to see what a filter removes)'),
   includeText: opt(bool.default(true), 'CCPIPE_INCLUDE_TEXT', 'include-text', 'store extracted text in Parquet parts'),
+  extract: opt(
+    bool.default(true),
+    'CCPIPE_EXTRACT',
+    'extract',
+    'extract HTML pages (title, text, outlinks, language); false: rows keep URL keys, status, size and WARC location only, and no page is decoded or parsed (the fastest index of a crawl\'s URLs)',
+  ),
   parquetEngine: opt(z.enum(['duckdb', 'parquet-wasm']).default('duckdb'), 'CCPIPE_PARQUET_ENGINE', 'parquet-engine', 'Parquet writer (duckdb: smaller files and faster here, see docs/parquet.md)'),
   rowGroupSize: opt(z.coerce.number().int().min(1).default(32_768), 'CCPIPE_ROW_GROUP_SIZE', 'row-group-size', 'rows per Parquet row group of worker parts'),
   lakeRowGroupSize: opt(z.coerce.number().int().min(1).default(8_192), 'CCPIPE_LAKE_ROW_GROUP_SIZE', 'lake-row-group-size', 'rows per row group of merged lake files, rounded up to a multiple of 2048 (a cold API page decodes one; docs/index-format.md)'),
