@@ -94,6 +94,20 @@ describe('parseCdxBytes (the block fast path) answers as the general line parser
     expectSameAsGeneral(line);
   });
 
+  test('every ASCII byte in every place of the timestamp and of the length (digits are read 4 bytes at a time)', () => {
+    const ts = / (\d{14}) /.exec(base)!;
+    const len = /"length": "(\d+)"/.exec(base)!;
+    const lines: string[] = [];
+    for (let c = 0; c < 128; c++) {
+      if (c === 10) continue;
+      for (let i = 0; i < 14; i++) lines.push(base.slice(0, ts.index + 1 + i) + String.fromCharCode(c) + base.slice(ts.index + 2 + i));
+      const at = len.index + 11;
+      for (let i = 0; i < len[1]!.length; i++) lines.push(base.slice(0, at + i) + String.fromCharCode(c) + base.slice(at + i + 1));
+    }
+    const r = expectSameAsGeneral(`${lines.join('\n')}\n`);
+    expect(r.records.length).toBe(10 * (14 + len[1]!.length)); // a digit for a digit
+  });
+
   test.each([['anywhere', 2025], ['on the JSON punctuation', 2026]])('random byte edits of real lines %s (seeded) parse the same as on the general path', (where, seed) => {
     const r = rng(seed as number);
     const alphabet = ['"', '\\', ' ', ',', ':', '{', '}', '0', '7', 'a', 'é', '\t', '\r', '\n', '\u0000', '", "', '": "'];
