@@ -8,18 +8,21 @@
 // compresses like a real one (≈8:1). Each block is one gzip member (writeZipNumShard, level 6). Built afresh, the
 // same bytes, in every process; nothing is copied into the repo.
 //
-// Sides, each pass a process of its own (no heap or JIT state carried over), alternated (A B C, then C B A, …):
+// Sides, each pass a process of its own (no heap or JIT state carried over), alternated (A B C D, then D C B A, …):
 //  A  inflate: inflateCdxBlock on each block (the library's inflate, faster than gunzipSync's defaults);
 //  B  batcher: the batcher's own per-block step, keptRecords (packages/batcher, both its modes call it: inflate,
 //     parse, targets, filter, copy into batch records), with the filter built as the batcher builds it
 //     (compileFilter(filterSpecOf(loadConfig({}))) with registeredDomainOf: status 200, English);
-//  C  json: the best alternative to the scanner: inflate, decode, JSON.parse per line into the same record, the same
-//     filter and the same copy, in a plain loop.
+//  C  json: the obvious alternative to the scanner: inflate, decode, JSON.parse per line into the same record, the
+//     same filter and the same copy, in a plain loop;
+//  D  floor: inflate, decode, the same records built from value positions found before timing, the same filter and
+//     copy: what any parser must still spend as long as the batcher takes every record of a block (see below).
+// An untimed check first makes sure C and D hand over exactly B's batch records.
 // In each process: one warm-up pass over the blocks, then `--reps` timed passes; CPU (user + system, every thread:
 // GC helpers count) and wall seconds of the timed passes only. Medians over `--rounds` rounds; the ratio is
 // records/s of B over records/s of A, on CPU time and on wall time. Goal (#25): ≥ 0.7.
 //   node bench/cdx.bench.js [--rounds N (5)] [--reps N (12)] [--blocks N (10)]
-//   node bench/cdx.bench.js --child A|B|C [--reps N] [--blocks N]     one pass, JSON out (for node --cpu-prof)
+//   node bench/cdx.bench.js --child A|B|C|D [--reps N] [--blocks N]   one process's passes, JSON out (for node --cpu-prof)
 const { readFileSync } = require('node:fs');
 const { join } = require('node:path');
 const { gunzipSync } = require('node:zlib');
@@ -69,15 +72,89 @@ function parseLineJson(t, s, e) {
   };
 }
 
-/** Side C's copy: the batcher's toBatchRecord, field for field. */
-function toBatchRecordJson(r) {
-  const out = { url: r.url, ts: r.timestamp, languages: r.languages, filename: r.filename, offset: r.offset, length: r.length };
+/** Sides C and D's copy: the batcher's toBatchRecord, field for field. */
+function toBatchRecord(r) {
+  const out = { url: r.url, ts: r.timestamp, languages: [...r.languages], filename: r.filename, offset: r.offset, length: r.length };
   if (r.status !== undefined) out.status = r.status;
   if (r.mime !== undefined) out.mime = r.mime;
   if (r.mimeDetected !== undefined) out.mimeDetected = r.mimeDetected;
   if (r.charset !== undefined) out.charset = r.charset;
   if (r.digest !== undefined) out.digest = r.digest;
   return out;
+}
+
+// Side D, the floor: what any parser that hands the batcher every record must still do once it knows where each
+// value is. Where is found before timing (2 + 2·13 numbers a line: the line's start and first space in its 64 KB
+// piece, then start and end of each key's value or -1); the timed pass inflates, decodes the pieces as the library
+// does, builds the same records from those positions, filters and copies them.
+const KEYS = ['url', 'mime', 'mime-detected', 'status', 'digest', 'length', 'offset', 'filename', 'redirect', 'charset', 'languages', 'encoding', 'truncated'];
+const ROW = 3 + 2 * KEYS.length;
+
+/** Calls `f(p, e)` for each of the library's decode pieces of `bytes` (about 64 KB, cut after a newline). */
+function forPieces(bytes, f) {
+  for (let p = 0; p < bytes.length; ) {
+    let e = p + 65536 < bytes.length ? bytes.indexOf(10, p + 65536) : -1;
+    e = e < 0 ? bytes.length : e + 1;
+    f(p, e);
+    p = e;
+  }
+}
+
+function valuePositions(core, block) {
+  const bytes = core.inflateCdxBlock(block);
+  const rows = [];
+  let piece = 0;
+  forPieces(bytes, (p, e) => {
+    const t = bytes.toString('latin1', p, e);
+    for (let s = 0; s < t.length; ) {
+      const nl = t.indexOf('\n', s);
+      const sp1 = t.indexOf(' ', s);
+      rows.push(piece, s, sp1);
+      for (const k of KEYS) {
+        const at = t.indexOf(`"${k}": "`, sp1);
+        const vs = at >= 0 && at < nl ? at + k.length + 5 : -1;
+        rows.push(vs, vs < 0 ? -1 : t.indexOf('"', vs));
+      }
+      s = nl + 1;
+    }
+    piece++;
+  });
+  return Int32Array.from(rows);
+}
+
+const valueAt = (t, vs, ve) => (vs < 0 ? undefined : t.slice(vs, ve));
+const numberAt = (t, vs, ve) => {
+  let v = 0;
+  for (let i = vs; i < ve; i++) v = v * 10 + t.charCodeAt(i) - 48;
+  return v;
+};
+const LANGUAGES = new Map();
+const languagesAt = (t, vs, ve) => {
+  if (vs < 0 || vs === ve) return [];
+  const v = t.slice(vs, ve);
+  let list = LANGUAGES.get(v);
+  if (list === undefined) LANGUAGES.set(v, (list = v.split(',')));
+  return list.slice();
+};
+
+/** Side D's records of one block from its value positions `r` (see valuePositions). */
+function recordsAt(core, block, r) {
+  const bytes = core.inflateCdxBlock(block);
+  const texts = [];
+  forPieces(bytes, (p, e) => texts.push(bytes.toString('latin1', p, e)));
+  const records = [];
+  for (let o = 0; o < r.length; o += ROW) {
+    const t = texts[r[o]];
+    records.push({
+      surt: t.slice(r[o + 1], r[o + 2]), timestamp: t.slice(r[o + 2] + 1, r[o + 2] + 15), url: valueAt(t, r[o + 3], r[o + 4]),
+      mime: valueAt(t, r[o + 5], r[o + 6]), mimeDetected: valueAt(t, r[o + 7], r[o + 8]), status: valueAt(t, r[o + 9], r[o + 10]),
+      digest: valueAt(t, r[o + 11], r[o + 12]), length: numberAt(t, r[o + 13], r[o + 14]), offset: numberAt(t, r[o + 15], r[o + 16]),
+      filename: valueAt(t, r[o + 17], r[o + 18]), charset: valueAt(t, r[o + 21], r[o + 22]), languages: languagesAt(t, r[o + 23], r[o + 24]),
+      redirect: valueAt(t, r[o + 19], r[o + 20]), encoding: valueAt(t, r[o + 25], r[o + 26]), truncated: valueAt(t, r[o + 27], r[o + 28]),
+      extra: undefined, keyOrder: undefined,
+    });
+  }
+  return records;
 }
 
 /** One side's work over the blocks, as an async function of one pass returning [records, kept]. */
@@ -91,7 +168,7 @@ function sideOf(side, blocks) {
   }
   const filter = batcherFilter();
   if (side === 'C') {
-    return async () => {
+    return async (sink) => {
       let records = 0;
       let kept = 0;
       for (const b of blocks) {
@@ -102,20 +179,42 @@ function sideOf(side, blocks) {
           if (e < 0) e = t.length;
           const rec = parseLineJson(t, s, e);
           records++;
-          if (filter(rec).keep) out.push(toBatchRecordJson(rec));
+          if (filter(rec).keep) out.push(toBatchRecord(rec));
           s = e + 1;
         }
         kept += out.length;
+        sink?.push(...out);
       }
+      return [records, kept];
+    };
+  }
+  if (side === 'D') {
+    const positions = blocks.map((b) => valuePositions(core, b));
+    return async (out) => {
+      let records = 0;
+      let kept = 0;
+      blocks.forEach((b, i) => {
+        const batch = [];
+        for (const rec of recordsAt(core, b, positions[i])) {
+          records++;
+          if (filter(rec).keep) batch.push(toBatchRecord(rec));
+        }
+        kept += batch.length;
+        out?.push(...batch);
+      });
       return [records, kept];
     };
   }
   // the batcher's own per-block step (both of its modes call it): parse, targets, filter, copy into batch records
   const { keptRecords, emptySummary } = require('@ccpipe/batcher');
-  return async () => {
+  return async (out) => {
     const summary = emptySummary();
     let kept = 0;
-    for (const b of blocks) kept += keptRecords({ targets: null, filter }, b, summary, {}).length;
+    for (const b of blocks) {
+      const batch = keptRecords({ targets: null, filter }, b, summary, {});
+      kept += batch.length;
+      out?.push(...batch);
+    }
     return [summary.records, kept];
   };
 }
@@ -138,15 +237,26 @@ async function child(side, o) {
   return { side, records, kept, cpuS: (c.user + c.system) / 1e6, wallS, load1: require('node:os').loadavg()[0] };
 }
 
+/** Untimed: B, C and D must hand over the same batch records (C and D do the same work as the batcher). */
+async function check(o) {
+  const { blocks } = buildBlocks(o.blocks);
+  const out = {};
+  for (const side of ['B', 'C', 'D']) await sideOf(side, blocks)((out[side] = []));
+  const b = JSON.stringify(out.B);
+  return { kept: out.B.length, same: { C: JSON.stringify(out.C) === b, D: JSON.stringify(out.D) === b } };
+}
+
 function main(o) {
   const { distinct, blocks } = buildBlocks(o.blocks);
   const gz = blocks.reduce((n, b) => n + b.length, 0);
   const raw = blocks.reduce((n, b) => n + gunzipSync(b).length, 0);
-  console.log(`cdx bench (#25): ${o.blocks} blocks of ${BLOCK_LINES} lines cut from ${distinct} real corpus lines repeated in sorted order, one gzip member each: ${(gz / 1e6).toFixed(2)} MB gz → ${(raw / 1e6).toFixed(2)} MB (${(raw / gz).toFixed(1)}:1, ${Math.round(gz / o.blocks / 1000)} KB a block); ${o.reps} timed passes per process after one warm-up; ${o.rounds} rounds of A B C alternated; load average ${loadAvg()}`);
+  console.log(`cdx bench (#25): ${o.blocks} blocks of ${BLOCK_LINES} lines cut from ${distinct} real corpus lines repeated in sorted order, one gzip member each: ${(gz / 1e6).toFixed(2)} MB gz → ${(raw / 1e6).toFixed(2)} MB (${(raw / gz).toFixed(1)}:1, ${Math.round(gz / o.blocks / 1000)} KB a block); ${o.reps} timed passes per process after one warm-up; ${o.rounds} rounds of A B C D alternated; load average ${loadAvg()}`);
   const run = childOf(__filename);
-  const sides = ['A', 'B', 'C'];
-  const names = { A: 'A inflate only', B: 'B batcher: inflate+parse+filter+copy', C: 'C JSON.parse alternative' };
-  const runs = { A: [], B: [], C: [] };
+  const checked = run(['--child', 'check', '--blocks', String(Math.min(2, o.blocks))]);
+  if (!checked.same.C || !checked.same.D) throw new Error(`C or D does not give the batcher's batch records: ${JSON.stringify(checked)}`);
+  const sides = ['A', 'B', 'C', 'D'];
+  const names = { A: 'A inflate only', B: 'B batcher: inflate+parse+filter+copy', C: 'C JSON.parse per line', D: 'D floor: no scan (positions known)' };
+  const runs = { A: [], B: [], C: [], D: [] };
   for (let round = 0; round < o.rounds; round++) {
     for (const side of round % 2 === 0 ? sides : [...sides].reverse()) {
       const r = run(['--child', side, '--reps', String(o.reps), '--blocks', String(o.blocks)]);
@@ -161,16 +271,18 @@ function main(o) {
     console.log(`${names[side].padEnd(38)} median ${m(side, (r) => r.cpuS).toFixed(3)} CPU-s, ${m(side, (r) => r.wallS).toFixed(3)} s wall: ${(cpuRate(side) / 1e6).toFixed(2)} M records/CPU-s, ${(wallRate(side) / 1e6).toFixed(2)} M records/s wall`);
   }
   const keep = runs.B[0] ? runs.B[0].kept / runs.B[0].records : NaN;
-  console.log(`ratio B/A (goal ≥ 0.7): ${(cpuRate('B') / cpuRate('A')).toFixed(2)} on CPU time, ${(wallRate('B') / wallRate('A')).toFixed(2)} on wall time; JSON.parse alternative C/A: ${(cpuRate('C') / cpuRate('A')).toFixed(2)} CPU, ${(wallRate('C') / wallRate('A')).toFixed(2)} wall; the filter kept ${(100 * keep).toFixed(1)}% of the records`);
+  const ratio = (side) => `${(cpuRate(side) / cpuRate('A')).toFixed(2)} on CPU time, ${(wallRate(side) / wallRate('A')).toFixed(2)} on wall time`;
+  console.log(`ratio B/A (goal ≥ 0.7): ${ratio('B')}; the filter kept ${(100 * keep).toFixed(1)}% of the records`);
+  console.log(`JSON.parse alternative C/A: ${ratio('C')}; floor D/A (no parser can do better while the batcher takes every record): ${ratio('D')}`);
   console.log(`load average after: ${loadAvg()}`);
 }
 
 const argv = process.argv.slice(2);
 if (argv[0] === '--child') {
   const side = argv[1];
-  if (!['A', 'B', 'C'].includes(side)) throw new Error(`bad side ${side}`);
+  if (!['A', 'B', 'C', 'D', 'check'].includes(side)) throw new Error(`bad side ${side}`);
   const o = opts(argv.slice(2));
-  child(side, o).then((r) => console.log(JSON.stringify(r)), (err) => {
+  (side === 'check' ? check(o) : child(side, o)).then((r) => console.log(JSON.stringify(r)), (err) => {
     console.error(err);
     process.exitCode = 1;
   });
