@@ -16,6 +16,7 @@ import { collectGarbage, versionSeq } from './gc';
 import { FACTS_SELECT, NEW_FACTS, decodeFactsRecords, encodeFactsRecord, factsColumnsOf, factsFileName, factsRecordOf, type FactsRecord } from './domain-facts';
 import { NEW_POSTINGS, dropSuperseded, existingLakeColumns, lakeColumnsOf, runsToFold, stageNewRows, writeLake, type LakeColumnSet, type LakeTarget, type OldLakeFile } from './lake-write';
 import { openLocalInputs } from './local-inputs';
+import { exportMergeTask, loadMergeTaskResult, mergeTaskLayout, type MergeTask, type MergeTaskRunner } from './merge-task';
 import { clearInbox, listNewBatches, markerScanOf, nextInboxState, readMarkers, type Marker } from './merge-inbox';
 import { MergeCache, type CachedObject } from './merge-cache';
 import { acquireMergeLease, type MergeLease } from './merge-lease';
@@ -49,6 +50,12 @@ export interface MergeOptions {
   compressionLevel?: number;
   /** Write `text` as null in the lake (default false: keep what the parts hold). */
   dropText?: boolean;
+  /**
+   * Where the lake-writing tasks run (merge-task.ts, docs/merge-tasks.md): merge-workers through a queue
+   * (`ccpipe merge --distribute`), or this process as a task runner. Default: written here directly. The files are
+   * the same either way.
+   */
+  tasks?: MergeTaskRunner;
   /**
    * Bits of the domain id that pick the `domain_prefix=HH` partition (1..8, default 8 = 256 partitions per
    * dataset). Each lake file costs a fixed ~20 ms to write, so small lakes merge faster with fewer partitions; big
@@ -699,9 +706,21 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
       const passRows = opts.passRows ?? DEFAULT_PASS_ROWS;
       let group: LakeTarget[] = [];
       let groupRows = 0;
+      const tasks: MergeTask[] = [];
       const flush = async (): Promise<void> => {
         if (group.length === 0) return;
         await lease.check();
+        if (opts.tasks !== undefined) {
+          // the group goes to a merge-worker: its inputs into the store, its runs' local copies released here
+          tasks.push(await exportMergeTask(conn, store, version, tasks.length, group, {
+            columns: lakeCols, rowGroupSize: opts.rowGroupSize, compressionLevel: zstdLevel, parquetVersion: opts.parquetVersion ?? 'V2', dropText: opts.dropText ?? false,
+            facts: facts ? factsColumnsOf(lakeCols) : undefined,
+          }, tmp));
+          await inputs.release(group.flatMap((g) => [...g.old, ...(g.keep ?? [])].map((o) => o.key)));
+          group = [];
+          groupRows = 0;
+          return;
+        }
         const lake = await writeLake(conn, store, {
           targets: group, columns: lakeCols, rowGroupSize: opts.rowGroupSize,
           compressionLevel: zstdLevel, parquetVersion: opts.parquetVersion ?? 'V2', tmpDir: tmp, dropText: opts.dropText ?? false, ...(cache && { cache }),
@@ -727,6 +746,12 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
         if (groupRows >= passRows) await flush();
       }
       await flush();
+      if (tasks.length > 0) {
+        // every group's result, in group order: the files and postings are then what the in-process writes leave
+        const results = (await opts.tasks!.run(tasks)).sort((a, b) => taskNo(a.id) - taskNo(b.id));
+        if (results.length !== tasks.length) throw new CcpError('CCP_ERR_MERGE_TASK', 'merge tasks reported fewer results than tasks', { detail: { tasks: tasks.length, results: results.length } });
+        for (const r of results) for (const e of await loadMergeTaskResult(conn, store, r, tmp)) newFiles.push(e);
+      }
       phase('lake');
     }
     // Shards are written as the index build completes them, the rest of the version's files after it.
@@ -805,7 +830,17 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
     opened?.closeSync();
     db?.closeSync();
     await root.close();
+    // the tasks' inputs and results (the lake files they wrote are the version's, or GC's if it never publishes)
+    if (opts.tasks !== undefined) await deletePrefix(store, mergeTaskLayout.prefix(version)).catch(() => undefined);
   }
+}
+
+const taskNo = (id: string): number => Number(id.slice(id.lastIndexOf('/') + 1));
+
+async function deletePrefix(store: ObjectStore, prefix: string): Promise<void> {
+  const keys: string[] = [];
+  for await (const o of store.list(prefix)) keys.push(o.key);
+  for (const k of keys) await store.delete(k);
 }
 
 /**

@@ -1,0 +1,241 @@
+import { join } from 'node:path';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { CcpError, type ObjectStore } from '@ccpipe/core';
+import { NEW_FACTS, type FactsColumns } from './domain-facts';
+import { openDuck, sqlList, sqlString } from './duck';
+import type { LakeFileEntry } from './format';
+import { openLocalInputs } from './local-inputs';
+import { NEW_POSTINGS, writeLake, type LakeTarget, type OldLakeFile } from './lake-write';
+
+/**
+ * Merge across machines (docs/merge-tasks.md). The lake-writing step of a merge — one group of partitions (dataset ×
+ * domain prefix) at a time, {@link writeLake} — is a task any process can do: the coordinator (the merge) stages the
+ * new rows, decides superseded rows and the runs each new file folds in, and hands each group over as a
+ * {@link MergeTask}: the group's staged rows and superseded/stripped row lists as Parquet in the data store, the runs
+ * to fold by key. A merge-worker runs it ({@link runMergeTask}) in a DuckDB of its own, writes the group's lake files
+ * (and locators) under the new version's keys, and the domain postings and facts of those files back to the store
+ * ({@link MergeTaskResult}); the coordinator loads them ({@link loadMergeTaskResult}) exactly as an in-process
+ * writeLake would have left them, and builds the index and publishes the version as before. Same inputs, same SQL,
+ * one thread: the lake files are byte for byte the in-process ones.
+ */
+export interface MergeTask {
+  v: 1;
+  kind: 'merge-lake';
+  /** `<version>/<n>`: also the message id. */
+  id: string;
+  version: string;
+  n: number;
+  targets: TaskTarget[];
+  /** Store key of the group's staged new rows (temp table `staged`, every column); null when no target has new rows. */
+  staged: string | null;
+  /** Store key of the rows of temp tables lose_old and strip_old naming the group's old runs (column `t`: 0 lose, 1 strip). */
+  rowLists: string | null;
+  columns: string[];
+  rowGroupSize: number;
+  compressionLevel: number;
+  parquetVersion: 'V1' | 'V2';
+  dropText: boolean;
+  facts: FactsColumns | null;
+}
+
+/** A partition of a task: {@link LakeTarget} with its runs named by store key instead of local path. */
+export interface TaskTarget {
+  datasetId: number;
+  prefix: string;
+  key: string;
+  fresh: boolean;
+  old: TaskRun[];
+  keep: TaskRun[];
+}
+
+interface TaskRun {
+  key: string;
+  rows: number;
+  fileId: number;
+  stripText?: boolean;
+  datasetId: number;
+  prefix: string;
+}
+
+/** What a merge-worker reports: the lake files written, and where their postings and facts are. */
+export interface MergeTaskResult {
+  v: 1;
+  id: string;
+  entries: LakeFileEntry[];
+  /** Store key of the new_postings rows of the files written (Parquet). */
+  postings: string;
+  /** Store key of the new_facts rows (Parquet); null without facts. */
+  facts: string | null;
+}
+
+/** Where a merge's tasks keep their inputs and results: `merge-tasks/<version>/…` (deleted once the merge ends). */
+export const mergeTaskLayout = {
+  prefix: (version: string): string => `merge-tasks/${version}/`,
+  staged: (version: string, n: number): string => `merge-tasks/${version}/${n}/staged.parquet`,
+  rowLists: (version: string, n: number): string => `merge-tasks/${version}/${n}/rows.parquet`,
+  postings: (version: string, n: number): string => `merge-tasks/${version}/${n}/postings.parquet`,
+  facts: (version: string, n: number): string => `merge-tasks/${version}/${n}/facts.parquet`,
+  result: (version: string, n: number): string => `merge-tasks/${version}/${n}/result.json`,
+};
+
+/** The options of a group's writeLake that a task carries. */
+export interface TaskOptions {
+  columns: readonly string[];
+  rowGroupSize: number;
+  compressionLevel: number;
+  parquetVersion: 'V1' | 'V2';
+  dropText: boolean;
+  facts: FactsColumns | undefined;
+}
+
+const toRun = (o: OldLakeFile): TaskRun => ({ key: o.key, rows: o.rows, fileId: o.fileId, datasetId: o.datasetId, prefix: o.prefix, ...(o.stripText !== undefined && { stripText: o.stripText }) });
+
+/**
+ * The coordinator's half: writes a group's inputs to the store (its staged rows, its rows of lose_old and strip_old,
+ * from `conn`) and returns the task. `tmpDir` holds the files on their way.
+ */
+export async function exportMergeTask(
+  conn: DuckDBConnection, store: ObjectStore, version: string, n: number, targets: readonly LakeTarget[], o: TaskOptions, tmpDir: string,
+): Promise<MergeTask> {
+  const dir = join(tmpDir, `task-${n}`);
+  await mkdir(dir, { recursive: true });
+  try {
+    const fresh = targets.filter((t) => t.fresh);
+    let staged: string | null = null;
+    if (fresh.length > 0) {
+      const where = fresh.map((t) => `(dataset_id = ${t.datasetId} AND prefix = ${sqlString(t.prefix)})`).join(' OR ');
+      await conn.run(`COPY (SELECT * FROM staged WHERE ${where}) TO ${sqlString(join(dir, 'staged.parquet'))} (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1)`);
+      staged = mergeTaskLayout.staged(version, n);
+      await store.put(staged, await readFile(join(dir, 'staged.parquet')));
+    }
+    const ids = [...new Set(targets.flatMap((t) => [...t.old, ...(t.keep ?? [])].map((r) => r.fileId)))];
+    let rowLists: string | null = null;
+    if (ids.length > 0) {
+      const strip = await tableExists(conn, 'strip_old');
+      await conn.run(
+        `COPY (SELECT 0 AS t, _f, _r FROM lose_old WHERE _f IN (${ids.join(', ')})
+          ${strip ? `UNION ALL SELECT 1, _f, _r FROM strip_old WHERE _f IN (${ids.join(', ')})` : ''})
+         TO ${sqlString(join(dir, 'rows.parquet'))} (FORMAT parquet)`,
+      );
+      rowLists = mergeTaskLayout.rowLists(version, n);
+      await store.put(rowLists, await readFile(join(dir, 'rows.parquet')));
+    }
+    return {
+      v: 1, kind: 'merge-lake', id: `${version}/${n}`, version, n,
+      targets: targets.map((t) => ({ datasetId: t.datasetId, prefix: t.prefix, key: t.key, fresh: t.fresh, old: t.old.map(toRun), keep: (t.keep ?? []).map(toRun) })),
+      staged, rowLists, columns: [...o.columns], rowGroupSize: o.rowGroupSize, compressionLevel: o.compressionLevel, parquetVersion: o.parquetVersion, dropText: o.dropText,
+      facts: o.facts ?? null,
+    };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+async function tableExists(conn: DuckDBConnection, name: string): Promise<boolean> {
+  const r = await conn.runAndReadAll(`SELECT count(*) FROM duckdb_tables() WHERE table_name = ${sqlString(name)}`);
+  return Number(r.getRowsJS()[0]![0]) > 0;
+}
+
+/** Options of {@link runMergeTask}. */
+export interface RunTaskOptions {
+  /** A directory of this task's own for local copies and DuckDB's spill. */
+  tmpDir: string;
+  /** The local directory of a directory store (its files are read in place); default: copies. */
+  dataDir?: string;
+  memoryLimit?: string;
+}
+
+/**
+ * The merge-worker's half: runs one task in a DuckDB of its own (one thread, as the merge's): loads the group's staged
+ * rows and row lists, copies the runs it folds or keeps, {@link writeLake}s the group's files into the store under the
+ * version's keys, writes their postings and facts to the store and the result last. Idempotent: a task run again (a
+ * redelivery after a crash) writes the same files. @throws what writeLake and the store throw
+ */
+export async function runMergeTask(store: ObjectStore, task: MergeTask, opts: RunTaskOptions): Promise<MergeTaskResult> {
+  await mkdir(opts.tmpDir, { recursive: true });
+  const db = await openDuck({ memoryLimit: opts.memoryLimit ?? '256MB', tempDir: join(opts.tmpDir, 'spill') });
+  const conn = await db.connect();
+  const inputs = openLocalInputs(store, opts.dataDir, join(opts.tmpDir, 'in'));
+  try {
+    const local = async (key: string, name: string): Promise<string> => {
+      const bytes = await store.get(key);
+      if (bytes === null) throw new CcpError('CCP_ERR_MERGE_TASK_INPUT', 'a merge task\'s input is missing from the data store', { retryable: false, detail: { task: task.id, key } });
+      const path = join(opts.tmpDir, name);
+      await writeFile(path, bytes);
+      return path;
+    };
+    await conn.run(NEW_POSTINGS);
+    await conn.run(NEW_FACTS);
+    if (task.staged !== null) await conn.run(`CREATE TEMP TABLE staged AS SELECT * FROM read_parquet(${sqlString(await local(task.staged, 'staged.parquet'))})`);
+    await conn.run('CREATE TEMP TABLE lose_old (_f INTEGER, _r BIGINT)');
+    await conn.run('CREATE TEMP TABLE strip_old (_f INTEGER, _r BIGINT)');
+    if (task.rowLists !== null) {
+      const rows = sqlString(await local(task.rowLists, 'rows.parquet'));
+      await conn.run(`INSERT INTO lose_old SELECT _f, _r FROM read_parquet(${rows}) WHERE t = 0`);
+      await conn.run(`INSERT INTO strip_old SELECT _f, _r FROM read_parquet(${rows}) WHERE t = 1`);
+    }
+    const runKeys = [...new Set(task.targets.flatMap((t) => [...t.old, ...t.keep].map((r) => r.key)))];
+    const paths = new Map(runKeys.map((k, i) => [k, i]));
+    const local2 = await inputs.fetch(runKeys);
+    const old = (r: TaskRun): OldLakeFile => ({ key: r.key, rows: r.rows, fileId: r.fileId, datasetId: r.datasetId, prefix: r.prefix, path: local2[paths.get(r.key)!]!, ...(r.stripText !== undefined && { stripText: r.stripText }) });
+    const targets: LakeTarget[] = task.targets.map((t) => ({ datasetId: t.datasetId, prefix: t.prefix, key: t.key, fresh: t.fresh, old: t.old.map(old), keep: t.keep.map(old) }));
+    const { entries } = await writeLake(conn, store, {
+      targets, columns: task.columns, rowGroupSize: task.rowGroupSize, compressionLevel: task.compressionLevel, parquetVersion: task.parquetVersion,
+      tmpDir: opts.tmpDir, dropText: task.dropText, ...(task.facts !== null && { facts: task.facts }),
+    });
+    await inputs.release(runKeys);
+    const postings = mergeTaskLayout.postings(task.version, task.n);
+    await conn.run(`COPY (SELECT * FROM new_postings) TO ${sqlString(join(opts.tmpDir, 'postings.parquet'))} (FORMAT parquet)`);
+    await store.put(postings, await readFile(join(opts.tmpDir, 'postings.parquet')));
+    let facts: string | null = null;
+    if (task.facts !== null) {
+      facts = mergeTaskLayout.facts(task.version, task.n);
+      await conn.run(`COPY (SELECT * FROM new_facts) TO ${sqlString(join(opts.tmpDir, 'facts.parquet'))} (FORMAT parquet)`);
+      await store.put(facts, await readFile(join(opts.tmpDir, 'facts.parquet')));
+    }
+    const result: MergeTaskResult = { v: 1, id: task.id, entries, postings, facts };
+    await store.put(mergeTaskLayout.result(task.version, task.n), Buffer.from(JSON.stringify(result)));
+    return result;
+  } finally {
+    conn.closeSync();
+    db.closeSync();
+    await rm(opts.tmpDir, { recursive: true, force: true });
+  }
+}
+
+/** The coordinator loads a task's result into its tables new_postings and new_facts, as its own writeLake would have. */
+export async function loadMergeTaskResult(conn: DuckDBConnection, store: ObjectStore, r: MergeTaskResult, tmpDir: string): Promise<LakeFileEntry[]> {
+  const dir = join(tmpDir, `result-${r.id.replaceAll('/', '-')}`);
+  await mkdir(dir, { recursive: true });
+  try {
+    for (const [key, table] of [[r.postings, 'new_postings'], [r.facts, 'new_facts']] as const) {
+      if (key === null) continue;
+      const bytes = await store.get(key);
+      if (bytes === null) throw new CcpError('CCP_ERR_MERGE_TASK_INPUT', 'a merge task\'s result file is missing from the data store', { retryable: false, detail: { task: r.id, key } });
+      const path = join(dir, `${table}.parquet`);
+      await writeFile(path, bytes);
+      await conn.run(`INSERT INTO ${table} SELECT * FROM read_parquet(${sqlList([path])})`);
+    }
+    return r.entries;
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** Runs merge tasks somewhere: in this process, or on merge-workers through a queue. */
+export interface MergeTaskRunner {
+  /** Runs every task and resolves with their results (any order). Rejects when one cannot be done. */
+  run(tasks: readonly MergeTask[], signal?: AbortSignal): Promise<MergeTaskResult[]>;
+}
+
+/** Runs the tasks here, one after another: the coordinator is its own merge-worker. */
+export function inProcessTaskRunner(store: ObjectStore, opts: { tmpDir: string; dataDir?: string; memoryLimit?: string }): MergeTaskRunner {
+  return {
+    run: async (tasks) => {
+      const out: MergeTaskResult[] = [];
+      for (const t of tasks) out.push(await runMergeTask(store, t, { ...opts, tmpDir: join(opts.tmpDir, `run-${t.n}`) }));
+      return out;
+    },
+  };
+}
