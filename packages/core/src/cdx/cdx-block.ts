@@ -46,17 +46,22 @@ const PIECE = 64 * 1024;
  */
 export function parseCdxBytes(bytes: Buffer): CdxBlockResult {
   const out: CdxBlockResult = { records: [], errors: [], lines: 0 };
-  const scanner = new LineScanner(bytes);
-  let lineNo = 0;
+  // All pieces are scanned and decoded before any line is parsed: parsing piece after piece left ≈ 3× as much young
+  // data alive at each scavenge and doubled its cost (docs/cdx.md). Scan and decode go piece by piece, while the
+  // piece is in the CPU cache; a cut after 0x0A never splits a UTF-8 sequence.
+  const pieces: Piece[] = [];
   for (let p = 0; p < bytes.length; ) {
     let e = p + PIECE < bytes.length ? bytes.indexOf(10, p + PIECE) : -1;
     e = e < 0 ? bytes.length : e + 1;
-    // A cut after 0x0A never splits a UTF-8 sequence. Per piece, not per block: the piece is still in the CPU cache
-    // when it is decoded.
     const piece = bytes.subarray(p, e);
     const special = SpecialByteFinder.of(piece);
-    lineNo = special !== null ? parseAsciiInto(scanner, special, p, e, lineNo, out) : parseTextInto(piece.toString('utf8'), lineNo, out);
+    pieces.push({ p, e, special, text: special !== null ? bytes.toString('latin1', p, e) : piece.toString('utf8') });
     p = e;
+  }
+  const scanner = new LineScanner(bytes);
+  let lineNo = 0;
+  for (const { p, e, special, text } of pieces) {
+    lineNo = special !== null ? parseAsciiInto(scanner, special, text, p, e, lineNo, out) : parseTextInto(text, lineNo, out);
   }
   out.lines = out.records.length + out.errors.length;
   return out;
@@ -95,9 +100,17 @@ function parseTextInto(text: string, lineNo: number, out: CdxBlockResult): numbe
   return lineNo;
 }
 
-/** Parses the ASCII bytes `[p, e)` of the scanner's block into `out`; like {@link parseTextInto}. */
-function parseAsciiInto(scanner: LineScanner, special: SpecialByteFinder, p: number, e: number, lineNo: number, out: CdxBlockResult): number {
-  const text = scanner.setPiece(p, e);
+/** A stretch of a block decoded as one string: bytes `[p, e)`; `special` is null when they are not ASCII. */
+interface Piece {
+  p: number;
+  e: number;
+  special: SpecialByteFinder | null;
+  text: string;
+}
+
+/** Parses the ASCII bytes `[p, e)` of the scanner's block (`text`, decoded) into `out`; like {@link parseTextInto}. */
+function parseAsciiInto(scanner: LineScanner, special: SpecialByteFinder, text: string, p: number, e: number, lineNo: number, out: CdxBlockResult): number {
+  scanner.setPiece(text, p);
   const { records } = out;
   for (let s = p; s < e; ) {
     let nl = text.indexOf('\n', s - p);
@@ -164,10 +177,10 @@ class LineScanner {
     this.dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.length);
   }
 
-  /** Decodes `[p, e)` (ASCII) as the current piece and returns its text. */
-  setPiece(p: number, e: number): string {
-    this.base = p;
-    return (this.text = this.bytes.toString('latin1', p, e));
+  /** Makes `text`, the bytes from `base` on, the current piece. */
+  setPiece(text: string, base: number): void {
+    this.text = text;
+    this.base = base;
   }
 
   line(s: number, end: number): CdxRecord | null {

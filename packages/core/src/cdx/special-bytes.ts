@@ -114,19 +114,13 @@ const SPECIAL_BYTES: readonly number[] = [0x5c, ...Array.from({ length: 32 }, (_
 
 /**
  * Tells, line after line, whether a stretch of ASCII bytes holds a backslash or a control byte other than `\n`.
- * Keeps the next such position and searches again only once a line starts past it, so a clean piece costs one
- * search. Only one finder may be in use at a time per thread (they share the module's memory): make one per piece of
- * a block, use it, drop it. Not exported from the package.
+ * All such positions are found when it is made (real CC has none, so the list is empty), so finders of several
+ * pieces can be held at once. `start` must not go back between calls. Not exported from the package.
  */
 export class SpecialByteFinder {
-  private constructor(
-    private readonly bytes: Uint8Array,
-    private readonly wasm: ScanExports | null,
-    /** fallback only: the next position of each of SPECIAL_BYTES */
-    private readonly nextOf: Int32Array | null,
-    /** the first special byte, -1 for none */
-    private next: number,
-  ) {}
+  private i = 0;
+
+  private constructor(private readonly at: readonly number[]) {}
 
   /**
    * A finder over `bytes`, or null when they are not all ASCII (the caller then decodes them as UTF-8). The scan
@@ -135,11 +129,11 @@ export class SpecialByteFinder {
    */
   static of(bytes: Uint8Array, useWasm = true): SpecialByteFinder | null {
     if (wasm === undefined) wasm = instantiate();
+    const at: number[] = [];
     if (!useWasm || wasm === null) {
       if (!isAscii(bytes)) return null;
-      const finder = new SpecialByteFinder(bytes, null, Int32Array.from(SPECIAL_BYTES, (b) => indexOfByte(bytes, b, 0)), -1);
-      finder.next = finder.minFrom(0);
-      return finder;
+      for (const b of SPECIAL_BYTES) for (let q = indexOfByte(bytes, b, 0); q >= 0; q = indexOfByte(bytes, b, q + 1)) at.push(q);
+      return new SpecialByteFinder(at.sort((x, y) => x - y));
     }
     const n = bytes.length;
     const have = wasm.mem.buffer.byteLength;
@@ -147,28 +141,20 @@ export class SpecialByteFinder {
     const mem = new Uint8Array(wasm.mem.buffer, 0, n + 16);
     mem.set(bytes);
     mem.fill(0x20, n); // the loop reads up to 15 bytes past the end
-    const first = wasm.scan(0, n);
-    let q = first;
-    while (q >= 0 && bytes[q]! < 0x80) q = wasm.scan(q + 1, n);
-    return q < 0 ? new SpecialByteFinder(bytes, wasm, null, first) : null;
-  }
-
-  /** True when `[start, end)` holds a special byte. `start` must not go back between calls. */
-  within(start: number, end: number): boolean {
-    if (this.next < 0 || this.next >= end) return false;
-    if (this.next < start) this.next = this.wasm !== null ? this.wasm.scan(start, this.bytes.length) : this.minFrom(start);
-    return this.next >= 0 && this.next < end;
-  }
-
-  private minFrom(start: number): number {
-    const nextOf = this.nextOf!;
-    let min = -1;
-    for (let i = 0; i < nextOf.length; i++) {
-      let p = nextOf[i]!;
-      if (p >= 0 && p < start) nextOf[i] = p = indexOfByte(this.bytes, SPECIAL_BYTES[i]!, start);
-      if (p >= 0 && (min < 0 || p < min)) min = p;
+    for (let q = wasm.scan(0, n); q >= 0; q = wasm.scan(q + 1, n)) {
+      if (bytes[q]! >= 0x80) return null;
+      at.push(q);
     }
-    return min;
+    return new SpecialByteFinder(at);
+  }
+
+  /** True when `[start, end)` holds a special byte. */
+  within(start: number, end: number): boolean {
+    const at = this.at;
+    let i = this.i;
+    while (i < at.length && at[i]! < start) i++;
+    this.i = i;
+    return i < at.length && at[i]! < end;
   }
 }
 
