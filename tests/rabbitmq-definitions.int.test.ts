@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import * as amqp from 'amqplib';
-import { declareTopology, topologyNames } from '@ccpipe/adapters';
+import { declareTopology, mergeTaskTopologyNames, topologyNames } from '@ccpipe/adapters';
 import { REPO_ROOT } from './support/corpus';
 import { inCi } from './support/ci';
 import { waitFor } from './support/processes';
@@ -78,6 +78,7 @@ it('imports into the live broker, agrees with the code topology, and dead-letter
     // PRECONDITION_FAILED that closes the channel).
     const ch = await conn.createChannel();
     await declareTopology(ch, names);
+    await declareTopology(ch, mergeTaskTopologyNames()); // the merge coordinator's and merge-workers' too
 
     // A batch every worker rejects is delivered deliveryLimit + 1 times, then dead-lettered into the DLQ.
     await ch.prefetch(1);

@@ -4,6 +4,7 @@ import { registerUrlCommand } from './commands/url';
 import { registerMirrorCommand } from './commands/mirror';
 import { registerServiceCommands } from './commands/services';
 import { registerMergeCommand } from './commands/merge';
+import { registerMergeWorkerCommand } from './commands/merge-worker';
 import { registerApiCommand } from './commands/api';
 import { registerRunCommand } from './commands/run';
 import { registerStatusCommand } from './commands/status';
@@ -20,6 +21,7 @@ export function buildProgram(): Command {
   registerMirrorCommand(program);
   registerServiceCommands(program);
   registerMergeCommand(program);
+  registerMergeWorkerCommand(program);
   registerImportCommand(program);
   registerApiCommand(program);
   registerRunCommand(program);

@@ -22,9 +22,10 @@ import { NEW_POSTINGS, writeLake, type LakeTarget, type OldLakeFile } from './la
 export interface MergeTask {
   v: 1;
   kind: 'merge-lake';
-  /** `<version>/<n>`: also the message id. */
+  /** `<run>/<n>`: also the message id. */
   id: string;
-  version: string;
+  /** The merge run the task belongs to: its version and a nonce (`v000007.3fa2c1d0`); names where its files live. */
+  run: string;
   n: number;
   targets: TaskTarget[];
   /** Store key of the group's staged new rows (temp table `staged`, every column); null when no target has new rows. */
@@ -69,14 +70,21 @@ export interface MergeTaskResult {
   facts: string | null;
 }
 
-/** Where a merge's tasks keep their inputs and results: `merge-tasks/<version>/…` (deleted once the merge ends). */
+/**
+ * Where a merge run's tasks keep their inputs and results: `merge-tasks/<run>/<n>/…` (the run's folder is deleted once
+ * the merge ends, published or not). `task.json` is the task itself: a merge-worker writes lake files only while it is
+ * there, so a task of a merge that failed meanwhile cannot write over a later merge's files of the same version.
+ */
 export const mergeTaskLayout = {
-  prefix: (version: string): string => `merge-tasks/${version}/`,
-  staged: (version: string, n: number): string => `merge-tasks/${version}/${n}/staged.parquet`,
-  rowLists: (version: string, n: number): string => `merge-tasks/${version}/${n}/rows.parquet`,
-  postings: (version: string, n: number): string => `merge-tasks/${version}/${n}/postings.parquet`,
-  facts: (version: string, n: number): string => `merge-tasks/${version}/${n}/facts.parquet`,
-  result: (version: string, n: number): string => `merge-tasks/${version}/${n}/result.json`,
+  prefix: (run: string): string => `merge-tasks/${run}/`,
+  task: (run: string, n: number): string => `merge-tasks/${run}/${n}/task.json`,
+  staged: (run: string, n: number): string => `merge-tasks/${run}/${n}/staged.parquet`,
+  rowLists: (run: string, n: number): string => `merge-tasks/${run}/${n}/rows.parquet`,
+  postings: (run: string, n: number): string => `merge-tasks/${run}/${n}/postings.parquet`,
+  facts: (run: string, n: number): string => `merge-tasks/${run}/${n}/facts.parquet`,
+  result: (run: string, n: number): string => `merge-tasks/${run}/${n}/result.json`,
+  /** What a merge-worker writes when the task cannot be done (then dead-lettered): the coordinator fails the merge. */
+  error: (run: string, n: number): string => `merge-tasks/${run}/${n}/error.json`,
 };
 
 /** The options of a group's writeLake that a task carries. */
@@ -96,7 +104,7 @@ const toRun = (o: OldLakeFile): TaskRun => ({ key: o.key, rows: o.rows, fileId: 
  * from `conn`) and returns the task. `tmpDir` holds the files on their way.
  */
 export async function exportMergeTask(
-  conn: DuckDBConnection, store: ObjectStore, version: string, n: number, targets: readonly LakeTarget[], o: TaskOptions, tmpDir: string,
+  conn: DuckDBConnection, store: ObjectStore, run: string, n: number, targets: readonly LakeTarget[], o: TaskOptions, tmpDir: string,
 ): Promise<MergeTask> {
   const dir = join(tmpDir, `task-${n}`);
   await mkdir(dir, { recursive: true });
@@ -106,7 +114,7 @@ export async function exportMergeTask(
     if (fresh.length > 0) {
       const where = fresh.map((t) => `(dataset_id = ${t.datasetId} AND prefix = ${sqlString(t.prefix)})`).join(' OR ');
       await conn.run(`COPY (SELECT * FROM staged WHERE ${where}) TO ${sqlString(join(dir, 'staged.parquet'))} (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1)`);
-      staged = mergeTaskLayout.staged(version, n);
+      staged = mergeTaskLayout.staged(run, n);
       await store.put(staged, await readFile(join(dir, 'staged.parquet')));
     }
     const ids = [...new Set(targets.flatMap((t) => [...t.old, ...(t.keep ?? [])].map((r) => r.fileId)))];
@@ -118,15 +126,17 @@ export async function exportMergeTask(
           ${strip ? `UNION ALL SELECT 1, _f, _r FROM strip_old WHERE _f IN (${ids.join(', ')})` : ''})
          TO ${sqlString(join(dir, 'rows.parquet'))} (FORMAT parquet)`,
       );
-      rowLists = mergeTaskLayout.rowLists(version, n);
+      rowLists = mergeTaskLayout.rowLists(run, n);
       await store.put(rowLists, await readFile(join(dir, 'rows.parquet')));
     }
-    return {
-      v: 1, kind: 'merge-lake', id: `${version}/${n}`, version, n,
+    const task: MergeTask = {
+      v: 1, kind: 'merge-lake', id: `${run}/${n}`, run, n,
       targets: targets.map((t) => ({ datasetId: t.datasetId, prefix: t.prefix, key: t.key, fresh: t.fresh, old: t.old.map(toRun), keep: (t.keep ?? []).map(toRun) })),
       staged, rowLists, columns: [...o.columns], rowGroupSize: o.rowGroupSize, compressionLevel: o.compressionLevel, parquetVersion: o.parquetVersion, dropText: o.dropText,
       facts: o.facts ?? null,
     };
+    await store.put(mergeTaskLayout.task(run, n), Buffer.from(JSON.stringify(task)));
+    return task;
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
@@ -180,22 +190,30 @@ export async function runMergeTask(store: ObjectStore, task: MergeTask, opts: Ru
     const local2 = await inputs.fetch(runKeys);
     const old = (r: TaskRun): OldLakeFile => ({ key: r.key, rows: r.rows, fileId: r.fileId, datasetId: r.datasetId, prefix: r.prefix, path: local2[paths.get(r.key)!]!, ...(r.stripText !== undefined && { stripText: r.stripText }) });
     const targets: LakeTarget[] = task.targets.map((t) => ({ datasetId: t.datasetId, prefix: t.prefix, key: t.key, fresh: t.fresh, old: t.old.map(old), keep: t.keep.map(old) }));
-    const { entries } = await writeLake(conn, store, {
+    // lake files go to the store only while the task is there: a task of a merge that ended meanwhile writes nothing
+    const live = mergeTaskLayout.task(task.run, task.n);
+    const fenced: ObjectStore = Object.assign(Object.create(store) as ObjectStore, {
+      put: async (key: string, bytes: Uint8Array) => {
+        if ((await store.head(live)) === null) throw new CcpError('CCP_ERR_MERGE_TASK_GONE', 'the merge this task belongs to has ended: its files are not written', { retryable: false, detail: { task: task.id } });
+        return store.put(key, bytes);
+      },
+    });
+    const { entries } = await writeLake(conn, fenced, {
       targets, columns: task.columns, rowGroupSize: task.rowGroupSize, compressionLevel: task.compressionLevel, parquetVersion: task.parquetVersion,
       tmpDir: opts.tmpDir, dropText: task.dropText, ...(task.facts !== null && { facts: task.facts }),
     });
     await inputs.release(runKeys);
-    const postings = mergeTaskLayout.postings(task.version, task.n);
+    const postings = mergeTaskLayout.postings(task.run, task.n);
     await conn.run(`COPY (SELECT * FROM new_postings) TO ${sqlString(join(opts.tmpDir, 'postings.parquet'))} (FORMAT parquet)`);
     await store.put(postings, await readFile(join(opts.tmpDir, 'postings.parquet')));
     let facts: string | null = null;
     if (task.facts !== null) {
-      facts = mergeTaskLayout.facts(task.version, task.n);
+      facts = mergeTaskLayout.facts(task.run, task.n);
       await conn.run(`COPY (SELECT * FROM new_facts) TO ${sqlString(join(opts.tmpDir, 'facts.parquet'))} (FORMAT parquet)`);
       await store.put(facts, await readFile(join(opts.tmpDir, 'facts.parquet')));
     }
     const result: MergeTaskResult = { v: 1, id: task.id, entries, postings, facts };
-    await store.put(mergeTaskLayout.result(task.version, task.n), Buffer.from(JSON.stringify(result)));
+    await fenced.put(mergeTaskLayout.result(task.run, task.n), Buffer.from(JSON.stringify(result)));
     return result;
   } finally {
     conn.closeSync();

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RoaringBitmap32 } from 'roaring';
@@ -531,6 +532,8 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
   let side: DuckDBConnection | null = null;
   /** The merge cache, when one is configured and the store is not read in place. */
   let cache: MergeCache | undefined;
+  /** The merge-task runs this merge started (their folders go when it ends). */
+  const runs: string[] = [];
   try {
     try {
       db = await openDuck({ memoryLimit: opts.memoryLimit ?? '256MB', tempDir: join(tmp, 'spill') });
@@ -707,12 +710,14 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
       let group: LakeTarget[] = [];
       let groupRows = 0;
       const tasks: MergeTask[] = [];
+      const taskRun = `${version}.${randomBytes(4).toString('hex')}`; // matches decodeMergeTask's check
+      runs.push(taskRun);
       const flush = async (): Promise<void> => {
         if (group.length === 0) return;
         await lease.check();
         if (opts.tasks !== undefined) {
           // the group goes to a merge-worker: its inputs into the store, its runs' local copies released here
-          tasks.push(await exportMergeTask(conn, store, version, tasks.length, group, {
+          tasks.push(await exportMergeTask(conn, store, taskRun, tasks.length, group, {
             columns: lakeCols, rowGroupSize: opts.rowGroupSize, compressionLevel: zstdLevel, parquetVersion: opts.parquetVersion ?? 'V2', dropText: opts.dropText ?? false,
             facts: facts ? factsColumnsOf(lakeCols) : undefined,
           }, tmp));
@@ -831,7 +836,7 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
     db?.closeSync();
     await root.close();
     // the tasks' inputs and results (the lake files they wrote are the version's, or GC's if it never publishes)
-    if (opts.tasks !== undefined) await deletePrefix(store, mergeTaskLayout.prefix(version)).catch(() => undefined);
+    for (const r of runs) await deletePrefix(store, mergeTaskLayout.prefix(r)).catch(() => undefined);
   }
 }
 

@@ -1,4 +1,4 @@
-import { encodeMessage, type BatchPublisher, type QueueMessage } from '@ccpipe/core';
+import type { BatchPublisher } from '@ccpipe/core';
 import { closeWithin, type AmqpConnection } from './amqp-connection';
 import { ConfirmTracker, raceAbort } from './confirm-tracker';
 import { QueueError } from './queue-error';
@@ -47,7 +47,7 @@ export class AmqpBatchPublisher implements BatchPublisher {
    * in time), CCP_ERR_QUEUE_CHANNEL_CLOSED (lost before the confirm), CCP_ERR_QUEUE_NACKED; with the abort reason
    * when `signal` aborts (the message may still arrive); with non-retryable CCP_ERR_QUEUE_CLOSED after close().
    */
-  publish(batch: QueueMessage, signal?: AbortSignal): Promise<void> {
+  publish(batch: { readonly id: string }, signal?: AbortSignal): Promise<void> {
     if (this.closed) return Promise.reject(new QueueError('CCP_ERR_QUEUE_CLOSED', 'publisher closed'));
     if (signal?.aborted) return Promise.reject(signal.reason);
     const p = this.publishOne(batch, signal);
@@ -72,8 +72,8 @@ export class AmqpBatchPublisher implements BatchPublisher {
     return this.closing;
   }
 
-  private async publishOne(batch: QueueMessage, signal: AbortSignal | undefined): Promise<void> {
-    const content = encodeMessage(batch);
+  private async publishOne(batch: { readonly id: string }, signal: AbortSignal | undefined): Promise<void> {
+    const content = Buffer.from(JSON.stringify(batch), 'utf8'); // a batch, a WARC file job or a merge task: JSON with an id
     const ctl = new AbortController();
     let sent = false;
     const timer = setTimeout(() => {

@@ -33,6 +33,16 @@ export function topologyNames(prefix: string = DEFAULT_QUEUE_PREFIX, deliveryLim
   return { queue, deadLetterExchange: `${queue}.dlx`, deadLetterQueue: `${queue}.dlq`, deliveryLimit };
 }
 
+/**
+ * Names of the merge-task queue (merge across machines, docs/merge-tasks.md): `<prefix>.merge-tasks`, its `.dlx` and
+ * `.dlq`; quorum, with a delivery limit, like the batches'. Throws RangeError on a bad prefix.
+ */
+export function mergeTaskTopologyNames(prefix: string = DEFAULT_QUEUE_PREFIX, deliveryLimit: number = DEFAULT_DELIVERY_LIMIT): QueueTopologyNames {
+  const batches = topologyNames(prefix, deliveryLimit);
+  const queue = `${prefix}.merge-tasks`;
+  return { ...batches, queue, deadLetterExchange: `${queue}.dlx`, deadLetterQueue: `${queue}.dlq` };
+}
+
 /** The arguments of the work queue, exactly as in rabbitmq/definitions.json for the default names. */
 export function workQueueArguments(names: QueueTopologyNames): Record<string, unknown> {
   return {

@@ -1,0 +1,150 @@
+import { join } from 'node:path';
+import { CcpError, errorCode, type BatchConsumer, type Delivery, type ObjectStore } from '@ccpipe/core';
+import { mergeTaskLayout, runMergeTask, type MergeTask, type MergeTaskResult, type MergeTaskRunner } from './merge-task';
+
+/** Publishes merge tasks durably (an AmqpBatchPublisher on the merge-task queue: it takes any JSON message with an id). */
+export interface MergeTaskPublisher {
+  publish(task: MergeTask, signal?: AbortSignal): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Options of {@link queueTaskRunner}. */
+export interface QueueTaskRunnerOptions {
+  store: ObjectStore;
+  /** A publisher per run (closed when the tasks are published). */
+  publisher: () => MergeTaskPublisher;
+  /** How often the store is looked at for results (default 500 ms). */
+  pollMs?: number;
+  /** How long a run waits for its last result before the merge fails (default 6 h). */
+  timeoutMs?: number;
+  /** Told each result as it comes (progress). */
+  onResult?: (r: MergeTaskResult, done: number, of: number) => void;
+}
+
+const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
+  new Promise((resolve, reject) => {
+    const t = setTimeout(resolve, ms);
+    signal?.addEventListener('abort', () => (clearTimeout(t), reject(signal.reason as Error)), { once: true });
+  });
+
+/**
+ * The coordinator's runner of `ccpipe merge --distribute`: publishes every task on the merge-task queue (confirmed), then
+ * waits for each task's result in the data store (`result.json`, written last by the merge-worker). A task a
+ * merge-worker could not do for good (`error.json`, the task dead-lettered) fails the merge with its code; so does the
+ * timeout. Results come back in any order.
+ */
+export function queueTaskRunner(o: QueueTaskRunnerOptions): MergeTaskRunner {
+  return {
+    run: async (tasks, signal) => {
+      const pub = o.publisher();
+      try {
+        await Promise.all(tasks.map((t) => pub.publish(t, signal)));
+      } finally {
+        await pub.close();
+      }
+      const pending = new Map(tasks.map((t) => [t.n, t]));
+      const results: MergeTaskResult[] = [];
+      const deadline = Date.now() + (o.timeoutMs ?? 6 * 3_600_000);
+      for (;;) {
+        for (const [n, t] of [...pending]) {
+          const r = await o.store.get(mergeTaskLayout.result(t.run, n));
+          if (r !== null) {
+            results.push(JSON.parse(Buffer.from(r).toString('utf8')) as MergeTaskResult);
+            pending.delete(n);
+            o.onResult?.(results.at(-1)!, results.length, tasks.length);
+            continue;
+          }
+          const e = await o.store.get(mergeTaskLayout.error(t.run, n));
+          if (e !== null) {
+            const why = JSON.parse(Buffer.from(e).toString('utf8')) as { code?: string; message?: string };
+            throw new CcpError('CCP_ERR_MERGE_TASK', `a merge task failed on a merge-worker: ${why.message ?? 'no message'}`, {
+              retryable: false, detail: { task: t.id, code: why.code ?? null },
+            });
+          }
+        }
+        if (pending.size === 0) return results;
+        if (Date.now() > deadline) {
+          throw new CcpError('CCP_ERR_MERGE_TASK', 'merge tasks did not report in time: are merge-workers running (ccpipe merge-worker)?', {
+            retryable: true, detail: { pending: pending.size, of: tasks.length },
+          });
+        }
+        await sleep(o.pollMs ?? 500, signal);
+      }
+    },
+  };
+}
+
+/** Parses a merge-task message. @throws CcpError CCP_ERR_BATCH_FORMAT (never retryable) for anything else */
+export function decodeMergeTask(body: Uint8Array): MergeTask {
+  let t: MergeTask;
+  try {
+    t = JSON.parse(Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8')) as MergeTask;
+  } catch (cause) {
+    throw new CcpError('CCP_ERR_BATCH_FORMAT', 'merge task message is not JSON', { retryable: false, cause });
+  }
+  if (t?.v !== 1 || t.kind !== 'merge-lake' || typeof t.run !== 'string' || !/^v\d+\.[0-9a-f]+$/.test(t.run) || !Number.isInteger(t.n) || !Array.isArray(t.targets)) {
+    throw new CcpError('CCP_ERR_BATCH_FORMAT', 'merge task message does not match the schema', { retryable: false });
+  }
+  return t;
+}
+
+/** Hooks of a merge-worker (closed-set labels only). */
+export interface MergeWorkerEvents {
+  onTaskDone?(e: { task: string; files: number; ms: number }): void;
+  onTaskFailed?(e: { task: string | null; action: 'requeue' | 'dead-letter'; code: string; error: unknown }): void;
+}
+
+/** A running merge-worker. */
+export interface RunningMergeWorker {
+  /** Stops taking tasks, lets the one in hand finish, closes the consumer. */
+  drain(): Promise<void>;
+}
+
+/**
+ * `ccpipe merge-worker`: consumes merge tasks one at a time and runs each ({@link runMergeTask}) in a temp dir of its
+ * own under `tmpDir`. Done → ack. A task that can never be done (not a task; its inputs gone; CCP_ERR_* not
+ * retryable) → its `error.json` (when its run is still there) and the DLQ. Anything else → requeued after a pause (the
+ * queue's delivery limit bounds the retries). A merge-worker killed mid-task leaves it unacked: the broker gives it
+ * to another, which writes the same files.
+ */
+export async function startMergeWorker(
+  consumer: BatchConsumer, store: ObjectStore, opts: { tmpDir: string; dataDir?: string; memoryLimit?: string; retryPauseMs?: number }, events: MergeWorkerEvents = {},
+): Promise<RunningMergeWorker> {
+  const inFlight = new Set<Promise<void>>();
+  const handle = async (d: Delivery): Promise<void> => {
+    const started = Date.now();
+    let task: MergeTask | null = null;
+    try {
+      task = decodeMergeTask(d.body);
+      const r = await runMergeTask(store, task, { tmpDir: join(opts.tmpDir, `${task.run}-${task.n}`), ...(opts.dataDir !== undefined && { dataDir: opts.dataDir }), ...(opts.memoryLimit !== undefined && { memoryLimit: opts.memoryLimit }) });
+      events.onTaskDone?.({ task: task.id, files: r.entries.length, ms: Date.now() - started });
+      await d.ack();
+    } catch (error) {
+      const code = errorCode(error);
+      const forGood = error instanceof CcpError && !error.retryable;
+      events.onTaskFailed?.({ task: task?.id ?? null, action: forGood ? 'dead-letter' : 'requeue', code, error });
+      if (forGood) {
+        if (task !== null && code !== 'CCP_ERR_MERGE_TASK_GONE' && (await store.head(mergeTaskLayout.task(task.run, task.n)).catch(() => null)) !== null) {
+          await store.put(mergeTaskLayout.error(task.run, task.n), Buffer.from(JSON.stringify({ code, message: (error as Error).message }))).catch(() => undefined);
+        }
+        await d.deadLetter(code);
+      } else {
+        await sleep(opts.retryPauseMs ?? 1_000).catch(() => undefined);
+        await d.requeue();
+      }
+    }
+  };
+  await consumer.start((d) => {
+    const p = handle(d).catch(() => undefined); // settling failed: the broker redelivers
+    inFlight.add(p);
+    void p.finally(() => inFlight.delete(p));
+    return p;
+  });
+  return {
+    drain: async () => {
+      await consumer.stop();
+      await Promise.allSettled([...inFlight]);
+      await consumer.close();
+    },
+  };
+}
