@@ -85,7 +85,7 @@ describe('ccpipe merge --distribute with merge-workers', () => {
     const one = await merge(plain, []);
     expect((await one.exited).code).toBe(0);
     const workers = [mergeWorker(dist, prefix), mergeWorker(dist, prefix)];
-    const coordinator = await merge(dist, ['--distribute', '--queue-prefix', prefix]);
+    const coordinator = await merge(dist, ['--distribute', 'true', '--queue-prefix', prefix]);
     expect({ code: (await coordinator.exited).code, out: coordinator.text.join('').slice(-2000) }).toMatchObject({ code: 0 });
     expect(resultOf(coordinator)).toMatchObject({ published: true, rowsIn: resultOf(one)['rowsIn'], urls: resultOf(one)['urls'] });
     expect(resultOf(one)['rowsIn']).toBe(DEV_CRAWLS.reduce((n, c) => n + oracle.crawls[c]!.kept_captures, 0));
@@ -105,7 +105,7 @@ describe('ccpipe merge --distribute with merge-workers', () => {
     const prefix = `ccpipe-md-${randomBytes(4).toString('hex')}`;
     prefixes.push(prefix);
     const first = mergeWorker(dist, prefix);
-    const coordinator = await merge(dist, ['--distribute', '--queue-prefix', prefix]);
+    const coordinator = await merge(dist, ['--distribute', 'true', '--queue-prefix', prefix]);
     await waitFor('a first task done', async () => logLine(first, 'merge task done') !== undefined, 300_000, 20);
     first.child.kill('SIGKILL');
     expect((await first.exited).signal).toBe('SIGKILL');

@@ -6,12 +6,13 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Registry } from 'prom-client';
 import { describeOptions, loadConfig } from '@ccpipe/core';
-import { topologyNames, workQueueArguments, deadLetterQueueArguments } from '@ccpipe/adapters';
+import { mergeTaskTopologyNames, topologyNames, workQueueArguments, deadLetterQueueArguments } from '@ccpipe/adapters';
 import { batcherMetrics } from '../packages/batcher/src/metrics';
 import { workerMetrics } from '../packages/worker/src/metrics';
 import { apiMetrics, indexMetrics, lakeReaderMetrics, searchMetrics } from '../packages/api/src/metrics';
 import { mergeMetrics } from '../packages/cli/src/merge/merge-metrics';
 import { MERGER_METRICS_PORT } from '../packages/cli/src/merge/merger-main';
+import { MERGE_WORKER_METRICS_PORT } from '../packages/cli/src/commands/merge-worker';
 import { WORKER_DRAIN_MS } from '../packages/worker/src/main';
 import { buildProgram } from '../packages/cli/src/main';
 import { REPO_ROOT } from './support/corpus';
@@ -225,13 +226,16 @@ describe('rabbitmq/definitions.json', () => {
       exchanges: { name: string; type: string }[];
       bindings: { source: string; destination: string }[];
     };
-    const names = topologyNames();
+    // the batches' queue and the merge tasks' (merge across machines), each with its DLQ
+    const all = [topologyNames(), mergeTaskTopologyNames()];
     const byName = new Map(defs.queues.map((q) => [q.name, q]));
-    expect([...byName.keys()].sort()).toEqual([names.queue, names.deadLetterQueue].sort());
-    expect(byName.get(names.queue)?.arguments).toEqual(workQueueArguments(names));
-    expect(byName.get(names.deadLetterQueue)?.arguments).toEqual(deadLetterQueueArguments());
-    expect(defs.exchanges).toEqual([expect.objectContaining({ name: names.deadLetterExchange, type: 'fanout' })]);
-    expect(defs.bindings).toEqual([expect.objectContaining({ source: names.deadLetterExchange, destination: names.deadLetterQueue })]);
+    expect([...byName.keys()].sort()).toEqual(all.flatMap((names) => [names.queue, names.deadLetterQueue]).sort());
+    for (const names of all) {
+      expect(byName.get(names.queue)?.arguments).toEqual(workQueueArguments(names));
+      expect(byName.get(names.deadLetterQueue)?.arguments).toEqual(deadLetterQueueArguments());
+    }
+    expect(defs.exchanges).toEqual(all.map((names) => expect.objectContaining({ name: names.deadLetterExchange, type: 'fanout' })));
+    expect(defs.bindings).toEqual(all.map((names) => expect.objectContaining({ source: names.deadLetterExchange, destination: names.deadLetterQueue })));
   });
 });
 
@@ -245,7 +249,9 @@ describe('prometheus.yml', () => {
   it('scrapes the batcher and the api on the ports compose gives them, which are their defaults', () => {
     const batcherPort = loadConfig(serviceEnv('batcher')).metricsPort;
     expect(batcherPort).toBe(defaultPort('packages/batcher/src/main.ts'));
-    expect(targets('batcher')).toEqual([`batcher:${batcherPort}`]);
+    // by DNS, as the workers: an exited batcher drops out of the targets
+    const batcherJob = /job_name: batcher\n\s+dns_sd_configs:\n\s+- names: \["batcher"\]\n\s+type: A\n\s+port: (\d+)/.exec(prometheus);
+    expect(Number(batcherJob?.[1])).toBe(batcherPort);
     const apiPort = loadConfig(serviceEnv('api')).apiPort;
     expect(apiPort).toBe(loadConfig({}).apiPort);
     // every replica by DNS (--scale api=N with API_PORT a range), on the port it serves
@@ -261,6 +267,13 @@ describe('prometheus.yml', () => {
     expect(Number(job?.[1])).toBe(workerPort);
   });
 
+  it('finds every merge-worker replica by DNS on the port compose gives it, which is its default', () => {
+    const port = loadConfig(serviceEnv('merge-worker')).metricsPort;
+    expect(port).toBe(MERGE_WORKER_METRICS_PORT);
+    const job = /job_name: merge-worker\n\s+dns_sd_configs:\n\s+- names: \["merge-worker"\]\n\s+type: A\n\s+port: (\d+)/.exec(prometheus);
+    expect(Number(job?.[1])).toBe(port);
+  });
+
   it('scrapes the merger service on the port compose gives it, which is its default', () => {
     expect(targets('merger')).toEqual([`merger:${loadConfig(serviceEnv('merger')).metricsPort}`]);
     expect(loadConfig(serviceEnv('merger')).metricsPort).toBe(MERGER_METRICS_PORT);
@@ -268,7 +281,7 @@ describe('prometheus.yml', () => {
 
   it('has a job for every service compose runs with a metrics endpoint, and only those and the broker', () => {
     const jobs = [...prometheus.matchAll(/^ {2}- job_name: (\S+)$/gm)].map((m) => m[1]!);
-    expect(jobs.sort()).toEqual(['api', 'batcher', 'merger', 'rabbitmq', 'rabbitmq-queues', 'worker']);
+    expect(jobs.sort()).toEqual(['api', 'batcher', 'merge-worker', 'merger', 'rabbitmq', 'rabbitmq-queues', 'worker']);
   });
 
   it('scrapes the rabbitmq_prometheus plugin, aggregated and per queue', () => {

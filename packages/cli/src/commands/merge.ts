@@ -9,7 +9,7 @@ import { serveOneOffMergeMetrics } from '../merge/one-off-metrics';
 import { STORE_KEYS, addConfigFlags, configFlagsOf } from './config-flags';
 import { distributedTaskRunner } from './merge-worker';
 
-const MERGE: ConfigKey[] = [...STORE_KEYS, 'lakeRowGroupSize', 'logLevel', 'metricsPort', 'metricsHost', 'mergeCacheDir', 'rabbitmqUrl', 'queuePrefix'];
+const MERGE: ConfigKey[] = [...STORE_KEYS, 'lakeRowGroupSize', 'logLevel', 'metricsPort', 'metricsHost', 'mergeCacheDir', 'rabbitmqUrl', 'queuePrefix', 'mergeDistribute'];
 
 /** Where `ccpipe merge` writes: its one JSON result line (`write`, stdout) and its progress (`progress`, stderr). */
 export interface MergeCommandIo {
@@ -101,7 +101,6 @@ export function registerMergeCommand(program: Command, io: MergeCommandIo = { wr
     .option('--compact', 'also fold every lake partition holding several runs into one file in URL order (after a crawl\'s last merge); publishes even with no new batch when some partition has several runs')
     .option('--no-search', 'write no full-text search shards for the lake files this merge writes (the version then answers no /v1/search)')
     .option('--rescan', 'also list every batch marker, not only the inbox: finds batches completed by workers of a ccpipe older than the inbox (a one-off merge)')
-    .option('--distribute', 'write the lake through merge tasks on the merge-task queue, run by `ccpipe merge-worker` processes (docs/merge-tasks.md); the version is the same as without')
     .option('--pass-rows <n>', 'rows (old and new) of the lake partitions written in one group (default 250000): with --distribute a group is a task, so smaller groups spread a merge over more merge-workers')
     .option('--every <seconds>', 'run as the merger service: merge every <seconds> until SIGTERM, serving /metrics')
     .option('--min-new-ratio <r>', 'with --every: merge only once the new rows are r × the URLs already merged (0, the default: every time)')
@@ -142,7 +141,7 @@ export function registerMergeCommand(program: Command, io: MergeCommandIo = { wr
         ...(opts['search'] === false && { search: false }),
         ...(opts['passRows'] !== undefined && { passRows: intFlag('pass-rows', opts['passRows'], 250_000, 1) }),
       };
-      if (opts['distribute'] === true) {
+      if (config.mergeDistribute) {
         const taskLog = createLogger({ service: everyMs === null ? 'merge' : 'merger', level: config.logLevel, destination: io.progress ?? process.stderr });
         options.tasks = distributedTaskRunner(config, options.store, taskLog);
       }

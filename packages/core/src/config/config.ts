@@ -160,6 +160,12 @@ export const OPTIONS = {
   ),
   keepDropped: opt(bool.default(false), 'CCPIPE_KEEP_DROPPED', 'keep-dropped', 'keep documents a quality filter drops as rows with dropped_by (to see what a filter removes)'),
   includeText: opt(bool.default(true), 'CCPIPE_INCLUDE_TEXT', 'include-text', 'store extracted text in Parquet parts'),
+  mergeDistribute: opt(
+    bool.default(false),
+    'CCPIPE_MERGE_DISTRIBUTE',
+    'distribute',
+    'merge: write the lake through merge tasks on the <prefix>.merge-tasks queue, run by ccpipe merge-worker processes (docs/merge-tasks.md); the version is the same as without',
+  ),
   extract: opt(
     bool.default(true),
     'CCPIPE_EXTRACT',
