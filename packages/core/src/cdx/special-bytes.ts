@@ -6,8 +6,9 @@ import { isAscii } from 'node:buffer';
 // is shown clean.
 //
 // Searching the 32 byte values one `indexOf` (memchr) at a time costs ≈0.3 ns per byte, ≈170 ns per 540-byte CDX
-// line: a quarter of the parse. A regex character class measured 0.9 ns per byte, SWAR over a Uint32Array in JS 0.35.
-// A 16-bytes-at-a-time WebAssembly SIMD loop, copy into its memory included, measured ≈0.1 ns per byte (docs/cdx.md).
+// line, and an ASCII check (isAscii) ≈25 ns more. A regex character class measured 0.9 ns per byte, SWAR over a
+// Uint32Array in JS 0.35. A 16-bytes-at-a-time WebAssembly SIMD loop that finds both, copy into its memory included,
+// measured 0.1–0.15 ns per byte (docs/cdx.md). Its memory grows to the largest piece scanned (≈64 KB) and stays.
 // WebAssembly is part of the JS engine (no I/O, nothing loaded at run time): the module below is its whole source.
 // Where it cannot be compiled (no SIMD), the memchr search is used; both give the same answers (special-bytes.test.ts).
 
@@ -107,6 +108,13 @@ function instantiate(): ScanExports | null {
 }
 
 let wasm: ScanExports | null | undefined;
+
+/** Whether the WebAssembly scan is in use (false: the memchr fallback). */
+export function usesWebAssembly(): boolean {
+  if (wasm === undefined) wasm = instantiate();
+  return wasm !== null;
+}
+
 const PAGE = 65536;
 
 /** Bytes searched by the fallback: `\` and the control bytes other than `\n`. */
