@@ -1,0 +1,107 @@
+'use strict';
+// Merge across machines (issue #23, docs/merge-tasks.md): one merge of a delta of synthetic captures (bench/merge.bench.js's
+// generator: the worker's schema and order), three ways, each round on a fresh copy of the same parts, sides alternated:
+//   single  the one-process merge (`runMerge`, no tasks)
+//   dist-1  the coordinator (`runMerge` with the queue task runner of `ccpipe merge --distribute`) + 1 `ccpipe merge-worker`
+//   dist-2  the same with 2 merge-workers
+// Every DuckDB runs one thread. Reported: medians of wall seconds (the coordinator's, start to published) and CPU
+// seconds (coordinator + merge-workers, from /proc), load average. Goals: dist-2 wall ≤ 0.6 × dist-1 wall; the
+// distributed CPU ≤ 1.1 × single's. Needs RabbitMQ on 127.0.0.1:5672.
+//   node bench/merge-distributed.bench.js [rows=1000000] [--rounds 3] [--pass-rows 250000]
+const { cpSync, mkdtempSync, readFileSync, rmSync } = require('node:fs');
+const { tmpdir } = require('node:os');
+const { join } = require('node:path');
+const { spawn, spawnSync } = require('node:child_process');
+const { randomBytes } = require('node:crypto');
+const { childOf, median, loadAvg } = require('./lib/proc');
+
+const RABBITMQ = 'amqp://guest:guest@127.0.0.1:5672';
+const CCPIPE = join(__dirname, '..', 'packages', 'cli', 'bin', 'ccpipe.js');
+const TICKS = 100; // USER_HZ
+
+/** CPU seconds of a live process so far (utime + stime, /proc/<pid>/stat). */
+function cpuOf(pid) {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const rest = f.slice(f.lastIndexOf(')') + 2).split(' ');
+  return (Number(rest[11]) + Number(rest[12])) / TICKS;
+}
+
+async function coordinate(dir, prefix, passRows) {
+  const { runMerge } = require('@ccpipe/index');
+  const { FsObjectStore, createLogger } = require('@ccpipe/adapters');
+  const { loadConfig } = require('@ccpipe/core');
+  const { distributedTaskRunner } = require('../packages/cli/dist/commands/merge-worker');
+  const store = new FsObjectStore({ root: dir });
+  const opts = { store, dataDir: dir, rowGroupSize: 8192, keepVersions: 2, graceMs: 0, passRows: Number(passRows) };
+  if (prefix !== '-') {
+    const config = loadConfig({}, { rabbitmqUrl: RABBITMQ, queuePrefix: prefix, logLevel: 'silent' });
+    opts.tasks = distributedTaskRunner(config, store, createLogger({ service: 'bench', level: 'silent' }));
+  }
+  const cpu0 = process.cpuUsage();
+  const t0 = process.hrtime.bigint();
+  const r = await runMerge(opts);
+  const cpu = process.cpuUsage(cpu0);
+  console.log(JSON.stringify({ wall: Number(process.hrtime.bigint() - t0) / 1e9, cpu: (cpu.user + cpu.system) / 1e6, rowsIn: r.rowsIn, files: r.rewrittenFiles }));
+}
+
+function startWorkers(n, dir, prefix) {
+  return Array.from({ length: n }, () => {
+    const p = spawn(process.execPath, [CCPIPE, 'merge-worker', '--data', dir, '--queue-prefix', prefix, '--metrics-port', '0', '--log-level', 'warn', '--rabbitmq', RABBITMQ], { stdio: ['ignore', 'ignore', 'inherit'] });
+    return p;
+  });
+}
+
+async function mainParent() {
+  const args = process.argv.slice(2);
+  const flag = (name, dflt) => (args.includes(name) ? args[args.indexOf(name) + 1] : dflt);
+  const rows = Number(args.find((a) => /^\d+$/.test(a)) ?? 1_000_000);
+  const rounds = Number(flag('--rounds', 3));
+  const passRows = Number(flag('--pass-rows', 250_000));
+  const root = mkdtempSync(join(tmpdir(), 'ccpipe-bench-mdist-'));
+  const child = childOf(__filename);
+  try {
+    const parts = join(root, 'parts');
+    const gen = spawnSync(process.execPath, [join(__dirname, 'merge.bench.js'), 'gen', parts, String(rows), '0', '1'], { stdio: 'inherit' });
+    if (gen.status !== 0) throw new Error('generating the parts failed');
+    console.log(`${rows} rows of synthetic captures, ${rounds} rounds, groups of ${passRows} rows; load before: ${loadAvg()}`);
+    const got = { single: [], 'dist-1': [], 'dist-2': [] };
+    const kinds = Object.keys(got);
+    for (let r = 0; r < rounds; r++) {
+      for (const kind of r % 2 === 0 ? kinds : [...kinds].reverse()) {
+        const dir = join(root, `run-${r}-${kind}`);
+        cpSync(parts, dir, { recursive: true });
+        if (kind === 'single') {
+          got[kind].push(child(['--coord', dir, '-', String(passRows)]));
+        } else {
+          const prefix = `ccpipe-bench-${randomBytes(3).toString('hex')}`;
+          const workers = startWorkers(kind === 'dist-1' ? 1 : 2, dir, prefix);
+          await new Promise((res) => setTimeout(res, 1500)); // subscribed
+          const before = workers.map((w) => cpuOf(w.pid));
+          const c = await new Promise((resolve, reject) => {
+            const p = spawn(process.execPath, [__filename, '--coord', dir, prefix, String(passRows)], { stdio: ['ignore', 'pipe', 'inherit'] });
+            let out = '';
+            p.stdout.on('data', (d) => (out += d));
+            p.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out.trim().split('\n').pop())) : reject(new Error(`coordinator exited ${code}`))));
+          });
+          const workerCpu = workers.reduce((s, w, i) => s + cpuOf(w.pid) - before[i], 0);
+          for (const w of workers) w.kill('SIGTERM');
+          await Promise.all(workers.map((w) => new Promise((res) => w.on('exit', res))));
+          got[kind].push({ ...c, coordinatorCpu: c.cpu, cpu: c.cpu + workerCpu });
+        }
+        rmSync(dir, { recursive: true, force: true });
+      }
+    }
+    const m = (k, f) => median(got[k].map(f));
+    for (const k of kinds) {
+      console.log(`  ${k.padEnd(7)} wall ${m(k, (x) => x.wall).toFixed(2)} s  cpu ${m(k, (x) => x.cpu).toFixed(2)} s${k === 'single' ? '' : `  (coordinator ${m(k, (x) => x.coordinatorCpu).toFixed(2)} s)`}  rows ${got[k][0].rowsIn}  files ${got[k][0].files}`);
+    }
+    console.log(`dist-2 / dist-1 wall: ${(m('dist-2', (x) => x.wall) / m('dist-1', (x) => x.wall)).toFixed(3)}  (goal ≤ 0.6)`);
+    console.log(`dist-1 CPU / single CPU: ${(m('dist-1', (x) => x.cpu) / m('single', (x) => x.cpu)).toFixed(3)}  (goal ≤ 1.1)`);
+    console.log(`load after: ${loadAvg()}`);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[2] === '--coord') coordinate(process.argv[3], process.argv[4], process.argv[5]).catch((e) => { console.error(e); process.exit(1); });
+else mainParent().catch((e) => { console.error(e); process.exitCode = 1; });
