@@ -12,7 +12,7 @@ import { workerMetrics } from '../packages/worker/src/metrics';
 import { apiMetrics, indexMetrics, lakeReaderMetrics, searchMetrics } from '../packages/api/src/metrics';
 import { mergeMetrics } from '../packages/cli/src/merge/merge-metrics';
 import { MERGER_METRICS_PORT } from '../packages/cli/src/merge/merger-main';
-import { MERGE_WORKER_METRICS_PORT } from '../packages/cli/src/commands/merge-worker';
+import { MERGE_WORKER_METRICS_PORT, mergeWorkerMetrics } from '../packages/cli/src/commands/merge-worker';
 import { WORKER_DRAIN_MS } from '../packages/worker/src/main';
 import { buildProgram } from '../packages/cli/src/main';
 import { REPO_ROOT } from './support/corpus';
@@ -307,6 +307,7 @@ describe('grafana', () => {
     searchMetrics(registry, () => undefined);
     indexMetrics(registry, async () => null);
     mergeMetrics(registry);
+    mergeWorkerMetrics(registry);
     const json = await registry.getMetricsAsJSON();
     const registered = new Set(json.map((m) => m.name));
     const used = new Set(exprs.flatMap((e) => e.match(/\bccpipe_\w+/g) ?? []).map((n) => n.replace(/_(bucket|sum|count)$/, '')));

@@ -1,7 +1,7 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Command } from 'commander';
-import { Counter } from 'prom-client';
+import { Counter, type Registry } from 'prom-client';
 import { hasCode, loadConfig, type Config, type ConfigKey, type ObjectStore } from '@ccpipe/core';
 import {
   AmqpBatchConsumer,
@@ -39,13 +39,19 @@ export function registerMergeWorkerCommand(program: Command): void {
     });
 }
 
+/** The merge-worker's metrics on `registry` (closed-set labels). */
+export function mergeWorkerMetrics(registry: Registry): { tasks: Counter } {
+  const tasks = new Counter({ name: 'ccpipe_merge_worker_tasks_total', help: 'merge tasks handled, by outcome (done, requeue, dead-letter)', labelNames: ['outcome'], registers: [registry] });
+  for (const outcome of ['done', 'requeue', 'dead-letter']) tasks.inc({ outcome }, 0);
+  return { tasks };
+}
+
 /** The service: config → logger → metrics → broker → consume until a signal. Resolves to the exit code. */
 export function mergeWorkerMain(config: Config, opts: { memoryLimit?: string; tmpDir: string }): Promise<number> {
   return runService(
     { service: 'merge-worker', logLevel: config.logLevel, metrics: { host: config.metricsHost, port: config.metricsPort ?? MERGE_WORKER_METRICS_PORT }, onSignal: (log, sig) => log.info({ sig }, 'draining') },
     async ({ log, registry, signal, defer }) => {
-      const tasks = new Counter({ name: 'ccpipe_merge_worker_tasks_total', help: 'merge tasks handled, by outcome (done, requeue, dead-letter)', labelNames: ['outcome'], registers: [registry] });
-      for (const outcome of ['done', 'requeue', 'dead-letter']) tasks.inc({ outcome }, 0);
+      const { tasks } = mergeWorkerMetrics(registry);
       const store = openObjectStore(config.data, config);
       defer(() => store.close());
       const connection = await brokerConnection(config, log, 'ccpipe-merge-worker', signal);
