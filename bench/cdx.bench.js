@@ -5,8 +5,8 @@
 // Input: the real CDX lines of ../shared/corpus (cdx_toolkit's 1,140-line cdx-00187 excerpt of CC-MAIN-2024-30,
 // preciz's 100 + 1,285 CC-MAIN-2021-43 lines), sorted, then REPEATED in that order to fill the blocks: block k holds
 // lines k·3000 … k·3000+2999 of the endless cycle, so no line repeats within deflate's 32 KB window and a block
-// compresses like a real one (≈8:1). Each block is one gzip member (writeZipNumShard, level 6). Built afresh, the
-// same bytes, in every process; nothing is copied into the repo.
+// compresses like a real one (≈8:1). Each block is one gzip member (writeZipNumShard, level 6), built at each run
+// and written to a temp file the processes read; nothing is copied into the repo.
 //
 // Sides, each pass a process of its own (no heap or JIT state carried over), alternated (A B C D, then D C B A, …):
 //  A  inflate: inflateCdxBlock on each block (the library's inflate, faster than gunzipSync's defaults);
@@ -21,9 +21,10 @@
 // In each process: one warm-up pass over the blocks, then `--reps` timed passes; CPU (user + system, every thread:
 // GC helpers count) and wall seconds of the timed passes only. Medians over `--rounds` rounds; the ratio is
 // records/s of B over records/s of A, on CPU time and on wall time. Goal (#25): ≥ 0.7.
-//   node bench/cdx.bench.js [--rounds N (5)] [--reps N (12)] [--blocks N (10)]
+//   node bench/cdx.bench.js [--rounds N (5)] [--reps N (10)] [--blocks N (10)]
 //   node bench/cdx.bench.js --child A|B|C|D [--reps N] [--blocks N]   one process's passes, JSON out (for node --cpu-prof)
-const { readFileSync } = require('node:fs');
+const { mkdtempSync, readFileSync, rmSync, writeFileSync } = require('node:fs');
+const { tmpdir } = require('node:os');
 const { join } = require('node:path');
 const { gunzipSync } = require('node:zlib');
 const { childOf, median, loadAvg } = require('./lib/proc');
@@ -33,19 +34,31 @@ const SOURCES = ['cocrawler-cdx_toolkit/warc_by_cdx/cdx-00187', 'preciz-common_c
 const BLOCK_LINES = 3000;
 
 function opts(argv) {
-  const o = { rounds: 5, reps: 12, blocks: 10 };
+  const o = { rounds: 5, reps: 10, blocks: 10, shard: '' };
   for (let i = 0; i < argv.length; i++) {
     const k = argv[i].replace(/^--/, '');
     if (!(k in o)) throw new Error(`unknown flag ${argv[i]}`);
+    if (k === 'shard') {
+      o.shard = argv[++i];
+      continue;
+    }
     o[k] = Number(argv[++i]);
     if (!Number.isSafeInteger(o[k]) || o[k] < 1) throw new Error(`bad value for --${k}`);
   }
   return o;
 }
 
-/** The blocks: `n` gzip members of 3,000 real lines each, cut from the sorted corpus lines repeated end to end. */
-function buildBlocks(n) {
+/**
+ * The blocks: `n` gzip members of 3,000 real lines each, cut from the sorted corpus lines repeated end to end; read
+ * from `shardFile` when given (the parent writes it once: compressing them took ≈0.4 s in every process).
+ */
+function buildBlocks(n, shardFile = '') {
   const core = require('@ccpipe/core');
+  if (shardFile) {
+    const data = readFileSync(shardFile);
+    const ends = JSON.parse(readFileSync(`${shardFile}.json`, 'utf8'));
+    return { blocks: ends.map((e, i) => data.subarray(i === 0 ? 0 : ends[i - 1], e)) };
+  }
   const lines = SOURCES.flatMap((p) => readFileSync(join(CORPUS, p), 'utf8').split('\n').filter((l) => l.length > 0)).sort();
   const cycled = Array.from({ length: n * BLOCK_LINES }, (_, i) => lines[i % lines.length]);
   const shard = core.writeZipNumShard(cycled, { shard: 'cdx-00000.gz', blockSize: BLOCK_LINES });
@@ -220,7 +233,7 @@ function sideOf(side, blocks) {
 }
 
 async function child(side, o) {
-  const { blocks } = buildBlocks(o.blocks);
+  const { blocks } = buildBlocks(o.blocks, o.shard);
   const pass = sideOf(side, blocks);
   await pass(); // warm-up
   let records = 0;
@@ -239,7 +252,7 @@ async function child(side, o) {
 
 /** Untimed: B, C and D must hand over the same batch records (C and D do the same work as the batcher). */
 async function check(o) {
-  const { blocks } = buildBlocks(o.blocks);
+  const { blocks } = buildBlocks(o.blocks, o.shard);
   const out = {};
   for (const side of ['B', 'C', 'D']) await sideOf(side, blocks)((out[side] = []));
   const b = JSON.stringify(out.B);
@@ -247,19 +260,31 @@ async function check(o) {
 }
 
 function main(o) {
-  const { distinct, blocks } = buildBlocks(o.blocks);
+  const { distinct, shard, blocks } = buildBlocks(o.blocks);
+  const dir = mkdtempSync(join(tmpdir(), 'ccpipe-cdx-bench-'));
+  const shardFile = join(dir, 'cdx-00000.gz');
+  writeFileSync(shardFile, shard.data);
+  writeFileSync(`${shardFile}.json`, JSON.stringify(shard.entries.map((e) => e.offset + e.length)));
+  try {
+    report(o, distinct, blocks, ['--blocks', String(o.blocks), '--shard', shardFile]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function report(o, distinct, blocks, input) {
   const gz = blocks.reduce((n, b) => n + b.length, 0);
   const raw = blocks.reduce((n, b) => n + gunzipSync(b).length, 0);
   console.log(`cdx bench (#25): ${o.blocks} blocks of ${BLOCK_LINES} lines cut from ${distinct} real corpus lines repeated in sorted order, one gzip member each: ${(gz / 1e6).toFixed(2)} MB gz → ${(raw / 1e6).toFixed(2)} MB (${(raw / gz).toFixed(1)}:1, ${Math.round(gz / o.blocks / 1000)} KB a block); ${o.reps} timed passes per process after one warm-up; ${o.rounds} rounds of A B C D alternated; load average ${loadAvg()}`);
   const run = childOf(__filename);
-  const checked = run(['--child', 'check', '--blocks', String(Math.min(2, o.blocks))]);
+  const checked = run(['--child', 'check', ...input]);
   if (!checked.same.C || !checked.same.D) throw new Error(`C or D does not give the batcher's batch records: ${JSON.stringify(checked)}`);
   const sides = ['A', 'B', 'C', 'D'];
   const names = { A: 'A inflate only', B: 'B batcher: inflate+parse+filter+copy', C: 'C JSON.parse per line', D: 'D floor: no scan (positions known)' };
   const runs = { A: [], B: [], C: [], D: [] };
   for (let round = 0; round < o.rounds; round++) {
     for (const side of round % 2 === 0 ? sides : [...sides].reverse()) {
-      const r = run(['--child', side, '--reps', String(o.reps), '--blocks', String(o.blocks)]);
+      const r = run(['--child', side, '--reps', String(o.reps), ...input]);
       runs[side].push(r);
       console.log(`round ${round + 1} ${side}: ${r.cpuS.toFixed(3)} CPU-s, ${r.wallS.toFixed(3)} s wall, ${(r.records / r.cpuS / 1e6).toFixed(2)} M rec/CPU-s, ${(r.records / r.wallS / 1e6).toFixed(2)} M rec/s wall${r.side !== 'A' ? `, kept ${r.kept}/${r.records}` : ''}; load ${r.load1.toFixed(2)}`);
     }
@@ -272,8 +297,11 @@ function main(o) {
   }
   const keep = runs.B[0] ? runs.B[0].kept / runs.B[0].records : NaN;
   const ratio = (side) => `${(cpuRate(side) / cpuRate('A')).toFixed(2)} on CPU time, ${(wallRate(side) / wallRate('A')).toFixed(2)} on wall time`;
-  console.log(`ratio B/A (goal ≥ 0.7): ${ratio('B')}; the filter kept ${(100 * keep).toFixed(1)}% of the records`);
-  console.log(`JSON.parse alternative C/A: ${ratio('C')}; floor D/A (no parser can do better while the batcher takes every record): ${ratio('D')}`);
+  // rounds run their sides back to back, so a round's own ratio shows how much the load moved the figures
+  const perRound = (side) => runs[side].map((r, i) => runs.A[i].cpuS / r.cpuS).sort((x, y) => x - y);
+  const spread = (side) => `${perRound(side)[0].toFixed(2)}–${perRound(side).at(-1).toFixed(2)}`;
+  console.log(`ratio B/A (goal ≥ 0.7): ${ratio('B')} (rounds' own CPU ratios ${spread('B')}); the filter kept ${(100 * keep).toFixed(1)}% of the records`);
+  console.log(`JSON.parse alternative C/A: ${ratio('C')}; floor D/A (no parser can do better while the batcher takes every record): ${ratio('D')} (rounds ${spread('D')})`);
   console.log(`load average after: ${loadAvg()}`);
 }
 
