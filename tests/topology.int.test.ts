@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { canonicalizeUrl } from '@ccpipe/core';
-import { AmqpConnection, deleteTopology, topologyNames } from '@ccpipe/adapters';
+import { AmqpConnection, deleteTopology, mergeTaskTopologyNames, topologyNames } from '@ccpipe/adapters';
 import { serveMirror, type MirrorServer } from '@ccpipe/mirror';
 import { CC_MIRROR_DEV, DEV_CRAWLS, REPO_ROOT, loadOracle } from './support/corpus';
 import { inCi } from './support/ci';
@@ -112,6 +112,7 @@ afterAll(async () => {
   await conn.start();
   const ch = await conn.createChannel();
   await deleteTopology(ch, topologyNames(prefix)).catch(() => undefined);
+  await deleteTopology(ch, mergeTaskTopologyNames(prefix)).catch(() => undefined);
   await ch.close().catch(() => undefined);
   await conn.close();
   if (data) await rm(data, { recursive: true, force: true });
@@ -125,12 +126,13 @@ run('the compose topology as local processes, watched by a real Prometheus', () 
     const last = lastBlockOf(crawlA);
     gate = await startGate(mirror.url, (path, range) => path === last.path && range?.startsWith(last.range) === true);
 
-    const port = { batcher: await freePort(), workers: [await freePort(), await freePort()], merger: await freePort(), api: await freePort() };
+    const port = { batcher: await freePort(), workers: [await freePort(), await freePort()], merger: await freePort(), mergeWorker: await freePort(), api: await freePort() };
     const local = (p: number): string => `127.0.0.1:${p}`;
     const scrape: Record<string, string[]> = {
       batcher: [local(port.batcher)],
       worker: port.workers.map(local),
       merger: [local(port.merger)],
+      'merge-worker': [local(port.mergeWorker)],
       api: [local(port.api)],
       rabbitmq: [RABBIT_METRICS],
       'rabbitmq-queues': [RABBIT_METRICS],
@@ -140,13 +142,16 @@ run('the compose topology as local processes, watched by a real Prometheus', () 
 
     const common = ['--data', data, '--queue-prefix', prefix, '--metrics-host', '127.0.0.1'];
     const workers = port.workers.map((p) => start(['worker', '--extract-threads', '1', '--base-url', mirror!.url, '--metrics-port', String(p), ...common]));
-    const merger = start(['merge', '--every', '1', '--data', data, '--metrics-port', String(port.merger), '--metrics-host', '127.0.0.1']);
+    // as compose runs it: the merger's merges written by a merge-worker (docs/merge-tasks.md)
+    const merger = start(['merge', '--every', '1', '--data', data, '--metrics-port', String(port.merger), '--metrics-host', '127.0.0.1', '--distribute', 'true', '--queue-prefix', prefix]);
+    start(['merge-worker', '--data', data, '--metrics-port', String(port.mergeWorker), ...common]);
     const api = start(['api', '--data', data, '--api-port', String(port.api), '--api-host', '127.0.0.1']);
     const names = topologyNames(prefix);
     // Both workers consume before anything is published, so each gets deliveries (prefetch bounds what one holds).
     await waitFor('two consumers on the work queue', async () => (await consumersOf(names.queue)) === 2, 60_000);
 
-    const batcherArgs = (crawl: string, baseUrl: string): string[] => ['batcher', '--crawl', crawl, '--batch-size', '20', '--base-url', baseUrl, '--metrics-port', String(port.batcher), ...common];
+    // ranges mode: the gate holds the batcher at its last CDX block (a bulk batcher reads a CDX file in one request)
+    const batcherArgs = (crawl: string, baseUrl: string): string[] => ['batcher', '--crawl', crawl, '--mode', 'ranges', '--batch-size', '20', '--base-url', baseUrl, '--metrics-port', String(port.batcher), ...common];
     const batcherA = start(batcherArgs(crawlA, gate.url));
     const jobs = jobNamesOf(readFileSync(join(REPO_ROOT, 'prometheus.yml'), 'utf8'));
     // While the batcher waits on its last block (held by the gate: it can publish earlier blocks' batches and be
@@ -196,6 +201,8 @@ run('the compose topology as local processes, watched by a real Prometheus', () 
     expect(await sum('max_over_time(ccpipe_batcher_batches_published_total[10m])')).toBeGreaterThan(0);
     expect(await sum('ccpipe_merge_runs_total{outcome="published"}')).toBeGreaterThan(0);
     expect(await sum('ccpipe_merge_runs_total{outcome="failed"}')).toBe(0);
+    await waitFor('merge tasks done scraped', async () => (await sum('ccpipe_merge_worker_tasks_total{outcome="done"}')) > 0, 60_000, 500);
+    expect(await sum('ccpipe_merge_worker_tasks_total{outcome="dead-letter"}')).toBe(0);
     expect(await sum('ccpipe_merge_duration_seconds_count{outcome="published"}')).toBe(await sum('ccpipe_merge_runs_total{outcome="published"}'));
     expect(await series('ccpipe_merge_index_version')).toEqual([Number(version.slice(1))]);
     expect(await series('ccpipe_merge_index_urls')).toEqual([mergeDone().at(-1)!['urls']]);
