@@ -99,7 +99,9 @@ export async function batcherMain(
       metrics.planned.set(plan.length);
       metrics.checkpoint.set(choice.mode === 'bulk' ? 0 : startIndex);
       log.info({ clusterIdx: source, blocksInIndex: entries.length, planned: plan.length, resumeAt: startIndex, targets: targets?.size ?? 0 }, 'plan ready');
-      if (choice.mode === 'bulk' && checkpoint?.done === true) {
+      // bulk: the checkpoint counts WARC file jobs; one past every job was complete (a kill before `done` was saved)
+      if (choice.mode === 'bulk' && checkpoint !== null && (checkpoint.done || checkpoint.nextPlanIndex >= checkpoint.planLength)) {
+        await completeCheckpoint(store, checkpoint, checkpoint.planLength, new Date(systemClock.now()));
         log.info({ jobs: checkpoint.planLength }, 'run already complete');
         return 0;
       }
