@@ -85,16 +85,8 @@ function parseLineJson(t, s, e) {
   };
 }
 
-/** Sides C and D's copy: the batcher's toBatchRecord, field for field. */
-function toBatchRecord(r) {
-  const out = { url: r.url, ts: r.timestamp, languages: [...r.languages], filename: r.filename, offset: r.offset, length: r.length };
-  if (r.status !== undefined) out.status = r.status;
-  if (r.mime !== undefined) out.mime = r.mime;
-  if (r.mimeDetected !== undefined) out.mimeDetected = r.mimeDetected;
-  if (r.charset !== undefined) out.charset = r.charset;
-  if (r.digest !== undefined) out.digest = r.digest;
-  return out;
-}
+/** Sides C and D's copy: the batcher's own toBatchRecord. */
+const { toBatchRecord } = require('@ccpipe/batcher');
 
 // Side D, the floor: what any parser that hands the batcher every record must still do once it knows where each
 // value is. Where is found before timing (2 + 2·13 numbers a line: the line's start and first space in its 64 KB

@@ -3,46 +3,24 @@
  * mirror server over ../shared/corpus/cc-mirror-dev counting its requests, Parquet read back by hyparquet.
  */
 import { readFileSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
-import { AmqpConnection, deleteTopology, topologyNames } from '@ccpipe/adapters';
 import { serveMirror, type MirrorServer } from '@ccpipe/mirror';
 import { CC_MIRROR_DEV, loadOracle } from './support/corpus';
 import { readParquetRows } from './support/parquet';
-import { killAll, logLine, markersIn, spawnCcpipe, waitFor, type CcpipeProcess } from './support/processes';
+import { logLine, markersIn, spawnCcpipe, waitFor, type CcpipeProcess } from './support/processes';
+import { ownRuns, type RunDirs } from './support/own-run';
 
-const RABBITMQ = 'amqp://guest:guest@127.0.0.1:5672';
 const CRAWL = 'CC-MAIN-2030-40';
 const oracle = loadOracle();
 const WARC_FILES = gunzipSync(readFileSync(join(CC_MIRROR_DEV, 'crawl-data', CRAWL, 'warc.paths.gz'))).toString('utf8').trim().split('\n').length;
 
-interface Run {
-  prefix: string;
-  data: string;
-  procs: CcpipeProcess[];
-}
-const runs: Run[] = [];
+type Run = RunDirs;
+const newRun = ownRuns('bulk');
 const servers: MirrorServer[] = [];
-
-async function newRun(): Promise<Run> {
-  const run = { prefix: `ccpipe-bulk-${randomBytes(4).toString('hex')}`, data: await mkdtemp(join(tmpdir(), 'ccpipe-bulk-')), procs: [] };
-  runs.push(run);
-  return run;
-}
-
 afterAll(async () => {
-  for (const run of runs) await killAll(run.procs);
-  const conn = new AmqpConnection({ url: RABBITMQ, reconnect: { maxAttempts: 3 } });
-  await conn.start();
-  const ch = await conn.createChannel();
-  for (const run of runs) await deleteTopology(ch, topologyNames(run.prefix)).catch(() => undefined);
-  await ch.close().catch(() => undefined);
-  await conn.close();
   for (const s of servers) await s.close();
-  for (const run of runs) await rm(run.data, { recursive: true, force: true });
 });
 
 async function mirror(): Promise<MirrorServer> {

@@ -3,15 +3,16 @@
  * real RabbitMQ, against the in-process `ccpipe merge` of the same batches: the same files, byte for byte; a
  * merge-worker SIGKILLed mid-merge loses nothing.
  */
-import { cp, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { AmqpConnection, deleteTopology, mergeTaskTopologyNames } from '@ccpipe/adapters';
 import { processBatch } from '@ccpipe/worker';
 import { DEV_CRAWLS, loadOracle } from './support/corpus';
 import { devBatches, devStore } from './support/dev-batches';
 import { killAll, logLine, spawnCcpipe, waitFor, type CcpipeProcess } from './support/processes';
+import { mergeOutputs, outputDifferences } from './support/store-files';
 
 const RABBITMQ = 'amqp://guest:guest@127.0.0.1:5672';
 const oracle = loadOracle();
@@ -45,23 +46,6 @@ async function copyOf(name: string): Promise<string> {
   return dir;
 }
 
-/** Every file of the store that a merge writes, with its bytes; the time-bearing ones and the inputs left out. */
-async function outputsOf(dir: string): Promise<Map<string, Buffer>> {
-  const out = new Map<string, Buffer>();
-  const walk = async (d: string): Promise<void> => {
-    for (const e of await readdir(d, { withFileTypes: true })) {
-      const p = join(d, e.name);
-      if (e.isDirectory()) await walk(p);
-      else out.set(relative(dir, p), await readFile(p));
-    }
-  };
-  await walk(dir);
-  for (const k of [...out.keys()]) {
-    if (/^(batches|inbox|datasets\.json|merge-tasks)/.test(k) || /lease/.test(k) || /(^|\/)(status|version|manifest)\.json$/.test(k)) out.delete(k);
-  }
-  return out;
-}
-
 async function merge(dir: string, extra: string[]): Promise<CcpipeProcess> {
   const m = spawnCcpipe(['merge', '--data', dir, '--pass-rows', '200', ...extra]);
   procs.push(m);
@@ -93,9 +77,8 @@ describe('ccpipe merge --distribute with merge-workers', () => {
     await waitFor('both workers logged a task', async () => workers.every((w) => logLine(w, 'merge task done') !== undefined), 30_000, 200);
     for (const w of workers) w.child.kill('SIGTERM');
     for (const w of workers) expect((await w.exited).code).toBe(0);
-    const [a, b] = [await outputsOf(plain), await outputsOf(dist)];
-    expect([...b.keys()].sort()).toEqual([...a.keys()].sort());
-    expect([...a].filter(([k, v]) => !v.equals(b.get(k)!)).map(([k]) => k)).toEqual([]);
+    const [a, b] = [await mergeOutputs(plain), await mergeOutputs(dist)];
+    expect(outputDifferences(a, b)).toEqual([]);
     expect([...a.keys()].filter((k) => k.startsWith('urls/')).length).toBeGreaterThan(4);
   }, 600_000);
 
@@ -114,8 +97,6 @@ describe('ccpipe merge --distribute with merge-workers', () => {
     second.child.kill('SIGTERM');
     expect((await second.exited).code).toBe(0);
     expect(logLine(second, 'merge task done')).toBeDefined();
-    const [a, b] = [await outputsOf(plain), await outputsOf(dist)];
-    expect([...b.keys()].sort()).toEqual([...a.keys()].sort());
-    expect([...a].filter(([k, v]) => !v.equals(b.get(k)!)).map(([k]) => k)).toEqual([]);
+    expect(outputDifferences(await mergeOutputs(plain), await mergeOutputs(dist))).toEqual([]);
   }, 600_000);
 });

@@ -41,3 +41,34 @@ export function ownRun(name: string): OwnRun {
   });
   return run;
 }
+
+/** One of a test file's runs ({@link ownRuns}): a queue prefix and a data dir of its own, and the processes it started. */
+export interface RunDirs {
+  readonly prefix: string;
+  readonly data: string;
+  procs: CcpipeProcess[];
+}
+
+/**
+ * For a file whose tests each want fresh runs: returns `newRun()`, which makes a queue prefix and a data dir each time;
+ * after the file's tests, every process of every run is killed, their queues on the shared RabbitMQ deleted and their
+ * data dirs removed. Call at the top level of a test file.
+ */
+export function ownRuns(name: string): () => Promise<RunDirs> {
+  const runs: RunDirs[] = [];
+  afterAll(async () => {
+    for (const run of runs) await killAll(run.procs);
+    const conn = new AmqpConnection({ url: 'amqp://guest:guest@127.0.0.1:5672', reconnect: { maxAttempts: 3 } });
+    await conn.start();
+    const ch = await conn.createChannel();
+    for (const run of runs) await deleteTopology(ch, topologyNames(run.prefix)).catch(() => undefined);
+    await ch.close().catch(() => undefined);
+    await conn.close();
+    for (const run of runs) await rm(run.data, { recursive: true, force: true });
+  });
+  return async () => {
+    const run = { prefix: `ccpipe-${name}-${randomBytes(4).toString('hex')}`, data: await mkdtemp(join(tmpdir(), `ccpipe-${name}-`)), procs: [] };
+    runs.push(run);
+    return run;
+  };
+}

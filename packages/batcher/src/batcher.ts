@@ -324,7 +324,8 @@ export function keptRecords(
   return kept;
 }
 
-function toBatchRecord(r: CdxRecord): BatchRecord {
+/** What a batch carries of a CDX record (the fields a worker needs). */
+export function toBatchRecord(r: CdxRecord): BatchRecord {
   const out: BatchRecord = { url: r.url, ts: r.timestamp, languages: [...r.languages], filename: r.filename, offset: r.offset, length: r.length };
   if (r.status !== undefined) out.status = r.status;
   if (r.mime !== undefined) out.mime = r.mime;

@@ -1,11 +1,12 @@
-import { cp, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
-import { emptyDatasetRegistry, ensureDatasetIn, serializeDatasetRegistry, type Batch } from '@ccpipe/core';
+import { join } from 'node:path';
+import type { Batch } from '@ccpipe/core';
 import { FsObjectStore, FsRangeReader, closeDuckDbParquetEngine, writeParquetPart } from '@ccpipe/adapters';
 import { processBatch, type BatchDeps } from '@ccpipe/worker';
 import { CC_MIRROR_DEV, DEV_CRAWLS } from '../../../tests/support/corpus';
-import { devBatches } from '../../../tests/support/dev-batches';
+import { devBatches, devStore } from '../../../tests/support/dev-batches';
+import { mergeOutputs, outputDifferences } from '../../../tests/support/store-files';
 import { runMerge, type MergeOptions } from './run-merge';
 import { inProcessTaskRunner, runMergeTask, type MergeTask, type MergeTaskResult, type MergeTaskRunner } from './merge-task';
 
@@ -19,25 +20,6 @@ afterAll(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
-/** Every file under `dir` by path, with its bytes; the index versions' time-bearing files left out. */
-async function filesOf(dir: string): Promise<Map<string, Buffer>> {
-  const out = new Map<string, Buffer>();
-  const walk = async (d: string): Promise<void> => {
-    for (const e of await readdir(d, { withFileTypes: true })) {
-      const p = join(d, e.name);
-      if (e.isDirectory()) await walk(p);
-      else out.set(relative(dir, p), await readFile(p));
-    }
-  };
-  await walk(dir);
-  for (const k of [...out.keys()]) {
-    // the inputs (batches, inbox, registry) are the same copies; status.json holds the merge's time and duration,
-    // version.json its CRC, the manifest the flip's time; the lease is the merger's
-    if (/^(batches|inbox|merge-lease|datasets\.json)/.test(k) || /(^|\/)(status|version|manifest)\.json$/.test(k) || /lease/.test(k)) out.delete(k);
-  }
-  return out;
-}
-
 /** Batches of both dev crawls written into `dir` (a fresh store with their datasets registered). */
 async function writeBatches(dir: string, batches: Batch[]): Promise<void> {
   const store = new FsObjectStore({ root: dir });
@@ -50,21 +32,13 @@ async function writeBatches(dir: string, batches: Batch[]): Promise<void> {
 
 describe('merge tasks (merge across machines)', () => {
   it('a merge whose lake groups run as tasks writes the same lake and index files, byte for byte, as one that writes them itself', async () => {
-    let reg = emptyDatasetRegistry();
-    const ids: Record<string, number> = {};
-    for (const crawl of DEV_CRAWLS) {
-      const r = ensureDatasetIn(reg, crawl, crawl, '2030-01-01T00:00:00Z');
-      reg = r.registry;
-      ids[crawl] = r.entry.id;
-    }
+    const plain = join(root, 'plain');
+    const tasked = join(root, 'tasked');
+    const { ids } = await devStore(plain);
+    await devStore(tasked);
     const first = await devBatches(DEV_CRAWLS[0], { datasetId: ids[DEV_CRAWLS[0]]!, batchSize: 40 });
     const half = Math.ceil(first.length / 2);
     const steps = [first.slice(0, half), [...first.slice(half), ...(await devBatches(DEV_CRAWLS[1], { datasetId: ids[DEV_CRAWLS[1]]!, batchSize: 40 }))]];
-    const plain = join(root, 'plain');
-    const tasked = join(root, 'tasked');
-    for (const d of [plain, tasked]) {
-      await new FsObjectStore({ root: d }).put('datasets.json', serializeDatasetRegistry(reg));
-    }
     const ran: MergeTask[] = [];
     const counting = (dir: string): MergeTaskRunner => {
       const inner = inProcessTaskRunner(new FsObjectStore({ root: dir }), { tmpDir: join(root, 'tasks-tmp'), dataDir: dir });
@@ -89,12 +63,10 @@ describe('merge tasks (merge across machines)', () => {
     // several groups each merge (passRows), old runs folded by the second
     expect(ran.length).toBeGreaterThan(4);
     expect(ran.some((t) => t.targets.some((x) => x.old.length > 0))).toBe(true);
-    const [fa, fb] = [await filesOf(plain), await filesOf(tasked)];
+    const [fa, fb] = [await mergeOutputs(plain), await mergeOutputs(tasked)];
     expect([...fa.keys()].filter((k) => k.startsWith('urls/')).length).toBeGreaterThan(4);
     expect([...fa.keys()].some((k) => k.startsWith('index/v000002/'))).toBe(true);
-    expect([...fb.keys()].sort()).toEqual([...fa.keys()].sort());
-    const differ = [...fa].filter(([k, v]) => !v.equals(fb.get(k)!)).map(([k]) => k);
-    expect(differ).toEqual([]);
+    expect(outputDifferences(fa, fb)).toEqual([]);
     // the tasks' inputs and results are gone with the merge
     const left: string[] = [];
     for await (const o of new FsObjectStore({ root: tasked }).list('merge-tasks/')) left.push(o.key);
@@ -103,12 +75,8 @@ describe('merge tasks (merge across machines)', () => {
 
   it('a task run twice (a redelivery after a crash) writes the same files and result', async () => {
     const dir = join(root, 'twice');
-    let reg = emptyDatasetRegistry();
-    const r = ensureDatasetIn(reg, DEV_CRAWLS[0], DEV_CRAWLS[0], '2030-01-01T00:00:00Z');
-    reg = r.registry;
-    const store = new FsObjectStore({ root: dir });
-    await store.put('datasets.json', serializeDatasetRegistry(reg));
-    await writeBatches(dir, (await devBatches(DEV_CRAWLS[0], { datasetId: r.entry.id, batchSize: 40 })).slice(0, 6));
+    const { store, ids } = await devStore(dir);
+    await writeBatches(dir, (await devBatches(DEV_CRAWLS[0], { datasetId: ids[DEV_CRAWLS[0]]!, batchSize: 40 })).slice(0, 6));
     const seen: { task: MergeTask; result: MergeTaskResult; bytes: Map<string, Buffer> }[] = [];
     const twice: MergeTaskRunner = {
       run: async (tasks) => {

@@ -64,15 +64,7 @@ export class FsRangeReader implements RangeReader {
     this.assertOpen();
     const file = await this.resolve(path);
     throwIfAborted(signal);
-    const rs = createReadStream(file, signal ? { signal } : {});
-    try {
-      for await (const chunk of rs) yield chunk as Buffer;
-    } catch (err) {
-      if (signal?.aborted) throw new AbortedError(signal.reason);
-      throw err;
-    } finally {
-      rs.destroy();
-    }
+    yield* chunksOf(createReadStream(file, signal ? { signal } : {}), signal);
   }
 
   /** See {@link RangeReader.streamRange}; a range not inside the file throws CCP_ERR_FETCH_STATUS 416 before the first chunk. */
@@ -84,15 +76,7 @@ export class FsRangeReader implements RangeReader {
     const size = (await fsp.stat(file)).size;
     if (offset >= size) throw outOfRangeError(offset, length, size, false);
     if (offset + length > size) throw outOfRangeError(offset, length, size, true);
-    const rs = createReadStream(file, { start: offset, end: offset + length - 1, highWaterMark: 1024 * 1024, ...(signal ? { signal } : {}) });
-    try {
-      for await (const chunk of rs) yield chunk as Buffer;
-    } catch (err) {
-      if (signal?.aborted) throw new AbortedError(signal.reason);
-      throw err;
-    } finally {
-      rs.destroy();
-    }
+    yield* chunksOf(createReadStream(file, { start: offset, end: offset + length - 1, highWaterMark: 1024 * 1024, ...(signal ? { signal } : {}) }), signal);
   }
 
   /** Idempotent; later reads throw CCP_ERR_READER_CLOSED. */
@@ -125,5 +109,17 @@ export class FsRangeReader implements RangeReader {
     const st = await fsp.stat(real).catch(() => null);
     if (!st?.isFile()) throw notFound();
     return real;
+  }
+}
+
+/** A file stream's chunks; an abort is CCP_ERR_ABORTED; the stream is destroyed when the caller stops. */
+async function* chunksOf(rs: ReturnType<typeof createReadStream>, signal: AbortSignal | undefined): AsyncGenerator<Uint8Array> {
+  try {
+    for await (const chunk of rs) yield chunk as Buffer;
+  } catch (err) {
+    if (signal?.aborted) throw new AbortedError(signal.reason);
+    throw err;
+  } finally {
+    rs.destroy();
   }
 }

@@ -1,4 +1,4 @@
-import { Pool } from 'undici';
+import { Pool, type Dispatcher } from 'undici';
 import {
   CcpError,
   DEFAULT_RETRY_POLICY,
@@ -183,10 +183,19 @@ export class UndiciRangeReader implements RangeReader {
       return r;
     });
     const declared = Number(headerOf(res.headers, 'content-length') ?? Number.NaN);
+    yield* this.relay(res.body, 0, Number.isFinite(declared) ? declared : null, signal);
+  }
+
+  /**
+   * A response body as chunks, counted; a failure mid-way is CCP_ERR_FETCH_SHORT_BODY (or the abort, or the close),
+   * and so is a body of another length than `length` (null: unknown). The body is discarded when the caller stops.
+   */
+  private async *relay(body: Dispatcher.ResponseData['body'], offset: number, length: number | null, signal: AbortSignal | undefined, first?: (b: Buffer) => void): AsyncGenerator<Uint8Array> {
     let received = 0;
     try {
-      for await (const chunk of res.body) {
+      for await (const chunk of body) {
         const b = chunk as Buffer;
+        if (received === 0) first?.(b);
         received += b.length;
         this.notify((o) => o.onBytes?.(b.length));
         yield b;
@@ -194,11 +203,12 @@ export class UndiciRangeReader implements RangeReader {
     } catch (err) {
       if (signal?.aborted) throw new AbortedError(signal.reason);
       if (this.closing) throw new ReaderClosedError();
-      throw shortBody(this.policy, 0, Number.isFinite(declared) ? declared : null, received, err);
+      if (err instanceof CcpError && err.code === 'CCP_ERR_FETCH_NOT_GZIP') throw err;
+      throw shortBody(this.policy, offset, length, received, err);
     } finally {
-      if (!res.body.destroyed) discard(res.body);
+      if (!body.destroyed) discard(body);
     }
-    if (Number.isFinite(declared) && received !== declared) throw shortBody(this.policy, 0, declared, received, undefined);
+    if (length !== null && received !== length) throw shortBody(this.policy, offset, length, received, undefined);
   }
 
   /**
@@ -225,24 +235,7 @@ export class UndiciRangeReader implements RangeReader {
       }
       return r;
     });
-    let received = 0;
-    try {
-      for await (const chunk of res.body) {
-        const b = chunk as Buffer;
-        if (received === 0 && this.expectGzip) assertGzip(b, offset);
-        received += b.length;
-        this.notify((o) => o.onBytes?.(b.length));
-        yield b;
-      }
-    } catch (err) {
-      if (signal?.aborted) throw new AbortedError(signal.reason);
-      if (this.closing) throw new ReaderClosedError();
-      if (err instanceof CcpError && err.code === 'CCP_ERR_FETCH_NOT_GZIP') throw err;
-      throw shortBody(this.policy, offset, length, received, err);
-    } finally {
-      if (!res.body.destroyed) discard(res.body);
-    }
-    if (received !== length) throw shortBody(this.policy, offset, length, received, undefined);
+    yield* this.relay(res.body, offset, length, signal, this.expectGzip ? (b) => assertGzip(b, offset) : undefined);
   }
 
   /** Closes the pool, wakes backoff sleeps and queued reads with CCP_ERR_READER_CLOSED. Idempotent. */

@@ -64,15 +64,23 @@ export function encodeBatch(batch: Batch): Buffer {
 
 /** Parses and validates a queue message. Throws {@link BatchFormatError} (never retryable) on anything else. */
 export function decodeBatch(body: Uint8Array): Batch {
-  let json: unknown;
+  return parseWith(BatchSchema, parseJson(body, 'batch message'), 'batch message');
+}
+
+/** The JSON of a message or file body. @throws BatchFormatError (`what` is not JSON) */
+export function parseJson(body: Uint8Array, what: string): unknown {
   try {
-    json = JSON.parse(Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8'));
+    return JSON.parse(Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8'));
   } catch (cause) {
-    throw new BatchFormatError('batch message is not JSON', { cause });
+    throw new BatchFormatError(`${what} is not JSON`, { cause });
   }
-  const parsed = BatchSchema.safeParse(json);
+}
+
+/** `json` checked against `schema`. @throws BatchFormatError (`what` does not match the schema), naming the first issues */
+export function parseWith<T>(schema: z.ZodType<T>, json: unknown, what: string): T {
+  const parsed = schema.safeParse(json);
   if (!parsed.success) {
-    throw new BatchFormatError('batch message does not match the schema', {
+    throw new BatchFormatError(`${what} does not match the schema`, {
       detail: { issues: parsed.error.issues.slice(0, 5).map((i) => `${i.path.join('.')}: ${i.message}`) },
     });
   }

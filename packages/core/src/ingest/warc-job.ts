@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { BatchFormatError, BatchRecordSchema, BatchSchema, batchId, type Batch, type BatchRecord } from './batch';
+import { BatchFormatError, BatchRecordSchema, BatchSchema, batchId, parseJson, parseWith, type Batch, type BatchRecord } from './batch';
 
 /** The largest file number (7 digits in a job id; BULK_BLOCK_BASE + it stays within a batch id's 8 block digits). */
 export const MAX_FILE_NO = 9_999_999;
@@ -104,20 +104,8 @@ export function encodeMessage(m: QueueMessage): Buffer {
 
 /** Parses and validates a queue message of either kind. Throws {@link BatchFormatError} (never retryable) on anything else. */
 export function decodeMessage(body: Uint8Array): QueueMessage {
-  let json: unknown;
-  try {
-    json = JSON.parse(Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8'));
-  } catch (cause) {
-    throw new BatchFormatError('batch message is not JSON', { cause });
-  }
-  const warc = (json as { kind?: unknown } | null)?.kind === 'warc';
-  const parsed = warc ? WarcJobSchema.safeParse(json) : BatchSchema.safeParse(json);
-  if (!parsed.success) {
-    throw new BatchFormatError(warc ? 'WARC file job does not match the schema' : 'batch message does not match the schema', {
-      detail: { issues: parsed.error.issues.slice(0, 5).map((i) => `${i.path.join('.')}: ${i.message}`) },
-    });
-  }
-  return parsed.data;
+  const json = parseJson(body, 'batch message');
+  return (json as { kind?: unknown } | null)?.kind === 'warc' ? parseWith(WarcJobSchema, json, 'WARC file job') : parseWith(BatchSchema, json, 'batch message');
 }
 
 /** Encodes a job's record list (what the batcher stores under `list`). */
@@ -127,13 +115,6 @@ export function encodeRecordList(records: readonly BatchRecord[]): Buffer {
 
 /** Decodes a job's record list. Throws BatchFormatError when it is not a list of batch records. */
 export function decodeRecordList(bytes: Uint8Array): BatchRecord[] {
-  let json: unknown;
-  try {
-    json = JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'));
-  } catch (cause) {
-    throw new BatchFormatError('a WARC file job\'s record list is not JSON', { cause });
-  }
-  const parsed = z.array(BatchRecordSchema).safeParse(json);
-  if (!parsed.success) throw new BatchFormatError('a WARC file job\'s record list does not match the schema', { detail: { issues: parsed.error.issues.slice(0, 3).map((i) => `${i.path.join('.')}: ${i.message}`) } });
-  return parsed.data;
+  const what = 'a WARC file job\'s record list';
+  return parseWith(z.array(BatchRecordSchema), parseJson(bytes, what), what);
 }
