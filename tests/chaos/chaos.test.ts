@@ -218,7 +218,9 @@ if (!haveRabbitmq && !inCi()) process.stdout.write('chaos: needs rabbitmq-server
       for (let attempt = 1; ; attempt++) {
         // two connections to the mirror (a polite client): each SlowDown holds one for its Retry-After, so a run lasts past
         // the batcher's first checkpoint save (5 s) and the kill lands after it
-        const b = ccpipe(['batcher', '--crawl', crawl, '--batch-size', String(BATCH_SIZE), '--connections', '2', '--cluster-idx-dir', join(scratch, 'no-local-cluster-idx'), ...common]);
+        // ranges mode: the faults here (a batcher kill after its first block checkpoint, a worker SIGKILL every few
+        // seconds across 75 batches) are timed on batches of record ranges; bulk mode's kills are tests/bulk.int.test.ts's
+        const b = ccpipe(['batcher', '--crawl', crawl, '--mode', 'ranges', '--batch-size', String(BATCH_SIZE), '--connections', '2', '--cluster-idx-dir', join(scratch, 'no-local-cluster-idx'), ...common]);
         const started = Date.now();
         void b.exited.then(({ code, signal }) => fig.batcherRuns.push({ crawl, ms: Date.now() - started, exit: signal ?? String(code), resumeAt: (logLine(b, 'plan ready')?.['resumeAt'] as number | undefined) ?? null }));
         if (killDue && (await killWhenCheckpointed(crawl, b, kill!.extra))) {
