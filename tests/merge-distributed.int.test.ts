@@ -3,6 +3,7 @@
  * real RabbitMQ, against the in-process `ccpipe merge` of the same batches: the same files, byte for byte; a
  * merge-worker SIGKILLed mid-merge loses nothing.
  */
+import { existsSync } from 'node:fs';
 import { cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -77,6 +78,8 @@ describe('ccpipe merge --distribute with merge-workers', () => {
     await waitFor('both workers logged a task', async () => workers.every((w) => logLine(w, 'merge task done') !== undefined), 30_000, 200);
     for (const w of workers) w.child.kill('SIGTERM');
     for (const w of workers) expect((await w.exited).code).toBe(0);
+    // a stopped merge-worker leaves no temp folder behind
+    for (const w of workers) expect(existsSync(join(tmpdir(), `ccpipe-merge-worker-${w.child.pid!}`))).toBe(false);
     const [a, b] = [await mergeOutputs(plain), await mergeOutputs(dist)];
     expect(outputDifferences(a, b)).toEqual([]);
     expect([...a.keys()].filter((k) => k.startsWith('urls/')).length).toBeGreaterThan(4);

@@ -1,3 +1,4 @@
+import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Command } from 'commander';
@@ -63,7 +64,9 @@ export function mergeWorkerMain(config: Config, opts: { memoryLimit?: string; tm
       await ch.close();
       const consumer = new AmqpBatchConsumer({ connection, names, prefetch: 1, onEvent: (e) => e.type !== 'subscribed' && log.warn({ event: e.type }, 'consumer') });
       const dataDir = localStoreDir(config.data);
-      const worker = await startMergeWorker(consumer, store, { tmpDir: join(opts.tmpDir, `ccpipe-merge-worker-${process.pid}`), ...(dataDir !== undefined && { dataDir }), ...(opts.memoryLimit !== undefined && { memoryLimit: opts.memoryLimit }) }, {
+      const own = join(opts.tmpDir, `ccpipe-merge-worker-${process.pid}`);
+      defer(() => rm(own, { recursive: true, force: true })); // each task removes its own folder; this one goes at exit
+      const worker = await startMergeWorker(consumer, store, { tmpDir: own, ...(dataDir !== undefined && { dataDir }), ...(opts.memoryLimit !== undefined && { memoryLimit: opts.memoryLimit }) }, {
         onTaskDone: (e) => {
           tasks.inc({ outcome: 'done' });
           log.info(e, 'merge task done');
