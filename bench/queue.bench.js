@@ -105,7 +105,7 @@ async function main() {
   const conn = new q.AmqpConnection({ url: URL, name: 'ccpipe-bench', reconnect: { maxAttempts: 3 } });
   await conn.start();
   const sample = makeBatches(recs, 1)[0];
-  const bytes = core.encodeBatch(sample).length;
+  const bytes = core.encodeMessage(sample).length;
   console.log(`message: ${PER_BATCH} records, ${(bytes / 1024).toFixed(1)} KiB JSON`);
   const rows = [];
   let raw = 0;
@@ -126,10 +126,10 @@ async function main() {
       });
       if (window === 64) {
         await withTopology(conn, async (names) => {
-          rawEnc = n / (await rawPublishAll(conn, names, n, (i) => core.encodeBatch(batches[i]), window));
+          rawEnc = n / (await rawPublishAll(conn, names, n, (i) => core.encodeMessage(batches[i]), window));
         });
         const t0 = process.hrtime.bigint();
-        const bodies = batches.map((b) => core.encodeBatch(b));
+        const bodies = batches.map((b) => core.encodeMessage(b));
         encodeOnly = n / (Number(process.hrtime.bigint() - t0) / 1e9);
         await withTopology(conn, async (names) => {
           raw = n / (await rawPublishAll(conn, names, n, (i) => bodies[i], window));
@@ -148,8 +148,8 @@ async function main() {
     );
   }
   const r64 = rows.find((r) => r.window === 64);
-  console.log(`baselines at 64 in flight: bare amqplib + encodeBatch ${rawEnc.toFixed(0)} batches/s (AmqpBatchPublisher ×${(r64.bps / rawEnc).toFixed(2)} of it); ` +
-    `bare amqplib, bodies pre-encoded ${raw.toFixed(0)} msgs/s; encodeBatch alone ${encodeOnly.toFixed(0)} batches/s`);
+  console.log(`baselines at 64 in flight: bare amqplib + encodeMessage ${rawEnc.toFixed(0)} batches/s (AmqpBatchPublisher ×${(r64.bps / rawEnc).toFixed(2)} of it); ` +
+    `bare amqplib, bodies pre-encoded ${raw.toFixed(0)} msgs/s; encodeMessage alone ${encodeOnly.toFixed(0)} batches/s`);
 }
 
 main().catch((err) => {

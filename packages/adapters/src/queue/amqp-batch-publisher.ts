@@ -1,4 +1,4 @@
-import type { BatchPublisher } from '@ccpipe/core';
+import { encodeMessage, type BatchPublisher } from '@ccpipe/core';
 import { closeWithin, type AmqpConnection } from './amqp-connection';
 import { ConfirmTracker, raceAbort } from './confirm-tracker';
 import { QueueError } from './queue-error';
@@ -73,7 +73,7 @@ export class AmqpBatchPublisher implements BatchPublisher {
   }
 
   private async publishOne(batch: { readonly id: string }, signal: AbortSignal | undefined): Promise<void> {
-    const content = Buffer.from(JSON.stringify(batch), 'utf8'); // a batch, a WARC file job or a merge task: JSON with an id
+    const content = encodeMessage(batch);
     const ctl = new AbortController();
     let sent = false;
     const timer = setTimeout(() => {

@@ -1,4 +1,4 @@
-import { BatchFormatError, batchId, batchKey, decodeBatch, encodeBatch, type Batch } from './batch';
+import { BatchFormatError, batchId, batchKey, decodeBatch, encodeMessage, type Batch } from './batch';
 
 const batch: Batch = {
   v: 1,
@@ -32,7 +32,7 @@ describe('batch messages', () => {
   });
 
   it('round-trip through the wire format', () => {
-    expect(decodeBatch(encodeBatch(batch))).toEqual(batch);
+    expect(decodeBatch(encodeMessage(batch))).toEqual(batch);
   });
 
   it('reject what is not a batch with a non-retryable error', () => {

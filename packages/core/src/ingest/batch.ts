@@ -57,9 +57,9 @@ export function batchKey(id: string): string {
   return id.replaceAll('/', '__');
 }
 
-/** Serializes a batch for the queue. */
-export function encodeBatch(batch: Batch): Buffer {
-  return Buffer.from(JSON.stringify(batch), 'utf8');
+/** Serializes a queue message: a batch, a WARC file job (warc-job.ts) or a merge task — JSON with an id. */
+export function encodeMessage(m: { readonly id: string }): Buffer {
+  return Buffer.from(JSON.stringify(m), 'utf8');
 }
 
 /** Parses and validates a queue message. Throws {@link BatchFormatError} (never retryable) on anything else. */

@@ -1,5 +1,5 @@
-import { BULK_BLOCK_BASE, decodeMessage, decodeRecordList, encodeMessage, encodeRecordList, isWarcJob, subBatchesOf, warcJobBatchId, warcJobId, type WarcJob } from './warc-job';
-import { batchId, type Batch, type BatchRecord } from './batch';
+import { BULK_BLOCK_BASE, decodeMessage, decodeRecordList, encodeRecordList, isWarcJob, subBatchesOf, warcJobBatchId, warcJobId, type WarcJob } from './warc-job';
+import { batchId, encodeMessage, type Batch, type BatchRecord } from './batch';
 
 const rec = (offset: number, filename = 'crawl-data/X/segments/1/warc/a.warc.gz'): BatchRecord => ({ url: `https://a.example/${offset}`, ts: '20300101000000', languages: ['eng'], filename, offset, length: 10 });
 const job = (records: number, batchSize: number): WarcJob => ({

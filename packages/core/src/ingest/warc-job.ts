@@ -37,8 +37,9 @@ export const WarcJobSchema = z.object({
 export type WarcJob = z.infer<typeof WarcJobSchema>;
 
 /**
- * Block numbers from here on name a WARC file of bulk mode (block = BULK_BLOCK_BASE + fileNo); ZipNum block numbers
- * stay below it (a crawl has ≈ 10⁶ blocks; the batcher refuses a cluster.idx reaching it). Batch ids keep one shape.
+ * Block numbers from here on name a WARC file of bulk mode (block = BULK_BLOCK_BASE + fileNo), so sub-batch ids keep a
+ * range batch's shape. They never meet a ZipNum block number of the same dataset: a dataset keeps the read mode it was
+ * begun in (batcher read-mode.ts), and a crawl's block numbers stay far below anyway (≈ 10⁶ blocks).
  */
 export const BULK_BLOCK_BASE = 90_000_000;
 
@@ -95,11 +96,6 @@ export function subBatchesOf(job: WarcJob, list: readonly BatchRecord[]): Batch[
     seq,
     records: list.slice(seq * job.batchSize, (seq + 1) * job.batchSize),
   }));
-}
-
-/** Serializes a queue message. */
-export function encodeMessage(m: QueueMessage): Buffer {
-  return Buffer.from(JSON.stringify(m), 'utf8');
 }
 
 /** Parses and validates a queue message of either kind. Throws {@link BatchFormatError} (never retryable) on anything else. */
