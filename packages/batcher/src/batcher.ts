@@ -8,9 +8,11 @@ import {
   type Batch,
   type BatchPublisher,
   type BatchRecord,
+  type CdxBlockResult,
   type CdxRecord,
   type Clock,
   type ObjectStore,
+  type QueueMessage,
   type RangeReader,
   type RecordFilter,
 } from '@ccpipe/core';
@@ -117,7 +119,7 @@ export const BAD_CDX_LINE = 'cdx_line';
  * completion marker).
  */
 export async function runBatcher(p: BatcherParams, deps: BatcherDeps): Promise<BatcherSummary> {
-  const { reader, publisher, store, clock, events = {}, signal } = deps;
+  const { reader, store, clock, events = {}, signal } = deps;
   const summary = deps.summary ?? emptySummary();
   const shardPath = (shard: string): string => `cc-index/collections/${p.crawl}/indexes/${shard}`;
 
@@ -160,20 +162,6 @@ export async function runBatcher(p: BatcherParams, deps: BatcherDeps): Promise<B
     events.onCheckpoint?.(nextCheckpoint);
   };
 
-  const publishWithRetry = async (batch: Batch): Promise<void> => {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await publisher.publish(batch, signal);
-        return;
-      } catch (err) {
-        const retryable = err instanceof CcpError && err.retryable;
-        if (!retryable || attempt >= p.publishAttempts || signal?.aborted) throw err;
-        events.onPublishRetry?.(errorCode(err));
-        await clock.sleep(retryDelayMs(DEFAULT_RETRY_POLICY, attempt), signal);
-      }
-    }
-  };
-
   const publishBlock = async (index: number, batches: Batch[]): Promise<void> => {
     pending.set(index, batches.length);
     batchesAt.set(index, batches.length);
@@ -182,7 +170,7 @@ export async function runBatcher(p: BatcherParams, deps: BatcherDeps): Promise<B
       while (inflight.size >= p.publishWindow) await Promise.race(inflight);
       if (failure) return;
       events.onBatchPublished?.(batch.records.length);
-      const task = publishWithRetry(batch).then(
+      const task = publishWithRetry(batch, p.publishAttempts, deps).then(
         () => {
           pending.set(index, (pending.get(index) ?? 1) - 1);
           summary.batches++;
@@ -291,13 +279,37 @@ function batchBlock(p: BatcherParams, ordinal: number, bytes: Uint8Array, summar
 }
 
 /**
+ * Publishes one message, again after a retryable failure (the retry policy's backoff), at most `attempts` times; both
+ * read modes publish through it. Rethrows the last failure, or at once one that is not retryable or a stop.
+ */
+export async function publishWithRetry(message: QueueMessage, attempts: number, deps: Pick<BatcherDeps, 'publisher' | 'clock' | 'events' | 'signal'>): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await deps.publisher.publish(message, deps.signal);
+      return;
+    } catch (err) {
+      const retryable = err instanceof CcpError && err.retryable;
+      if (!retryable || attempt >= attempts || deps.signal?.aborted) throw err;
+      deps.events?.onPublishRetry?.(errorCode(err));
+      await deps.clock.sleep(retryDelayMs(DEFAULT_RETRY_POLICY, attempt), deps.signal);
+    }
+  }
+}
+
+/**
  * The records of one CDX block (the bytes of its gzip member) the run keeps, as batch records: parsed, targeted and
  * filtered, with the summary and `onBlock` counts. Both modes decide here, so they keep the same records.
  */
 export function keptRecords(
   p: Pick<BatcherParams, 'targets' | 'filter'>, bytes: Uint8Array, summary: BatcherSummary, events: Pick<BatcherEvents, 'onBlock'>,
 ): BatchRecord[] {
-  const { records, errors, lines } = parseCdxBlock(bytes);
+  return keptOfBlock(p, parseCdxBlock(bytes), bytes.length, summary, events);
+}
+
+/** {@link keptRecords} of a block already parsed (`bytes`: its gzip member's size, for `onBlock`). */
+export function keptOfBlock(
+  p: Pick<BatcherParams, 'targets' | 'filter'>, { records, errors, lines }: CdxBlockResult, bytes: number, summary: BatcherSummary, events: Pick<BatcherEvents, 'onBlock'>,
+): BatchRecord[] {
   const dropped: Record<string, number> = {};
   const drop = (reason: string, n = 1): void => {
     dropped[reason] = (dropped[reason] ?? 0) + n;
@@ -320,7 +332,7 @@ export function keptRecords(
   summary.blocks++;
   summary.records += lines;
   summary.kept += kept.length;
-  events.onBlock?.({ records: lines, kept: kept.length, dropped, lineErrors: errors.length, bytes: bytes.length });
+  events.onBlock?.({ records: lines, kept: kept.length, dropped, lineErrors: errors.length, bytes });
   return kept;
 }
 

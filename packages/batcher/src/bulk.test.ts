@@ -3,10 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { compileFilter, decodeRecordList, registeredDomainOf, subBatchCount, type BatchPublisher, type QueueMessage, type WarcJob } from '@ccpipe/core';
-import { FsRangeReader, MemoryObjectStore, systemClock } from '@ccpipe/adapters';
+import { FetchStatusError, FsRangeReader, MemoryObjectStore, systemClock } from '@ccpipe/adapters';
 import { CC_MIRROR_DEV, DEV_CRAWLS, loadOracle } from '../../../tests/support/corpus';
-import { runBatcher } from './batcher';
-import { byShard, loadWarcPaths, runBulkBatcher, type BulkParams } from './bulk';
+import { MAX_FAILED_IN_A_ROW, runBatcher } from './batcher';
+import { loadWarcPaths, runBulkBatcher, type BulkParams } from './bulk';
+import { byShard } from './plan-blocks';
 import { BulkSpill } from './bulk-spill';
 import { loadCheckpoint, runFingerprint } from './checkpoint';
 import { loadClusterIdx } from './cluster-idx-source';
@@ -93,6 +94,35 @@ describe('runBulkBatcher over cc-mirror-dev', () => {
     });
     await runBulkBatcher(params, { reader: counted, publisher: new Collecting(), store, clock: systemClock });
     expect([streams, reads]).toEqual([byShard(params.plan).length, 0]);
+  });
+});
+
+describe('runBulkBatcher over a CDX source that cannot be had', () => {
+  const gone = (reader: FsRangeReader, lost: (path: string) => boolean): FsRangeReader => Object.assign(Object.create(reader) as FsRangeReader, {
+    streamRange: (path: string, o: number, l: number, s?: AbortSignal) => (lost(path) ? (async function* () {
+      yield* [] as Uint8Array[];
+      throw new FetchStatusError(404, false, { path });
+    })() : reader.streamRange(path, o, l, s)),
+  });
+
+  it('skips the blocks of a CDX file that is gone, counted as failed blocks, and publishes the rest', async () => {
+    const { params, reader, store } = await setUp();
+    const [first] = byShard(params.plan);
+    const pub = new Collecting();
+    const summary = await runBulkBatcher(params, { reader: gone(reader, (path) => path.endsWith(first![0]!.entry.shard)), publisher: pub, store, clock: systemClock });
+    expect(summary.failedBlocks.map((b) => b.ordinal)).toEqual(first!.map((b) => b.ordinal));
+    expect(summary.failedBlocks.every((b) => b.code === 'CCP_ERR_FETCH_STATUS')).toBe(true);
+    expect(summary.done).toBe(true);
+    expect(pub.messages.length).toBeGreaterThan(0);
+  });
+
+  it('stops when every CDX file is gone (a wrong source), as ranges mode does, instead of calling the crawl done', async () => {
+    const { params, reader, store } = await setUp();
+    expect(params.plan.length).toBeGreaterThanOrEqual(MAX_FAILED_IN_A_ROW);
+    const pub = new Collecting();
+    await expect(runBulkBatcher(params, { reader: gone(reader, () => true), publisher: pub, store, clock: systemClock })).rejects.toMatchObject({ code: 'CCP_ERR_BATCHER_SOURCE' });
+    expect(pub.messages).toEqual([]);
+    expect(await loadCheckpoint(store, crawl, params.fingerprint)).toBeNull();
   });
 });
 

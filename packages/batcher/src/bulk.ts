@@ -13,11 +13,11 @@ import {
   type RangeReader,
   type WarcJob,
 } from '@ccpipe/core';
-import { emptySummary, keptRecords, skippableBlockError, type BatcherDeps, type BatcherParams, type BatcherSummary } from './batcher';
+import { MAX_FAILED_IN_A_ROW, emptySummary, keptRecords, publishWithRetry, skippableBlockError, type BatcherDeps, type BatcherParams, type BatcherSummary } from './batcher';
 import { BulkSpill } from './bulk-spill';
 import { saveCheckpoint, type Checkpoint } from './checkpoint';
 import type { ModeChoice } from './mode-choice';
-import type { PlannedBlock } from './plan-blocks';
+import { byShard, type PlannedBlock } from './plan-blocks';
 
 /** What a bulk run needs beyond a ranges run's parameters. */
 export interface BulkParams extends Omit<BatcherParams, 'startIndex' | 'blockConcurrency' | 'startFailedBlocks' | 'startFailedCount' | 'startBatches' | 'startRecords'> {
@@ -47,20 +47,31 @@ export async function runBulkBatcher(p: BulkParams, deps: BatcherDeps): Promise<
   const fileNoOf = new Map(p.warcPaths.map((f, i) => [f, i]));
   const spill = new BulkSpill(nodePath.join(p.spillDir, `ccpipe-bulk-${p.dataset}-${p.fingerprint}`), p.warcPaths.length);
   const files = new Set<number>();
+  // blocks that cannot be had, as in ranges mode: skipped and counted, unless so many in a row that the source is wrong
+  let failedInARow = 0;
+  const failBlock = (block: PlannedBlock, err: unknown): void => {
+    if (++failedInARow >= MAX_FAILED_IN_A_ROW) {
+      throw new CcpError('CCP_ERR_BATCHER_SOURCE', `${MAX_FAILED_IN_A_ROW} CDX blocks in a row cannot be had: check the source (base URL, mirror, crawl)`, {
+        retryable: false, cause: err, detail: { code: errorCode(err), ordinal: block.ordinal },
+      });
+    }
+    const failed = { ordinal: block.ordinal, code: errorCode(err) };
+    summary.failedBlocks.push(failed);
+    events.onBlockFailed?.(failed);
+  };
   try {
     // 1. every planned block, one stream per CDX file
     for (const blocks of byShard(p.plan)) {
-      await readShard(p, deps, summary, blocks, (block, bytes) => {
+      await readShard(p, deps, blocks, failBlock, (block, bytes) => {
         let kept;
         try {
           kept = keptRecords(p, bytes, summary, events);
         } catch (err) {
           if (!skippableBlockError(err)) throw err;
-          const failed = { ordinal: block.ordinal, code: errorCode(err) };
-          summary.failedBlocks.push(failed);
-          events.onBlockFailed?.(failed);
+          failBlock(block, err);
           return;
         }
+        failedInARow = 0;
         for (const r of kept) {
           const fileNo = fileNoOf.get(r.filename);
           if (fileNo === undefined) {
@@ -80,26 +91,23 @@ export async function runBulkBatcher(p: BulkParams, deps: BatcherDeps): Promise<
     const confirmed: boolean[] = [];
     const counts: { batches: number; records: number }[] = [];
     let prefix = 0; // jobs before this one are all confirmed
+    let batchesBefore = 0; // sub-batches and records of the jobs before `prefix`
+    let recordsBefore = 0;
     let lastSaved = -1;
     let lastSaveAt = clock.now();
     let failure: unknown = null;
     const inflight = new Set<Promise<void>>();
-    const checkpoint = (done: boolean): Checkpoint => {
-      let batches = 0;
-      let records = 0;
-      for (let i = 0; i < prefix; i++) {
-        batches += counts[i]!.batches;
-        records += counts[i]!.records;
-      }
-      return {
+    const checkpoint = (done: boolean): Checkpoint => ({
         v: 1, crawl: p.crawl, dataset: p.dataset, fingerprint: p.fingerprint, nextPlanIndex: prefix, planLength: jobs,
-        batchesPublished: batches, recordsPublished: records,
+        batchesPublished: batchesBefore, recordsPublished: recordsBefore,
         ...(summary.failedBlocks.length > 0 && { failedBlocks: summary.failedBlocks.slice(0, 1000), failedBlockCount: summary.failedBlocks.length }),
         mode: 'bulk', modeChoice: p.choice, done, updatedAt: new Date(clock.now()).toISOString(),
-      };
-    };
+    });
     const saveIfDue = async (force: boolean): Promise<void> => {
-      while (prefix < confirmed.length && confirmed[prefix]) prefix++;
+      for (; prefix < confirmed.length && confirmed[prefix]; prefix++) {
+        batchesBefore += counts[prefix]!.batches;
+        recordsBefore += counts[prefix]!.records;
+      }
       if (prefix === lastSaved) return;
       if (!force && prefix - lastSaved < 64 && clock.now() - lastSaveAt < 5_000) return;
       lastSaved = prefix;
@@ -130,7 +138,7 @@ export async function runBulkBatcher(p: BulkParams, deps: BatcherDeps): Promise<
       // counted as the sub-batches (what workers complete and markers show), with their records
       const sizes = Array.from({ length: batches }, (_, s) => Math.min(p.batchSize, job.records - s * p.batchSize));
       for (const n of sizes) events.onBatchPublished?.(n);
-      const task = publishWithRetry(p, deps, job).then(
+      const task = publishWithRetry(job, p.publishAttempts, deps).then(
         () => {
           confirmed[i] = true;
           summary.batches += batches;
@@ -161,17 +169,6 @@ export async function runBulkBatcher(p: BulkParams, deps: BatcherDeps): Promise<
   }
 }
 
-/** The plan's blocks by CDX file, in plan order (a file's blocks are consecutive in cluster.idx). */
-export function byShard(plan: readonly PlannedBlock[]): PlannedBlock[][] {
-  const out: PlannedBlock[][] = [];
-  for (const b of plan) {
-    const last = out[out.length - 1];
-    if (last !== undefined && last[0]!.entry.shard === b.entry.shard) last.push(b);
-    else out.push([b]);
-  }
-  return out;
-}
-
 /**
  * Streams one CDX file's planned blocks in one request (from the first block to the end of the last) and hands each
  * block's bytes to `onBlock`. A stream cut short, or failing for now, starts again at the first block not handled (up to
@@ -179,9 +176,10 @@ export function byShard(plan: readonly PlannedBlock[]): PlannedBlock[][] {
  * remaining blocks, each counted as a failed block.
  */
 async function readShard(
-  p: BulkParams, deps: BatcherDeps, summary: BatcherSummary, blocks: readonly PlannedBlock[], onBlock: (block: PlannedBlock, bytes: Uint8Array) => void,
+  p: BulkParams, deps: BatcherDeps, blocks: readonly PlannedBlock[], failBlock: (block: PlannedBlock, err: unknown) => void,
+  onBlock: (block: PlannedBlock, bytes: Uint8Array) => void,
 ): Promise<void> {
-  const { reader, clock, events = {}, signal } = deps;
+  const { reader, clock, signal } = deps;
   const path = `cc-index/collections/${p.crawl}/indexes/${blocks[0]!.entry.shard}`;
   const last = blocks[blocks.length - 1]!.entry;
   let next = 0;
@@ -198,11 +196,7 @@ async function readShard(
     } catch (err) {
       if (signal?.aborted) throw err;
       if (skippableBlockError(err)) {
-        for (const b of blocks.slice(next)) {
-          const failed = { ordinal: b.ordinal, code: errorCode(err) };
-          summary.failedBlocks.push(failed);
-          events.onBlockFailed?.(failed);
-        }
+        for (const b of blocks.slice(next)) failBlock(b, err);
         return;
       }
       if (!(err instanceof CcpError && err.retryable) || attempt >= p.publishAttempts) throw err;
@@ -222,18 +216,4 @@ export async function loadWarcPaths(crawl: string, reader: RangeReader, signal?:
     throw new CcpError('CCP_ERR_WARC_PATHS', `crawl-data/${crawl}/warc.paths.gz does not inflate`, { retryable: false, cause });
   }
   return text.split('\n').map((l) => l.trim()).filter((l) => l !== '');
-}
-
-async function publishWithRetry(p: BulkParams, deps: BatcherDeps, job: WarcJob): Promise<void> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      await deps.publisher.publish(job, deps.signal);
-      return;
-    } catch (err) {
-      const retryable = err instanceof CcpError && err.retryable;
-      if (!retryable || attempt >= p.publishAttempts || deps.signal?.aborted) throw err;
-      deps.events?.onPublishRetry?.(errorCode(err));
-      await deps.clock.sleep(retryDelayMs(DEFAULT_RETRY_POLICY, attempt), deps.signal);
-    }
-  }
 }

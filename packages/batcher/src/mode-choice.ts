@@ -1,6 +1,9 @@
-import type { BatchRecord, RangeReader } from '@ccpipe/core';
-import { emptySummary, keptRecords, skippableBlockError, type BatcherParams } from './batcher';
-import type { PlannedBlock } from './plan-blocks';
+import { parseCdxBlock, runLanes, type RangeReader } from '@ccpipe/core';
+import { emptySummary, keptOfBlock, skippableBlockError, type BatcherParams } from './batcher';
+import { byShard, type PlannedBlock } from './plan-blocks';
+
+/** Sample blocks read at once (the batcher reads 4 blocks ahead). */
+const SAMPLE_READS = 4;
 
 /** What `--mode auto` estimated from a sample of the crawl's CDX, for one whole run. */
 export interface ModeEstimate {
@@ -61,14 +64,8 @@ const fmt = (n: number): string => (n >= 1e9 ? `${(n / 1e9).toFixed(1)} GB` : n 
 
 /** Blocks a sample reads: up to `perShard` spread evenly over each CDX file's planned blocks, at most `max` in all. */
 export function sampleBlocks(plan: readonly PlannedBlock[], perShard = 3, max = 64): PlannedBlock[] {
-  const byShard = new Map<string, PlannedBlock[]>();
-  for (const b of plan) {
-    const l = byShard.get(b.entry.shard) ?? [];
-    l.push(b);
-    byShard.set(b.entry.shard, l);
-  }
   const out: PlannedBlock[] = [];
-  for (const blocks of byShard.values()) {
+  for (const blocks of byShard(plan)) {
     const k = Math.min(perShard, blocks.length);
     for (let i = 0; i < k; i++) out.push(blocks[Math.floor(((i + 0.5) * blocks.length) / k)]!);
   }
@@ -89,24 +86,22 @@ export async function estimateModes(
   let keptBytes = 0;
   let allBytes = 0;
   let sampled = 0;
-  for (const b of sample) {
+  // a few blocks at a time, as the batcher reads ahead: the sample is start-up latency
+  await runLanes(sample.length, SAMPLE_READS, async (i) => {
+    const b = sample[i]!;
     let bytes: Uint8Array;
     try {
       bytes = await reader.read(`cc-index/collections/${p.crawl}/indexes/${b.entry.shard}`, b.entry.offset, b.entry.length, signal);
     } catch (err) {
-      if (skippableBlockError(err)) continue;
+      if (skippableBlockError(err)) return;
       throw err;
     }
     sampled++;
-    let all = 0;
-    const kept: BatchRecord[] = keptRecords({ ...p, targets: p.targets }, bytes, summary, {
-      onBlock: () => undefined,
-    });
-    for (const r of kept) keptBytes += r.length;
-    // every record's length: what a whole-file read moves (the CDX lists the response records)
-    all = sumLengths(bytes);
-    allBytes += all;
-  }
+    const parsed = parseCdxBlock(bytes);
+    // every record's length (what a whole-file read moves: the CDX lists the response records), and the kept ones'
+    for (const r of parsed.records) allBytes += r.length;
+    for (const r of keptOfBlock(p, parsed, bytes.length, summary, {})) keptBytes += r.length;
+  });
   const perBlock = sampled > 0 ? summary.records / sampled : 0;
   const records = Math.round(perBlock * p.plan.length);
   const keptShare = summary.records > 0 ? summary.kept / summary.records : 0;
@@ -120,10 +115,4 @@ export async function estimateModes(
     ranges: { requests: kept, bytes: Math.round(kept * meanKept) },
     bulk: { requests: warcFiles + cdxFiles, bytes: Math.round(records * meanAll * WARC_OVERHEAD) },
   };
-}
-
-function sumLengths(block: Uint8Array): number {
-  // parsed again without the filter: every record's WARC length
-  const all = keptRecords({ targets: null, filter: () => ({ keep: true }) }, block, emptySummary(), {});
-  return all.reduce((n, r) => n + r.length, 0);
 }

@@ -27,3 +27,14 @@ export function planBlocks(entries: readonly ClusterIdxEntry[], opts: { targets?
   if (opts.maxBlocks != null) ordinals = ordinals.slice(0, opts.maxBlocks);
   return ordinals.map((ordinal) => ({ ordinal, entry: entries[ordinal]! }));
 }
+
+/** The plan's blocks by CDX file, in plan order (a file's blocks are consecutive in cluster.idx). */
+export function byShard(plan: readonly PlannedBlock[]): PlannedBlock[][] {
+  const out: PlannedBlock[][] = [];
+  for (const b of plan) {
+    const last = out[out.length - 1];
+    if (last !== undefined && last[0]!.entry.shard === b.entry.shard) last.push(b);
+    else out.push([b]);
+  }
+  return out;
+}
