@@ -107,6 +107,13 @@ describe('bulk mode: one request per WARC file, the same rows as ranges mode', (
     expect(est.bulk.requests).toBeLessThan(est.ranges.requests);
     const cp = JSON.parse(await readFile(join(whole.data, 'batcher', CRAWL, 'checkpoint.json'), 'utf8')) as { mode?: string; modeChoice?: { mode: string } };
     expect([cp.mode, cp.modeChoice?.mode]).toEqual(['bulk', 'bulk']);
+    // `ccpipe status` says how the crawl is read, and why
+    const status = spawnCcpipe(['status', '--data', whole.data, '--queue-prefix', whole.prefix]);
+    whole.procs.push(status);
+    expect((await status.exited).code).toBe(0);
+    expect((JSON.parse(status.stdout) as { datasets: { read?: unknown }[] }).datasets[0]?.read).toEqual({
+      mode: 'bulk', modeChoice: { asked: 'auto', reason: expect.stringMatching(/^the filter keeps ≈ [\d.]+% of the records: reading whole WARC files/) as string },
+    });
 
     const targeted = await newRun();
     const domains = join(targeted.data, 'domains.txt');

@@ -77,6 +77,14 @@ export async function readIngestFacts(store: ObjectStore): Promise<IngestFact[]>
   return facts;
 }
 
+/** How a checkpoint says its crawl is read (docs/bulk.md): the mode, and what was asked and why (null when it does not say). */
+export function readModeOf(cp: Pick<CheckpointFacts, 'mode' | 'modeChoice'>): Pick<DatasetIngest, 'mode' | 'modeChoice'> {
+  return {
+    mode: cp.mode === 'bulk' ? 'bulk' : 'ranges',
+    modeChoice: typeof cp.modeChoice?.reason === 'string' ? { asked: String(cp.modeChoice.asked ?? ''), reason: cp.modeChoice.reason } : null,
+  };
+}
+
 /**
  * Ingest progress: the checkpoints `facts` against the batches one index version holds (`batchesMerged`: dataset id
  * → completed batches; the version the request answers from, so a response never mixes two versions), over the
@@ -94,8 +102,7 @@ export function ingestStatusOf(
     const batcherDone = cp.done === true;
     datasets.push({
       dataset_id: id, name, crawl: cp.crawl ?? crawl,
-      mode: cp.mode === 'bulk' ? 'bulk' : 'ranges',
-      modeChoice: typeof cp.modeChoice?.reason === 'string' ? { asked: String(cp.modeChoice.asked ?? ''), reason: cp.modeChoice.reason } : null,
+      ...readModeOf(cp),
       blocksPlanned: cp.planLength ?? 0, blocksDone: cp.nextPlanIndex ?? 0, batcherDone, batchesPublished: published,
       recordsPublished: typeof cp.recordsPublished === 'number' ? cp.recordsPublished : null, batchesMerged: merged,
       done: batcherDone && published !== null && merged >= published,

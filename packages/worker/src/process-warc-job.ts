@@ -14,13 +14,9 @@ import {
 } from '@ccpipe/core';
 import { processBatch, type BatchDeps, type BatchOptions, type BatchOutcome } from './process-batch';
 
-/** What handling a WARC file job did: each sub-batch's outcome, in order, and what was read for it. */
+/** What handling a WARC file job did: each sub-batch's outcome, in order, with the time it took. */
 export interface WarcJobOutcome {
-  batches: { id: string; outcome: BatchOutcome }[];
-  /** Requests sent for the WARC file (1, or 0 when every sub-batch was done already). */
-  requests: number;
-  /** Bytes of the WARC file received. */
-  bytes: number;
+  batches: { id: string; outcome: BatchOutcome; ms: number }[];
 }
 
 /** A job's list is gone while some of its batches are not done: nothing can make them (the batcher publishes it again). */
@@ -53,7 +49,7 @@ export async function processWarcJob(job: WarcJob, deps: BatchDeps, opts: BatchO
     const markers = await Promise.all(ids.map((id) => deps.store.head(layout.batchMarker(job.datasetId, id))));
     const undone = markers.filter((m) => m === null).length;
     if (undone > 0) throw new BulkListMissingError(job, undone);
-    return { batches: [], requests: 0, bytes: 0 };
+    return { batches: [] };
   }
   let list: BatchRecord[];
   try {
@@ -64,22 +60,23 @@ export async function processWarcJob(job: WarcJob, deps: BatchDeps, opts: BatchO
   }
   const batches = subBatchesOf(job, list);
   const done = await Promise.all(batches.map(async (b) => (await deps.store.head(layout.batchMarker(b.datasetId, b.id))) !== null));
-  const out: WarcJobOutcome = { batches: [], requests: 0, bytes: 0 };
+  const out: WarcJobOutcome = { batches: [] };
+  const timed = async (batch: Batch, d: BatchDeps, o: BatchOptions): Promise<void> => {
+    const t0 = Date.now();
+    const outcome = await processBatch(batch, d, o, signal);
+    out.batches.push({ id: batch.id, outcome, ms: Date.now() - t0 });
+  };
   const todo: Batch[] = [];
   for (let i = 0; i < batches.length; i++) {
     // a done one still goes through processBatch: it writes its inbox entry again (a crash may have come between the two)
-    if (done[i]) out.batches.push({ id: batches[i]!.id, outcome: await processBatch(batches[i]!, deps, opts, signal) });
+    if (done[i]) await timed(batches[i]!, deps, opts);
     else todo.push(batches[i]!);
   }
   if (todo.length > 0) {
     const first = todo[0]!.records[0]!.offset;
     const end = Math.max(...todo.map((b) => Math.max(...b.records.map((r) => r.offset + r.length))));
-    out.requests = 1;
     deps.events?.onSourceRead?.({ mode: 'bulk', requests: 1, bytes: 0 });
-    const chunks = countBytes(deps.reader.streamRange(job.filename, first, end - first, signal), (k) => {
-      out.bytes += k;
-      deps.events?.onSourceRead?.({ mode: 'bulk', requests: 0, bytes: k });
-    });
+    const chunks = countBytes(deps.reader.streamRange(job.filename, first, end - first, signal), (k) => deps.events?.onSourceRead?.({ mode: 'bulk', requests: 0, bytes: k }));
     const cut = cutSubBatches(chunks, todo, first)[Symbol.asyncIterator]();
     let next = cut.next();
     next.catch(() => undefined);
@@ -90,7 +87,7 @@ export async function processWarcJob(job: WarcJob, deps: BatchDeps, opts: BatchO
         next = cut.next(); // the next sub-batch's bytes arrive while this one is processed
         next.catch(() => undefined);
         const { batch, reader } = r.value;
-        out.batches.push({ id: batch.id, outcome: await processBatch(batch, { ...deps, reader }, { ...opts, source: 'bulk' }, signal) });
+        await timed(batch, { ...deps, reader }, { ...opts, source: 'bulk' });
       }
     } finally {
       await cut.return?.(undefined).catch(() => undefined);

@@ -79,7 +79,7 @@ export async function startWorker(consumer: BatchConsumer, deps: BatchDeps, opts
       if (isWarcJob(batch)) {
         // bulk mode: one WARC file, its sub-batches each reported as a batch
         const r = await processWarcJob(batch, deps, opts, signal);
-        for (const b of r.batches) events.onBatchDone?.({ batchId: b.id, marker: b.outcome.marker, skipped: b.outcome.skipped, redelivered, ms: Date.now() - started });
+        for (const b of r.batches) events.onBatchDone?.({ batchId: b.id, marker: b.outcome.marker, skipped: b.outcome.skipped, redelivered, ms: b.ms });
       } else {
         const r = await processBatch(batch, deps, opts, signal);
         events.onBatchDone?.({ batchId: batch.id, marker: r.marker, skipped: r.skipped, redelivered, ms: Date.now() - started });

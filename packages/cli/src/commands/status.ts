@@ -2,9 +2,13 @@ import type { Command } from 'commander';
 import { kindOf, layout, loadConfig, parseDatasetRegistry, type ConfigKey, type ObjectStore, type QueueDepth } from '@ccpipe/core';
 import { AmqpConnection, amqpQueueDepth, openObjectStore, topologyNames } from '@ccpipe/adapters';
 import { ingestTotals, readManifest } from '@ccpipe/index';
+import { readIngestFacts, readModeOf } from '@ccpipe/api';
 import { STORE_KEYS, addConfigFlags, configFlagsOf } from './config-flags';
 
 const STATUS: ConfigKey[] = [...STORE_KEYS, 'rabbitmqUrl', 'queuePrefix'];
+
+/** How a crawl's batcher reads it (docs/bulk.md), from its checkpoint: the mode, and what was asked and why. */
+export type DatasetRead = ReturnType<typeof readModeOf>;
 
 /** The pipeline as an operator sees it. */
 export interface PipelineStatus {
@@ -19,29 +23,7 @@ export interface PipelineStatus {
     datasets: Record<string, { batches: number; rows: number; failedRecords: number; failedByReason?: Record<string, number>; droppedByFilter?: Record<string, number> }>;
   };
   index: { current: string | null; versions: string[] };
-  datasets: { id: number; name: string; crawl: string | null; kind: 'crawl' | 'import'; sources?: string[]; read?: ReadMode }[];
-}
-
-/** How a crawl's batcher reads it (docs/bulk.md): the mode, what was asked (`--mode`) and why, from its checkpoint. */
-export interface ReadMode {
-  mode: 'ranges' | 'bulk';
-  asked?: string;
-  reason?: string;
-}
-
-async function readModeOf(store: ObjectStore, dataset: string): Promise<ReadMode | undefined> {
-  const bytes = await store.get(layout.batcherCheckpoint(dataset));
-  if (bytes === null) return undefined;
-  try {
-    const cp = JSON.parse(Buffer.from(bytes).toString('utf8')) as { mode?: string; modeChoice?: { asked?: string; reason?: string } };
-    return {
-      mode: cp.mode === 'bulk' ? 'bulk' : 'ranges',
-      ...(typeof cp.modeChoice?.asked === 'string' && { asked: cp.modeChoice.asked }),
-      ...(typeof cp.modeChoice?.reason === 'string' && { reason: cp.modeChoice.reason }),
-    };
-  } catch {
-    return undefined;
-  }
+  datasets: { id: number; name: string; crawl: string | null; kind: 'crawl' | 'import'; sources?: string[]; read?: DatasetRead }[];
 }
 
 /**
@@ -87,16 +69,16 @@ export async function pipelineStatus(opts: { store: ObjectStore; rabbitmqUrl: st
   }
   const manifest = await readManifest(opts.store);
   const reg = await opts.store.get(layout.datasetRegistry());
+  // the batcher checkpoints, as /v1/status reads them
+  const checkpoints = new Map((await readIngestFacts(opts.store)).map((f) => [f.id, f.checkpoint]));
   return {
     queue,
     batches: await batchesOf(opts.store),
     index: { current: manifest.current, versions: manifest.versions.map((v) => v.version) },
-    datasets: reg
-      ? await Promise.all(parseDatasetRegistry(reg).datasets.map(async (d) => {
-        const read = kindOf(d) === 'crawl' ? await readModeOf(opts.store, d.name) : undefined;
-        return { id: d.id, name: d.name, crawl: d.crawl, kind: kindOf(d), ...(d.sources !== undefined && { sources: d.sources }), ...(read !== undefined && { read }) };
-      }))
-      : [],
+    datasets: reg ? parseDatasetRegistry(reg).datasets.map((d) => {
+      const cp = kindOf(d) === 'crawl' ? checkpoints.get(d.id) : undefined;
+      return { id: d.id, name: d.name, crawl: d.crawl, kind: kindOf(d), ...(d.sources !== undefined && { sources: d.sources }), ...(cp !== undefined && { read: readModeOf(cp) }) };
+    }) : [],
   };
 }
 
