@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { CcpError, errorCode, type BatchConsumer, type Delivery, type ObjectStore } from '@ccpipe/core';
+import { systemClock } from '@ccpipe/adapters';
 import { mergeTaskLayout, runMergeTask, type MergeTask, type MergeTaskResult, type MergeTaskRunner } from './merge-task';
 
 /** Publishes merge tasks durably (an AmqpBatchPublisher on the merge-task queue: it takes any JSON message with an id). */
@@ -21,12 +22,6 @@ export interface QueueTaskRunnerOptions {
   onResult?: (r: MergeTaskResult, done: number, of: number) => void;
 }
 
-const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
-  new Promise((resolve, reject) => {
-    const t = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => (clearTimeout(t), reject(signal.reason as Error)), { once: true });
-  });
-
 /**
  * The coordinator's runner of `ccpipe merge --distribute`: publishes every task on the merge-task queue (confirmed), then
  * waits for each task's result in the data store (`result.json`, written last by the merge-worker). A task a
@@ -45,16 +40,22 @@ export function queueTaskRunner(o: QueueTaskRunnerOptions): MergeTaskRunner {
       const pending = new Map(tasks.map((t) => [t.n, t]));
       const results: MergeTaskResult[] = [];
       const deadline = Date.now() + (o.timeoutMs ?? 6 * 3_600_000);
+      const runs = [...new Set(tasks.map((t) => t.run))];
       for (;;) {
+        // one listing of the run's folder a round (not two GETs per pending task): then only what has come is read
+        const present = new Set<string>();
+        for (const run of runs) for await (const f of o.store.list(mergeTaskLayout.prefix(run))) present.add(f.key);
         for (const [n, t] of [...pending]) {
-          const r = await o.store.get(mergeTaskLayout.result(t.run, n));
+          const resultKey = mergeTaskLayout.result(t.run, n);
+          const r = present.has(resultKey) ? await o.store.get(resultKey) : null;
           if (r !== null) {
             results.push(JSON.parse(Buffer.from(r).toString('utf8')) as MergeTaskResult);
             pending.delete(n);
             o.onResult?.(results.at(-1)!, results.length, tasks.length);
             continue;
           }
-          const e = await o.store.get(mergeTaskLayout.error(t.run, n));
+          const errorKey = mergeTaskLayout.error(t.run, n);
+          const e = present.has(errorKey) ? await o.store.get(errorKey) : null;
           if (e !== null) {
             const why = JSON.parse(Buffer.from(e).toString('utf8')) as { code?: string; message?: string };
             throw new CcpError('CCP_ERR_MERGE_TASK', `a merge task failed on a merge-worker: ${why.message ?? 'no message'}`, {
@@ -68,7 +69,7 @@ export function queueTaskRunner(o: QueueTaskRunnerOptions): MergeTaskRunner {
             retryable: true, detail: { pending: pending.size, of: tasks.length },
           });
         }
-        await sleep(o.pollMs ?? 500, signal);
+        await systemClock.sleep(o.pollMs ?? 500, signal);
       }
     },
   };
@@ -129,7 +130,7 @@ export async function startMergeWorker(
         }
         await d.deadLetter(code);
       } else {
-        await sleep(opts.retryPauseMs ?? 1_000).catch(() => undefined);
+        await systemClock.sleep(opts.retryPauseMs ?? 1_000).catch(() => undefined);
         await d.requeue();
       }
     }

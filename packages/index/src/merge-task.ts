@@ -1,11 +1,12 @@
 import { join } from 'node:path';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm } from 'node:fs/promises';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { CcpError, type ObjectStore } from '@ccpipe/core';
 import { NEW_FACTS, type FactsColumns } from './domain-facts';
-import { openDuck, sqlList, sqlString } from './duck';
+import { openDuck, sqlString } from './duck';
 import type { LakeFileEntry } from './format';
-import { openLocalInputs } from './local-inputs';
+import { fencedStore } from './fenced-store';
+import { openLocalInputs, type LocalInputs } from './local-inputs';
 import { NEW_POSTINGS, writeLake, type LakeTarget, type OldLakeFile } from './lake-write';
 
 /**
@@ -113,21 +114,16 @@ export async function exportMergeTask(
     let staged: string | null = null;
     if (fresh.length > 0) {
       const where = fresh.map((t) => `(dataset_id = ${t.datasetId} AND prefix = ${sqlString(t.prefix)})`).join(' OR ');
-      await conn.run(`COPY (SELECT * FROM staged WHERE ${where}) TO ${sqlString(join(dir, 'staged.parquet'))} (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1)`);
       staged = mergeTaskLayout.staged(run, n);
-      await store.put(staged, await readFile(join(dir, 'staged.parquet')));
+      await copyToStore(conn, store, `SELECT * FROM staged WHERE ${where}`, staged, dir, 'COMPRESSION zstd, COMPRESSION_LEVEL 1');
     }
     const ids = [...new Set(targets.flatMap((t) => [...t.old, ...(t.keep ?? [])].map((r) => r.fileId)))];
     let rowLists: string | null = null;
     if (ids.length > 0) {
       const strip = await tableExists(conn, 'strip_old');
-      await conn.run(
-        `COPY (SELECT 0 AS t, _f, _r FROM lose_old WHERE _f IN (${ids.join(', ')})
-          ${strip ? `UNION ALL SELECT 1, _f, _r FROM strip_old WHERE _f IN (${ids.join(', ')})` : ''})
-         TO ${sqlString(join(dir, 'rows.parquet'))} (FORMAT parquet)`,
-      );
       rowLists = mergeTaskLayout.rowLists(run, n);
-      await store.put(rowLists, await readFile(join(dir, 'rows.parquet')));
+      await copyToStore(conn, store, `SELECT 0 AS t, _f, _r FROM lose_old WHERE _f IN (${ids.join(', ')})
+        ${strip ? `UNION ALL SELECT 1, _f, _r FROM strip_old WHERE _f IN (${ids.join(', ')})` : ''}`, rowLists, dir);
     }
     const task: MergeTask = {
       v: 1, kind: 'merge-lake', id: `${run}/${n}`, run, n,
@@ -139,6 +135,21 @@ export async function exportMergeTask(
     return task;
   } finally {
     await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** A query's rows as a Parquet object `key` of the store, by way of a file in `dir`. */
+async function copyToStore(conn: DuckDBConnection, store: ObjectStore, select: string, key: string, dir: string, options = ''): Promise<void> {
+  const path = join(dir, key.replaceAll('/', '_'));
+  await conn.run(`COPY (${select}) TO ${sqlString(path)} (FORMAT parquet${options === '' ? '' : `, ${options}`})`);
+  await store.put(key, await readFile(path));
+  await rm(path, { force: true });
+}
+
+/** Throws CCP_ERR_MERGE_TASK_INPUT (not retryable) unless every key is in the store. */
+async function requireObjects(store: ObjectStore, keys: readonly string[], task: string): Promise<void> {
+  for (const key of keys) {
+    if ((await store.head(key)) === null) throw new CcpError('CCP_ERR_MERGE_TASK_INPUT', 'a merge task\'s file is missing from the data store', { retryable: false, detail: { task, key } });
   }
 }
 
@@ -166,37 +177,35 @@ export async function runMergeTask(store: ObjectStore, task: MergeTask, opts: Ru
   await mkdir(opts.tmpDir, { recursive: true });
   const db = await openDuck({ memoryLimit: opts.memoryLimit ?? '256MB', tempDir: join(opts.tmpDir, 'spill') });
   const conn = await db.connect();
+  // the task's inputs and the runs it folds or keeps: read in place from a directory store, else copied here
   const inputs = openLocalInputs(store, opts.dataDir, join(opts.tmpDir, 'in'));
   try {
-    const local = async (key: string, name: string): Promise<string> => {
-      const bytes = await store.get(key);
-      if (bytes === null) throw new CcpError('CCP_ERR_MERGE_TASK_INPUT', 'a merge task\'s input is missing from the data store', { retryable: false, detail: { task: task.id, key } });
-      const path = join(opts.tmpDir, name);
-      await writeFile(path, bytes);
-      return path;
-    };
+    const own = [task.staged, task.rowLists].filter((k): k is string => k !== null);
+    await requireObjects(store, own, task.id);
+    const ownPaths = new Map(own.map((k, i) => [k, i]));
+    const ownLocal = await inputs.fetch(own);
+    const pathOf = (key: string | null): string | null => (key === null ? null : ownLocal[ownPaths.get(key)!]!);
     await conn.run(NEW_POSTINGS);
     await conn.run(NEW_FACTS);
-    if (task.staged !== null) await conn.run(`CREATE TEMP TABLE staged AS SELECT * FROM read_parquet(${sqlString(await local(task.staged, 'staged.parquet'))})`);
+    const stagedFile = pathOf(task.staged);
+    if (stagedFile !== null) await conn.run(`CREATE TEMP TABLE staged AS SELECT * FROM read_parquet(${sqlString(stagedFile)})`);
     await conn.run('CREATE TEMP TABLE lose_old (_f INTEGER, _r BIGINT)');
     await conn.run('CREATE TEMP TABLE strip_old (_f INTEGER, _r BIGINT)');
-    if (task.rowLists !== null) {
-      const rows = sqlString(await local(task.rowLists, 'rows.parquet'));
-      await conn.run(`INSERT INTO lose_old SELECT _f, _r FROM read_parquet(${rows}) WHERE t = 0`);
-      await conn.run(`INSERT INTO strip_old SELECT _f, _r FROM read_parquet(${rows}) WHERE t = 1`);
+    const rowsFile = pathOf(task.rowLists);
+    if (rowsFile !== null) {
+      await conn.run(`INSERT INTO lose_old SELECT _f, _r FROM read_parquet(${sqlString(rowsFile)}) WHERE t = 0`);
+      await conn.run(`INSERT INTO strip_old SELECT _f, _r FROM read_parquet(${sqlString(rowsFile)}) WHERE t = 1`);
     }
+    await inputs.release(own);
     const runKeys = [...new Set(task.targets.flatMap((t) => [...t.old, ...t.keep].map((r) => r.key)))];
-    const paths = new Map(runKeys.map((k, i) => [k, i]));
-    const local2 = await inputs.fetch(runKeys);
-    const old = (r: TaskRun): OldLakeFile => ({ key: r.key, rows: r.rows, fileId: r.fileId, datasetId: r.datasetId, prefix: r.prefix, path: local2[paths.get(r.key)!]!, ...(r.stripText !== undefined && { stripText: r.stripText }) });
+    const at = new Map(runKeys.map((k, i) => [k, i]));
+    const runPaths = await inputs.fetch(runKeys);
+    const old = (r: TaskRun): OldLakeFile => ({ key: r.key, rows: r.rows, fileId: r.fileId, datasetId: r.datasetId, prefix: r.prefix, path: runPaths[at.get(r.key)!]!, ...(r.stripText !== undefined && { stripText: r.stripText }) });
     const targets: LakeTarget[] = task.targets.map((t) => ({ datasetId: t.datasetId, prefix: t.prefix, key: t.key, fresh: t.fresh, old: t.old.map(old), keep: t.keep.map(old) }));
     // lake files go to the store only while the task is there: a task of a merge that ended meanwhile writes nothing
     const live = mergeTaskLayout.task(task.run, task.n);
-    const fenced: ObjectStore = Object.assign(Object.create(store) as ObjectStore, {
-      put: async (key: string, bytes: Uint8Array) => {
-        if ((await store.head(live)) === null) throw new CcpError('CCP_ERR_MERGE_TASK_GONE', 'the merge this task belongs to has ended: its files are not written', { retryable: false, detail: { task: task.id } });
-        return store.put(key, bytes);
-      },
+    const fenced = fencedStore(store, async () => {
+      if ((await store.head(live)) === null) throw new CcpError('CCP_ERR_MERGE_TASK_GONE', 'the merge this task belongs to has ended: its files are not written', { retryable: false, detail: { task: task.id } });
     });
     const { entries } = await writeLake(conn, fenced, {
       targets, columns: task.columns, rowGroupSize: task.rowGroupSize, compressionLevel: task.compressionLevel, parquetVersion: task.parquetVersion,
@@ -204,13 +213,11 @@ export async function runMergeTask(store: ObjectStore, task: MergeTask, opts: Ru
     });
     await inputs.release(runKeys);
     const postings = mergeTaskLayout.postings(task.run, task.n);
-    await conn.run(`COPY (SELECT * FROM new_postings) TO ${sqlString(join(opts.tmpDir, 'postings.parquet'))} (FORMAT parquet)`);
-    await store.put(postings, await readFile(join(opts.tmpDir, 'postings.parquet')));
+    await copyToStore(conn, fenced, 'SELECT * FROM new_postings', postings, opts.tmpDir);
     let facts: string | null = null;
     if (task.facts !== null) {
       facts = mergeTaskLayout.facts(task.run, task.n);
-      await conn.run(`COPY (SELECT * FROM new_facts) TO ${sqlString(join(opts.tmpDir, 'facts.parquet'))} (FORMAT parquet)`);
-      await store.put(facts, await readFile(join(opts.tmpDir, 'facts.parquet')));
+      await copyToStore(conn, fenced, 'SELECT * FROM new_facts', facts, opts.tmpDir);
     }
     const result: MergeTaskResult = { v: 1, id: task.id, entries, postings, facts };
     await fenced.put(mergeTaskLayout.result(task.run, task.n), Buffer.from(JSON.stringify(result)));
@@ -222,23 +229,20 @@ export async function runMergeTask(store: ObjectStore, task: MergeTask, opts: Ru
   }
 }
 
-/** The coordinator loads a task's result into its tables new_postings and new_facts, as its own writeLake would have. */
-export async function loadMergeTaskResult(conn: DuckDBConnection, store: ObjectStore, r: MergeTaskResult, tmpDir: string): Promise<LakeFileEntry[]> {
-  const dir = join(tmpDir, `result-${r.id.replaceAll('/', '-')}`);
-  await mkdir(dir, { recursive: true });
+/**
+ * The coordinator loads a task's result into its tables new_postings and new_facts, as its own writeLake would have;
+ * the files come through the merge's local inputs (read in place from a directory store, else copied and let go).
+ */
+export async function loadMergeTaskResult(conn: DuckDBConnection, inputs: LocalInputs, r: MergeTaskResult): Promise<LakeFileEntry[]> {
+  const files = [[r.postings, 'new_postings'], [r.facts, 'new_facts']].filter((f): f is [string, string] => f[0] !== null);
+  const keys = files.map(([key]) => key);
+  const paths = await inputs.fetch(keys);
   try {
-    for (const [key, table] of [[r.postings, 'new_postings'], [r.facts, 'new_facts']] as const) {
-      if (key === null) continue;
-      const bytes = await store.get(key);
-      if (bytes === null) throw new CcpError('CCP_ERR_MERGE_TASK_INPUT', 'a merge task\'s result file is missing from the data store', { retryable: false, detail: { task: r.id, key } });
-      const path = join(dir, `${table}.parquet`);
-      await writeFile(path, bytes);
-      await conn.run(`INSERT INTO ${table} SELECT * FROM read_parquet(${sqlList([path])})`);
-    }
-    return r.entries;
+    for (const [i, [, table]] of files.entries()) await conn.run(`INSERT INTO ${table} SELECT * FROM read_parquet(${sqlString(paths[i]!)})`);
   } finally {
-    await rm(dir, { recursive: true, force: true });
+    await inputs.release(keys);
   }
+  return r.entries;
 }
 
 /** Runs merge tasks somewhere: in this process, or on merge-workers through a queue. */

@@ -16,6 +16,7 @@ import {
 import { collectGarbage, versionSeq } from './gc';
 import { FACTS_SELECT, NEW_FACTS, decodeFactsRecords, encodeFactsRecord, factsColumnsOf, factsFileName, factsRecordOf, type FactsRecord } from './domain-facts';
 import { NEW_POSTINGS, dropSuperseded, existingLakeColumns, lakeColumnsOf, runsToFold, stageNewRows, writeLake, type LakeColumnSet, type LakeTarget, type OldLakeFile } from './lake-write';
+import { fencedStore } from './fenced-store';
 import { openLocalInputs } from './local-inputs';
 import { exportMergeTask, loadMergeTaskResult, mergeTaskLayout, type MergeTask, type MergeTaskRunner } from './merge-task';
 import { clearInbox, listNewBatches, markerScanOf, nextInboxState, readMarkers, type Marker } from './merge-inbox';
@@ -425,27 +426,11 @@ export async function runMerge(opts: MergeOptions): Promise<MergeResult> {
   // anything, and stops one that lost it before it writes under a version name (merge-lease.ts)
   const lease = await acquireMergeLease(opts.store, opts.leaseTtlMs === undefined ? {} : { ttlMs: opts.leaseTtlMs });
   try {
-    return await mergeHolding({ ...opts, store: fenced(opts.store, lease) }, lease);
+    // writes first ask the lease whether this merge may still write
+    return await mergeHolding({ ...opts, store: fencedStore(opts.store, () => lease.assertHeld()) }, lease);
   } finally {
     await lease.release();
   }
-}
-
-/** `store` whose writes (put, delete) first ask the lease whether this merge may still write. */
-function fenced(store: ObjectStore, lease: MergeLease): ObjectStore {
-  return new Proxy(store, {
-    get(target, prop, receiver) {
-      const v = Reflect.get(target, prop, receiver) as unknown;
-      if (typeof v !== 'function') return v;
-      if (prop === 'put' || prop === 'delete') {
-        return (...args: unknown[]) => {
-          lease.assertHeld();
-          return (v as (...a: unknown[]) => unknown).apply(target, args);
-        };
-      }
-      return (v as (...a: unknown[]) => unknown).bind(target);
-    },
-  });
 }
 
 async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<MergeResult> {
@@ -532,8 +517,8 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
   let side: DuckDBConnection | null = null;
   /** The merge cache, when one is configured and the store is not read in place. */
   let cache: MergeCache | undefined;
-  /** The merge-task runs this merge started (their folders go when it ends). */
-  const runs: string[] = [];
+  /** The merge-task run of this merge (`<version>.<nonce>`, as decodeMergeTask checks): its folder goes when it ends. */
+  const taskRun = opts.tasks === undefined ? null : `${version}.${randomBytes(4).toString('hex')}`;
   try {
     try {
       db = await openDuck({ memoryLimit: opts.memoryLimit ?? '256MB', tempDir: join(tmp, 'spill') });
@@ -710,12 +695,10 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
       let group: LakeTarget[] = [];
       let groupRows = 0;
       const tasks: MergeTask[] = [];
-      const taskRun = `${version}.${randomBytes(4).toString('hex')}`; // matches decodeMergeTask's check
-      runs.push(taskRun);
       const flush = async (): Promise<void> => {
         if (group.length === 0) return;
         await lease.check();
-        if (opts.tasks !== undefined) {
+        if (taskRun !== null) {
           // the group goes to a merge-worker: its inputs into the store, its runs' local copies released here
           tasks.push(await exportMergeTask(conn, store, taskRun, tasks.length, group, {
             columns: lakeCols, rowGroupSize: opts.rowGroupSize, compressionLevel: zstdLevel, parquetVersion: opts.parquetVersion ?? 'V2', dropText: opts.dropText ?? false,
@@ -753,9 +736,12 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
       await flush();
       if (tasks.length > 0) {
         // every group's result, in group order: the files and postings are then what the in-process writes leave
-        const results = (await opts.tasks!.run(tasks)).sort((a, b) => taskNo(a.id) - taskNo(b.id));
-        if (results.length !== tasks.length) throw new CcpError('CCP_ERR_MERGE_TASK', 'merge tasks reported fewer results than tasks', { detail: { tasks: tasks.length, results: results.length } });
-        for (const r of results) for (const e of await loadMergeTaskResult(conn, store, r, tmp)) newFiles.push(e);
+        const byId = new Map((await opts.tasks!.run(tasks)).map((r) => [r.id, r]));
+        for (const t of tasks) {
+          const r = byId.get(t.id);
+          if (r === undefined) throw new CcpError('CCP_ERR_MERGE_TASK', 'a merge task reported no result', { detail: { task: t.id } });
+          for (const e of await loadMergeTaskResult(conn, inputs, r)) newFiles.push(e);
+        }
       }
       phase('lake');
     }
@@ -836,11 +822,9 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
     db?.closeSync();
     await root.close();
     // the tasks' inputs and results (the lake files they wrote are the version's, or GC's if it never publishes)
-    for (const r of runs) await deletePrefix(store, mergeTaskLayout.prefix(r)).catch(() => undefined);
+    if (taskRun !== null) await deletePrefix(store, mergeTaskLayout.prefix(taskRun)).catch(() => undefined);
   }
 }
-
-const taskNo = (id: string): number => Number(id.slice(id.lastIndexOf('/') + 1));
 
 async function deletePrefix(store: ObjectStore, prefix: string): Promise<void> {
   const keys: string[] = [];

@@ -113,7 +113,7 @@ export function distributedTaskRunner(config: Config, store: ObjectStore, log: L
         const ch = await connection.createChannel();
         await declareTopology(ch, names);
         await ch.close();
-        log.info({ tasks: list.length, queue: names.queue }, 'merge tasks published: waiting for merge-workers');
+        log.info({ tasks: list.length, queue: names.queue }, 'publishing merge tasks for the merge-workers');
         return await queueTaskRunner({
           store,
           publisher: () => new AmqpBatchPublisher({ connection, names, confirmTimeoutMs: 30_000 }),
