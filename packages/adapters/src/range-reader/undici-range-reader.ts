@@ -136,20 +136,7 @@ export class UndiciRangeReader implements RangeReader {
     checkRangeArgs(offset, length, this.maxReadBytes);
     const reqPath = this.requestPath(path);
     const bytes = await this.withRetries(signal, async () => {
-      this.notify((o) => o.onRequest?.());
-      const res = await this.pool.request({
-        path: reqPath,
-        method: 'GET',
-        headers: { ...this.headers, range: `bytes=${offset}-${offset + length - 1}` },
-        signal,
-      });
-      if (res.statusCode !== 206) throw await statusFailure(res, { policy: this.policy, nowMs: this.clock.now(), offset, length });
-      try {
-        checkContentRange(headerOf(res.headers, 'content-range'), offset, length);
-      } catch (err) {
-        discard(res.body);
-        throw err;
-      }
+      const res = await this.requestRange(reqPath, offset, length, signal);
       return readExactly(res.body, length, {
         policy: this.policy,
         offset,
@@ -184,6 +171,20 @@ export class UndiciRangeReader implements RangeReader {
     });
     const declared = Number(headerOf(res.headers, 'content-length') ?? Number.NaN);
     yield* this.relay(res.body, 0, Number.isFinite(declared) ? declared : null, signal);
+  }
+
+  /** One attempt at `Range: bytes=offset-(offset+length-1)`: the response once it is a 206 with a matching Content-Range. */
+  private async requestRange(reqPath: string, offset: number, length: number, signal: AbortSignal | undefined): Promise<Dispatcher.ResponseData> {
+    this.notify((o) => o.onRequest?.());
+    const res = await this.pool.request({ path: reqPath, method: 'GET', headers: { ...this.headers, range: `bytes=${offset}-${offset + length - 1}` }, signal });
+    if (res.statusCode !== 206) throw await statusFailure(res, { policy: this.policy, nowMs: this.clock.now(), offset, length });
+    try {
+      checkContentRange(headerOf(res.headers, 'content-range'), offset, length);
+    } catch (err) {
+      discard(res.body);
+      throw err;
+    }
+    return res;
   }
 
   /**
@@ -221,20 +222,7 @@ export class UndiciRangeReader implements RangeReader {
     this.assertOpen();
     checkRangeArgs(offset, length, Number.MAX_SAFE_INTEGER);
     const reqPath = this.requestPath(path);
-    const res = await this.withRetries(signal, async () => {
-      this.notify((o) => o.onRequest?.());
-      const r = await this.pool.request({
-        path: reqPath, method: 'GET', headers: { ...this.headers, range: `bytes=${offset}-${offset + length - 1}` }, signal,
-      });
-      if (r.statusCode !== 206) throw await statusFailure(r, { policy: this.policy, nowMs: this.clock.now(), offset, length });
-      try {
-        checkContentRange(headerOf(r.headers, 'content-range'), offset, length);
-      } catch (err) {
-        discard(r.body);
-        throw err;
-      }
-      return r;
-    });
+    const res = await this.withRetries(signal, () => this.requestRange(reqPath, offset, length, signal));
     yield* this.relay(res.body, offset, length, signal, this.expectGzip ? (b) => assertGzip(b, offset) : undefined);
   }
 
