@@ -6,7 +6,7 @@ import { LINKS_FILE, LINK_LAKE_COLUMNS, readLinks, writeLinks } from './links';
 import type { LocalInputs } from './local-inputs';
 import type { CachedObject } from './merge-cache';
 import { ORDERINGS_FILE, readOrderings, writeOrderings } from './orderings';
-import { SEARCH_FILE, SEARCH_LAKE_COLUMNS, readSearchShards, writeSearchShards } from './search-index';
+import { SEARCH_FILE, readSearchShards, writeSearchShards, type SearchShardEntry } from './search-index';
 import type { VersionBase, VersionWriter } from './version-files';
 
 /** What the merge hands {@link writeDerived} once the new version's lake files and index are written. */
@@ -35,7 +35,10 @@ export interface DerivedInput {
   stripFiles: ReadonlyMap<number, number>;
   orderings: boolean;
   links: boolean;
+  /** Whether the version has search shards (search on, a lake with the columns they read: {@link SEARCH_LAKE_COLUMNS}). */
   search: boolean;
+  /** Shards of new lake files built already (by the merge tasks that wrote them). */
+  builtSearch?: readonly SearchShardEntry[];
   onPhase?: (phase: 'orderings' | 'links' | 'search', ms: number) => void;
 }
 
@@ -80,7 +83,7 @@ export async function writeDerived(d: DerivedInput): Promise<number> {
       await out.put(LINKS_FILE, jsonBytes(links));
     }]);
   }
-  if (d.search && SEARCH_LAKE_COLUMNS.every((c) => lakeCols.includes(c))) {
+  if (d.search) {
     // each new lake file gets its search shard; a kept file whose rows lost their text to the content-versions policy
     // without a rewrite gets its shard again without them (readers hide that text: the search must not find it).
     // Read now, before the link graph may be using the connection.
@@ -92,7 +95,7 @@ export async function writeDerived(d: DerivedInput): Promise<number> {
     }
     phases.push(['search', async () => {
       const shards = await writeSearchShards(() => d.db.connect(), store, {
-        version, files, previous: prev === null ? [] : await readSearchShards(store, prev.toc.version, prev.toc), rebuild: strip,
+        version, files, previous: prev === null ? [] : await readSearchShards(store, prev.toc.version, prev.toc), built: d.builtSearch ?? [], rebuild: strip,
         languages: lakeCols.includes('languages'), ...paths, tmpDir: tmp,
       });
       await out.put(SEARCH_FILE, jsonBytes(shards));

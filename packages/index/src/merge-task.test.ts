@@ -40,12 +40,15 @@ describe('merge tasks (merge across machines)', () => {
     const half = Math.ceil(first.length / 2);
     const steps = [first.slice(0, half), [...first.slice(half), ...(await devBatches(DEV_CRAWLS[1], { datasetId: ids[DEV_CRAWLS[1]]!, batchSize: 40 }))]];
     const ran: MergeTask[] = [];
+    let shardsByTasks = 0;
     const counting = (dir: string): MergeTaskRunner => {
       const inner = inProcessTaskRunner(new FsObjectStore({ root: dir }), { tmpDir: join(root, 'tasks-tmp'), dataDir: dir });
       return { run: async (tasks) => {
         ran.push(...tasks);
         // the results in another order than the tasks': the merge puts them back in group order
-        return [...(await inner.run(tasks))].reverse();
+        const results = await inner.run(tasks);
+        for (const r of results) shardsByTasks += r.search?.length ?? 0;
+        return [...results].reverse();
       } };
     };
     const opts = (dir: string): MergeOptions => ({ store: new FsObjectStore({ root: dir }), dataDir: dir, rowGroupSize: 2048, keepVersions: 5, graceMs: 60_000, passRows: 150 });
@@ -66,6 +69,9 @@ describe('merge tasks (merge across machines)', () => {
     const [fa, fb] = [await mergeOutputs(plain), await mergeOutputs(tasked)];
     expect([...fa.keys()].filter((k) => k.startsWith('urls/')).length).toBeGreaterThan(4);
     expect([...fa.keys()].some((k) => k.startsWith('index/v000002/'))).toBe(true);
+    // the tasks built the search shards of the files they wrote (the coordinator built none of those)
+    expect(shardsByTasks).toBe([...fb.keys()].filter((k) => k.startsWith('search/')).length);
+    expect(shardsByTasks).toBeGreaterThan(4);
     expect(outputDifferences(fa, fb)).toEqual([]);
     // the tasks' inputs and results are gone with the merge
     const left: string[] = [];

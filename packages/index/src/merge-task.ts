@@ -2,12 +2,14 @@ import { join } from 'node:path';
 import { mkdir, readFile, rm } from 'node:fs/promises';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { CcpError, type ObjectStore } from '@ccpipe/core';
+import { ShardBuildPool } from '@ccpipe/search';
 import { NEW_FACTS, type FactsColumns } from './domain-facts';
 import { openDuck, sqlString } from './duck';
 import type { LakeFileEntry } from './format';
 import { fencedStore } from './fenced-store';
 import { openLocalInputs, type LocalInputs } from './local-inputs';
 import { NEW_POSTINGS, writeLake, type LakeTarget, type OldLakeFile } from './lake-write';
+import { buildSearchShardOf, type SearchShardEntry } from './search-index';
 
 /**
  * Merge across machines (docs/merge-tasks.md). The lake-writing step of a merge — one group of partitions (dataset ×
@@ -39,6 +41,11 @@ export interface MergeTask {
   parquetVersion: 'V1' | 'V2';
   dropText: boolean;
   facts: FactsColumns | null;
+  /**
+   * The search shards of the files written are built by the task too (search-index.ts), `languages` saying whether the
+   * lake has that column; absent or null: the coordinator builds none here (search off, or a lake without text).
+   */
+  search?: { languages: boolean } | null;
 }
 
 /** A partition of a task: {@link LakeTarget} with its runs named by store key instead of local path. */
@@ -69,6 +76,8 @@ export interface MergeTaskResult {
   postings: string;
   /** Store key of the new_facts rows (Parquet); null without facts. */
   facts: string | null;
+  /** The search shards of the files written, when the task asked for them. */
+  search?: SearchShardEntry[];
 }
 
 /**
@@ -96,6 +105,8 @@ export interface TaskOptions {
   parquetVersion: 'V1' | 'V2';
   dropText: boolean;
   facts: FactsColumns | undefined;
+  /** Build the written files' search shards ({@link MergeTask.search}); null or absent: none. */
+  search?: { languages: boolean } | null;
 }
 
 const toRun = (o: OldLakeFile): TaskRun => ({ key: o.key, rows: o.rows, fileId: o.fileId, datasetId: o.datasetId, prefix: o.prefix, ...(o.stripText !== undefined && { stripText: o.stripText }) });
@@ -129,7 +140,7 @@ export async function exportMergeTask(
       v: 1, kind: 'merge-lake', id: `${run}/${n}`, run, n,
       targets: targets.map((t) => ({ datasetId: t.datasetId, prefix: t.prefix, key: t.key, fresh: t.fresh, old: t.old.map(toRun), keep: (t.keep ?? []).map(toRun) })),
       staged, rowLists, columns: [...o.columns], rowGroupSize: o.rowGroupSize, compressionLevel: o.compressionLevel, parquetVersion: o.parquetVersion, dropText: o.dropText,
-      facts: o.facts ?? null,
+      facts: o.facts ?? null, search: o.search ?? null,
     };
     await store.put(mergeTaskLayout.task(run, n), Buffer.from(JSON.stringify(task)));
     return task;
@@ -219,13 +230,39 @@ export async function runMergeTask(store: ObjectStore, task: MergeTask, opts: Ru
       facts = mergeTaskLayout.facts(task.run, task.n);
       await copyToStore(conn, fenced, 'SELECT * FROM new_facts', facts, opts.tmpDir);
     }
-    const result: MergeTaskResult = { v: 1, id: task.id, entries, postings, facts };
+    const search = task.search ? await buildShards(conn, fenced, inputs, task, entries, task.search.languages, opts.tmpDir) : undefined;
+    const result: MergeTaskResult = { v: 1, id: task.id, entries, postings, facts, ...(search !== undefined && { search }) };
     await fenced.put(mergeTaskLayout.result(task.run, task.n), Buffer.from(JSON.stringify(result)));
     return result;
   } finally {
     conn.closeSync();
     db.closeSync();
     await rm(opts.tmpDir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The search shards of a task's lake files, one after another on one build thread while the task's connection reads
+ * each file: the bytes the coordinator's pool would write for the same files.
+ */
+async function buildShards(
+  conn: DuckDBConnection, store: ObjectStore, inputs: LocalInputs, task: MergeTask, entries: readonly LakeFileEntry[], languages: boolean, tmpDir: string,
+): Promise<SearchShardEntry[]> {
+  const pool = new ShardBuildPool({ threads: 1 });
+  const version = /^v\d+/.exec(task.run)![0];
+  try {
+    const out: SearchShardEntry[] = [];
+    for (const f of entries) {
+      const [path] = await inputs.fetch([f.key]);
+      try {
+        out.push(await buildSearchShardOf(conn, pool, store, { version, languages, tmpDir }, f, path!));
+      } finally {
+        await inputs.release([f.key]);
+      }
+    }
+    return out;
+  } finally {
+    await pool.close();
   }
 }
 

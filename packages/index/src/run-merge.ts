@@ -25,6 +25,7 @@ import { acquireMergeLease, type MergeLease } from './merge-lease';
 import { openStageRoot } from './stage-root';
 import { assignPositions } from './orderings';
 import { writeDerived } from './merge-derived';
+import { SEARCH_LAKE_COLUMNS, type SearchShardEntry } from './search-index';
 import { TOP_DOMAINS_FILE, TopDomains } from './top-domains';
 import { lakeFileId, markTextVersions } from './text-versions';
 import { VersionWriter, loadVersionHead, loadVersionSummary, openIndexOnDemand, readManifest, type VersionBase } from './version-files';
@@ -554,6 +555,9 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
     let newCollisions = 0;
     const replaced = new Set<string>();
     const newFiles: LakeFileEntry[] = [];
+    /** Search shards of new lake files that merge tasks built. */
+    const builtSearch: SearchShardEntry[] = [];
+    const withSearch = opts.search !== false && !(opts.dropText ?? false) && SEARCH_LAKE_COLUMNS.every((c) => lakeCols.includes(c));
     /** Partitions to write: their new rows (counted after de-duplication) and the runs the new file folds in. */
     let plan: { a: { datasetId: number; prefix: string; rows: number }; fold: OldLakeFile[]; keep: OldLakeFile[] }[] = [];
     const lakeKeys = (prev?.files ?? []).map((f) => f.key);
@@ -695,6 +699,8 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
       let group: LakeTarget[] = [];
       let groupRows = 0;
       const tasks: MergeTask[] = [];
+      // the tasks build their files' search shards as well (search-index.ts): the coordinator builds the rest
+      const searchInTasks = withSearch ? { languages: lakeCols.includes('languages') } : null;
       const flush = async (): Promise<void> => {
         if (group.length === 0) return;
         await lease.check();
@@ -702,7 +708,7 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
           // the group goes to a merge-worker: its inputs into the store, its runs' local copies released here
           tasks.push(await exportMergeTask(conn, store, taskRun, tasks.length, group, {
             columns: lakeCols, rowGroupSize: opts.rowGroupSize, compressionLevel: zstdLevel, parquetVersion: opts.parquetVersion ?? 'V2', dropText: opts.dropText ?? false,
-            facts: facts ? factsColumnsOf(lakeCols) : undefined,
+            facts: facts ? factsColumnsOf(lakeCols) : undefined, search: searchInTasks,
           }, tmp));
           await inputs.release(group.flatMap((g) => [...g.old, ...(g.keep ?? [])].map((o) => o.key)));
           group = [];
@@ -741,6 +747,7 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
           const r = byId.get(t.id);
           if (r === undefined) throw new CcpError('CCP_ERR_MERGE_TASK', 'a merge task reported no result', { detail: { task: t.id } });
           for (const e of await loadMergeTaskResult(conn, inputs, r)) newFiles.push(e);
+          for (const e of r.search ?? []) builtSearch.push(e);
         }
       }
       phase('lake');
@@ -779,8 +786,8 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
     };
     // the secondary orderings, the link graph and the search shards of the new version (merge-derived.ts)
     tp += await writeDerived({
-      conn, db: db!, store, out, version, files: built.files, prev, newFiles, replaced, renumbered, listed, inputs, tmp, lakeCols, stripFiles,
-      orderings: opts.orderings !== false, links: opts.links !== false, search: opts.search !== false && !(opts.dropText ?? false), ...(opts.onPhase && { onPhase: opts.onPhase }),
+      conn, db: db!, store, out, version, files: built.files, prev, newFiles, replaced, renumbered, listed, inputs, tmp, lakeCols, stripFiles, builtSearch,
+      orderings: opts.orderings !== false, links: opts.links !== false, search: withSearch, ...(opts.onPhase && { onPhase: opts.onPhase }),
     });
     if (shardNo !== built.shardSizes.length) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'index shards written differ from the shards built', { written: shardNo, built: built.shardSizes.length });
     await out.put(SHARD_TABLE, jsonBytes({ v: 1, shards: built.shardSizes.map((domains) => ({ domains })) }));

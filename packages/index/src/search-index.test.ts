@@ -48,12 +48,12 @@ function phraseOf(text: string, at = 0.5): string {
 const article = (datasetId: number, i: number, ts: string, text = articles[i]!.articleBody): PartRow =>
   partRow(datasetId, `https://site${i % 5}.example.com/a${i}`, ts, { title: `Article ${i}`, text });
 
-/** Every shard of the current version, opened, with the lake row each document names (by position). */
+/** Every shard of the current version, opened, with the lake row each document names (by its row in the shard's lake file). */
 async function shards(): Promise<{ entries: SearchShardEntry[]; open: SearchShard[]; urlAt: Map<string, string> }> {
   const entries = (await versionJson<SearchShardEntry[]>('search.json'))!;
   const files = (await versionJson<LakeFileEntry[]>('files.json'))!;
   const urlAt = new Map<string, string>();
-  for (const f of files) (await readParquetRows(await readFile(join(dir, f.key)))).forEach((r, i) => urlAt.set(`${f.datasetId}:${f.posBase! + i}`, r['url'] as string));
+  for (const f of files) (await readParquetRows(await readFile(join(dir, f.key)))).forEach((r, i) => urlAt.set(`${f.key}:${i}`, r['url'] as string));
   const opened = entries.map((e) => openSearchShard(join(dir, e.key)));
   open.push(...opened);
   return { entries, open: opened, urlAt };
@@ -63,7 +63,7 @@ async function find(q: string, domain?: string): Promise<string[]> {
   const s = await shards();
   const r = searchShards(s.open, parseSearchQuery(q), { limit: 100, ...(domain !== undefined && { domain }) });
   return r.hits.map((h) => {
-    expect(s.urlAt.get(`${h.datasetId}:${h.rowId}`)).toBe(h.url); // a hit's rowId is its lake row's position
+    expect(s.urlAt.get(`${s.entries[h.shard]!.lakeKey}:${h.rowId}`)).toBe(h.url); // a hit's rowId is its row in the shard's lake file
     return `${h.datasetId} ${h.url}`;
   });
 }

@@ -7,12 +7,14 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { streamColumns, sqlString } from './duck';
 import { IndexFormatError, crcOf, type LakeFileEntry, type VersionToc } from './format';
 import { readVersionList } from './version-list';
-import { positionsOf } from './orderings';
 
 /**
  * Full-text search shards of a version (#21, docs/search.md): one SQLite FTS5 file (@ccpipe/search) per lake file,
- * holding that file's rows with a title or text. A document's rowid is its row's *position* in the dataset (the
- * file's `posBase` plus its row number, as the orderings and the link graph name rows), so a hit names a lake row.
+ * holding that file's rows with a title or text. A document's rowid is its row number in the lake file, so a hit names
+ * a lake row (its position in the dataset is the file's `posBase` plus that number). A shard depends on its lake file
+ * alone, so the merge task that writes a lake file builds its shard too (merge-task.ts). Shards built before #23 have
+ * the position as rowid; nothing reads a rowid but to order a shard's hits and to bound a domain's run, which both
+ * forms do alike.
  *
  * A lake file is immutable, and so is its shard: a merge builds shards for the lake files it writes and carries the
  * others' over, so it rewrites only the shards of partitions its new rows touch. Two exceptions rebuild a kept file's
@@ -57,6 +59,8 @@ export interface WriteSearchOptions {
   files: readonly LakeFileEntry[];
   /** The previous version's shards: those of lake files still here are carried over unless listed in `rebuild`. */
   previous: readonly SearchShardEntry[];
+  /** Shards of lake files of this version already built (by the merge tasks that wrote the files): taken as they are. */
+  built?: readonly SearchShardEntry[];
   /** Kept lake files whose shard is built again, each without the rows listed (row numbers in the file). */
   rebuild?: ReadonlyMap<string, readonly number[]>;
   /** Whether the lake has a `languages` column (kept in the shard). */
@@ -79,9 +83,7 @@ export interface WriteSearchOptions {
  * texted row still gets a shard (empty): "no shard" means "not indexed yet".
  */
 export async function writeSearchShards(connect: () => Promise<DuckDBConnection>, store: ObjectStore, opts: WriteSearchOptions): Promise<SearchShardEntry[]> {
-  const prev = new Map(opts.previous.map((e) => [e.lakeKey, e]));
-  const bases = new Map<string, number>();
-  for (const datasetId of new Set(opts.files.map((f) => f.datasetId))) for (const a of positionsOf(opts.files, datasetId)) bases.set(a.file.key, a.base);
+  const prev = new Map([...opts.previous, ...(opts.built ?? [])].map((e) => [e.lakeKey, e]));
   const files = [...opts.files].sort((a, b) => (a.key < b.key ? -1 : 1));
   const out: SearchShardEntry[] = new Array(files.length);
   const todo: number[] = [];
@@ -104,7 +106,7 @@ export async function writeSearchShards(connect: () => Promise<DuckDBConnection>
       const f = files[i]!;
       try {
         const [path] = await opts.pathsOf([f.key]);
-        out[i] = await buildOne(conn, pool, store, opts, f, path!, bases.get(f.key) ?? 0, opts.rebuild?.get(f.key) ?? []);
+        out[i] = await buildSearchShardOf(conn, pool, store, opts, f, path!, opts.rebuild?.get(f.key) ?? []);
       } finally {
         await opts.releasePaths?.([f.key]);
         idle.push(conn);
@@ -117,8 +119,13 @@ export async function writeSearchShards(connect: () => Promise<DuckDBConnection>
   return out;
 }
 
-async function buildOne(
-  conn: DuckDBConnection, pool: ShardBuildPool, store: ObjectStore, opts: WriteSearchOptions, f: LakeFileEntry, path: string, base: number, drop: readonly number[],
+/**
+ * Builds the search shard of lake file `f` (its local copy at `path`) on a thread of `pool` while `conn` (a connection
+ * of its own: the query streams) reads the file's rows, leaving out rows `drop`; uploads it and returns its entry.
+ */
+export async function buildSearchShardOf(
+  conn: DuckDBConnection, pool: ShardBuildPool, store: ObjectStore, opts: Pick<WriteSearchOptions, 'version' | 'languages' | 'tmpDir' | 'onShard'>,
+  f: LakeFileEntry, path: string, drop: readonly number[] = [],
 ): Promise<SearchShardEntry> {
   const key = searchShardKey(f.key, opts.version);
   const tmp = join(opts.tmpDir, `search-${f.key.replace(/[^A-Za-z0-9]+/g, '_')}.sqlite`);
@@ -133,7 +140,7 @@ async function buildOne(
         const row = Number(r![i]);
         if (dropped.has(row)) continue;
         yield {
-          rowId: base + row, urlId: id![i] as string, url: url![i] as string, domain: domain![i] as string, datasetId: f.datasetId, ts: Number(t![i]),
+          rowId: row, urlId: id![i] as string, url: url![i] as string, domain: domain![i] as string, datasetId: f.datasetId, ts: Number(t![i]),
           title: title![i] as string | null, text: text![i] as string | null, language: lang![i] as string | null,
         };
       }
