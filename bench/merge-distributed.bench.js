@@ -32,7 +32,8 @@ async function coordinate(dir, prefix, passRows) {
   const { loadConfig } = require('@ccpipe/core');
   const { distributedTaskRunner } = require('../packages/cli/dist/commands/merge-worker');
   const store = new FsObjectStore({ root: dir });
-  const opts = { store, dataDir: dir, rowGroupSize: 8192, keepVersions: 2, graceMs: 0, passRows: Number(passRows) };
+  const phases = {};
+  const opts = { store, dataDir: dir, rowGroupSize: 8192, keepVersions: 2, graceMs: 0, passRows: Number(passRows), onPhase: (name, ms) => (phases[name] = (phases[name] ?? 0) + ms / 1000) };
   if (prefix !== '-') {
     const config = loadConfig({}, { rabbitmqUrl: RABBITMQ, queuePrefix: prefix, logLevel: 'silent' });
     opts.tasks = distributedTaskRunner(config, store, createLogger({ service: 'bench', level: 'silent' }));
@@ -41,7 +42,7 @@ async function coordinate(dir, prefix, passRows) {
   const t0 = process.hrtime.bigint();
   const r = await runMerge(opts);
   const cpu = process.cpuUsage(cpu0);
-  console.log(JSON.stringify({ wall: Number(process.hrtime.bigint() - t0) / 1e9, cpu: (cpu.user + cpu.system) / 1e6, rowsIn: r.rowsIn, files: r.rewrittenFiles }));
+  console.log(JSON.stringify({ wall: Number(process.hrtime.bigint() - t0) / 1e9, cpu: (cpu.user + cpu.system) / 1e6, rowsIn: r.rowsIn, files: r.rewrittenFiles, phases }));
 }
 
 function startWorkers(n, dir, prefix) {
@@ -95,6 +96,9 @@ async function mainParent() {
     for (const k of kinds) {
       console.log(`  ${k.padEnd(7)} wall ${m(k, (x) => x.wall).toFixed(2)} s  cpu ${m(k, (x) => x.cpu).toFixed(2)} s${k === 'single' ? '' : `  (coordinator ${m(k, (x) => x.coordinatorCpu).toFixed(2)} s)`}  rows ${got[k][0].rowsIn}  files ${got[k][0].files}`);
     }
+    const names = [...new Set(kinds.flatMap((k) => got[k].flatMap((x) => Object.keys(x.phases))))];
+    console.log(`  coordinator's phases, median wall seconds: ${names.join(', ')}`);
+    for (const k of kinds) console.log(`  ${k.padEnd(7)} ${names.map((n) => m(k, (x) => x.phases[n] ?? 0).toFixed(2)).join('  ')}`);
     console.log(`dist-2 / dist-1 wall: ${(m('dist-2', (x) => x.wall) / m('dist-1', (x) => x.wall)).toFixed(3)}  (goal ≤ 0.6)`);
     console.log(`dist-1 CPU / single CPU: ${(m('dist-1', (x) => x.cpu) / m('single', (x) => x.cpu)).toFixed(3)}  (goal ≤ 1.1)`);
     console.log(`load after: ${loadAvg()}`);
