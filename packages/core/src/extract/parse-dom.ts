@@ -2,6 +2,7 @@ import { withDocumentSkeleton } from './document-skeleton';
 import type { DomDocument, DomElement } from './dom-types';
 import { isStackOverflow } from './extract-error';
 import { cdataAsHtmlParsesIt, dropDocumentEndTags, hasDocumentSkeleton } from './html-prep';
+import { loadLinkedom, type LinkedomModule } from './lean-linkedom';
 
 /** The DOM implementations extraction can run Readability on. */
 export type DomImpl = 'linkedom' | 'jsdom';
@@ -15,14 +16,13 @@ export interface ParsedDom {
   dispose(): void;
 }
 
-type LinkedomModule = { parseHTML(html: string): { document: unknown } };
 type JsdomModule = {
   JSDOM: new (html: string, opts: { virtualConsole: unknown }) => { window: { document: unknown; close(): void } };
   VirtualConsole: new () => unknown;
 };
 
 // Both are required lazily: jsdom takes ~0.3 s to load and most processes never need it. linkedom is
-// an ES module package whose CommonJS build is only reachable through require().
+// an ES module package whose CommonJS build is only reachable through require(); extraction loads its own (lean-linkedom).
 let linkedom: LinkedomModule | undefined;
 let jsdom: JsdomModule | undefined;
 
@@ -57,7 +57,7 @@ function titleFromTree(document: DomDocument): void {
 }
 
 function parseWithLinkedom(html: string): DomDocument | undefined {
-  linkedom ??= require('linkedom') as LinkedomModule;
+  linkedom ??= loadLinkedom().linkedom;
   const prepared = dropDocumentEndTags(cdataAsHtmlParsesIt(html));
   if (hasDocumentSkeleton(html)) {
     const document = linkedom.parseHTML(prepared).document as DomDocument;
