@@ -122,7 +122,12 @@ function extractFrom(doc: DomDocument, parsed: ParsedDom, html: string, opts: Ex
     return current.document;
   };
   try {
-    const { article, document } = runReadability(doc, reparse);
+    // a restore moves the fresh parse's nodes into this document: only from the same implementation
+    const fresh = () => {
+      const copy = parseDom(html, parsed.dom);
+      return copy.dom === 'linkedom' && parsed.dom === 'linkedom' ? copy.document : (copy.dispose(), undefined);
+    };
+    const { article, document } = runReadability(doc, reparse, fresh);
     const articleText = article ? blockText(article.content) : '';
     const text = articleText || (document.body ? blockText(document.body) : '');
     const result: Extracted = {

@@ -1,5 +1,6 @@
 import Module from 'node:module';
 import { dirname, join, sep } from 'node:path';
+import { installFastPaths, type LinkedomInternals } from './linkedom-fast-paths';
 
 /** The part of linkedom extraction uses. */
 export interface LinkedomModule {
@@ -9,7 +10,10 @@ export interface LinkedomModule {
 /** linkedom as {@link loadLinkedom} loaded it. */
 export interface LoadedLinkedom {
   linkedom: LinkedomModule;
-  /** True when this is extraction's own instance with the lean EventTarget; false when the shared one was used. */
+  /**
+   * True when this is extraction's own instance, with the lean EventTarget and the fast paths of linkedom-fast-paths;
+   * false when the shared one was used as it is.
+   */
   lean: boolean;
 }
 
@@ -102,7 +106,7 @@ let loaded: LoadedLinkedom | undefined;
 /**
  * linkedom for extraction: its own instance of linkedom's modules, loaded with {@link LeanEventTarget} in place of
  * linkedom's EventTarget (Node extends it, and a class's base cannot be swapped later without V8 losing its fast paths:
- * measured, that lost the whole gain). The module cache is left as it was, so another `require('linkedom')` in the
+ * measured, that lost the whole gain), and with the accessors of linkedom-fast-paths. The module cache is left as it was, so another `require('linkedom')` in the
  * process gets linkedom as published. Where the module cache cannot be written (jest's), the shared linkedom is used as
  * it is (`lean: false`): same DOM, same results, slower. Loaded once per process or thread.
  */
@@ -129,7 +133,15 @@ export function loadLinkedom(): LoadedLinkedom {
     return loaded;
   }
   try {
-    loaded = { linkedom: require(entry) as LinkedomModule, lean: true };
+    const linkedom = require(entry) as LinkedomModule;
+    const internal = (path: string) => require(join(root, path)) as Record<string, unknown>;
+    installFastPaths({
+      symbols: internal('shared/symbols.js'),
+      ParentNode: internal('mixin/parent-node.js').ParentNode,
+      Element: internal('interface/element.js').Element,
+      NodeList: internal('interface/node-list.js').NodeList,
+    } as unknown as LinkedomInternals);
+    loaded = { linkedom, lean: true };
   } finally {
     for (const k of Object.keys(cache).filter(own)) delete cache[k];
     for (const [k, m] of prior) if (m) cache[k] = m;

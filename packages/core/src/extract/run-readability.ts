@@ -1,5 +1,6 @@
 import { Readability } from '@mozilla/readability';
 import type { DomDocument, DomElement } from './dom-types';
+import { isElementWithoutContent } from './readability-fast-paths';
 
 /** What extraction keeps of Readability's result. */
 export interface ReadabilityArticle {
@@ -22,8 +23,18 @@ interface ReadabilityInternals {
   parse(): ParseResult;
   _postProcessContent(el: unknown): void;
   _isProbablyVisible(el: DomElement & { hasAttribute(n: string): boolean; className?: unknown }): boolean;
+  _isElementWithoutContent(el: unknown): boolean;
   _grabArticle(page?: unknown): unknown;
+  _unwrapNoscriptImages(doc: DomDocument): void;
+  _removeScripts(doc: DomDocument): void;
+  _prepDocument(): void;
   _doc: DomDocument;
+}
+
+/** A body as restoring it needs it. */
+interface MutableBody extends DomElement {
+  appendChild(node: unknown): unknown;
+  replaceChildren(): void;
 }
 
 /** Thrown from the fast path when Readability wants to restore the page for another attempt. */
@@ -65,19 +76,41 @@ function ignoreDoctypesInInnerHtml(body: DomElement): void {
   });
 }
 
-function makeReader(document: DomDocument, fast: boolean): ReadabilityInternals {
-  const reader = new Readability(document as never, {
-    serializer: (node: unknown) => node,
-  }) as unknown as ReadabilityInternals;
+const newReader = (document: DomDocument): ReadabilityInternals =>
+  new Readability(document as never, { serializer: (node: unknown) => node }) as unknown as ReadabilityInternals;
+
+/**
+ * What stock Readability's `page.innerHTML = pageCacheHtml` gives `body` before another attempt — the body as it was
+ * when the first attempt began, after Readability's preparation (noscript images unwrapped, scripts and styles removed,
+ * `<br>` chains made paragraphs, `<font>` made `<span>`) — built without serializing: the same steps run on a fresh
+ * parse of the page, whose body's children are then moved into `body`. Stock serializes the whole body before the
+ * first attempt (13 of 181 benchmark pages need a restore) and parses that HTML again at every restore; on linkedom a
+ * doctype in that HTML corrupted the tree ("Known slow inputs" in docs/extraction.md), which cannot happen here.
+ */
+function restoreBody(body: MutableBody, fresh: DomDocument): void {
+  const prep = newReader(fresh);
+  prep._unwrapNoscriptImages(fresh);
+  prep._removeScripts(fresh);
+  prep._prepDocument();
+  body.replaceChildren();
+  const from = fresh.body;
+  if (!from) return;
+  for (let child = from.firstChild; child; child = from.firstChild) body.appendChild(child);
+}
+
+function makeReader(document: DomDocument, fast: boolean, fresh?: () => DomDocument | undefined): ReadabilityInternals {
+  const reader = newReader(document);
   reader._isProbablyVisible = isProbablyVisible;
+  reader._isElementWithoutContent = isElementWithoutContent as (el: unknown) => boolean;
   if (!fast) {
     if (document.body) ignoreDoctypesInInnerHtml(document.body);
     return reader;
   }
   // Post-processing fixes URLs, classes and nesting of the article HTML; it never changes its text.
   reader._postProcessContent = () => {};
-  // Readability serializes the whole body before its first attempt, only to restore it when an
-  // attempt finds under 500 characters. Skip the copy; if a restore is asked for, start over slowly.
+  // Readability serializes the whole body before its first attempt, only to restore it when an attempt finds under
+  // 500 characters. Skip the copy; if a restore is asked for, rebuild the body from a fresh parse (restoreBody), or
+  // when there is none (jsdom), start over slowly.
   const grab = reader._grabArticle.bind(reader);
   reader._grabArticle = (page?: unknown) => {
     const body = reader._doc.body;
@@ -86,7 +119,9 @@ function makeReader(document: DomDocument, fast: boolean): ReadabilityInternals 
       configurable: true,
       get: () => '',
       set: () => {
-        throw RETRY;
+        const doc = fresh?.();
+        if (!doc) throw RETRY;
+        restoreBody(body as MutableBody, doc);
       },
     });
     try {
@@ -110,20 +145,23 @@ function toArticle(r: ParseResult): ReadabilityArticle | null {
 }
 
 /**
- * Runs Readability on `document` (which it mutates). `reparse` must return a fresh copy of the same
- * document: it is called when Readability's first attempt finds too little text and needs the page
- * as it was (about 7% of news pages), and that document is then the one mutated. Returns null when
- * Readability finds no article. Throws what Readability throws (RangeError on very deep DOMs).
+ * Runs Readability on `document` (which it mutates). When Readability's first attempt finds too little text it needs
+ * the page as it was (about 7% of news pages): `fresh`, when given, returns a new parse of the same page (or undefined)
+ * whose body's children then replace `document`'s body's (restoreBody; same DOM implementation only); otherwise, or
+ * when `fresh` returns undefined, `reparse` must return a fresh copy of the same document (it may dispose `document`),
+ * stock Readability runs on it, and that document is then the one mutated. Returns null when Readability finds no
+ * article. Throws what Readability throws (RangeError on very deep DOMs).
  */
 export function runReadability(
   document: DomDocument,
   reparse: () => DomDocument,
+  fresh?: () => DomDocument | undefined,
 ): { article: ReadabilityArticle | null; document: DomDocument } {
   try {
-    return { article: toArticle(makeReader(document, true).parse()), document };
+    return { article: toArticle(makeReader(document, true, fresh).parse()), document };
   } catch (err) {
     if (err !== RETRY) throw err;
   }
-  const fresh = reparse();
-  return { article: toArticle(makeReader(fresh, false).parse()), document: fresh };
+  const again = reparse();
+  return { article: toArticle(makeReader(again, false).parse()), document: again };
 }

@@ -1,0 +1,36 @@
+import { Readability } from '@mozilla/readability';
+import { parseHTML } from 'linkedom';
+import type { DomNode } from './dom-types';
+import { hasNonWhitespaceText, isElementWithoutContent } from './readability-fast-paths';
+
+const stock = (node: unknown): boolean =>
+  (Readability.prototype as unknown as { _isElementWithoutContent(n: unknown): boolean })._isElementWithoutContent.call(Readability.prototype, node);
+
+describe('isElementWithoutContent', () => {
+  it.each([
+    ['<div></div>'],
+    ['<div> \n\t </div>'],
+    ['<div>\u00a0</div>'], // no-break space is whitespace to trim()
+    ['<div>\u200b</div>'], // zero-width space is not
+    ['<div><br><hr> </div>'],
+    ['<div><br><span></span></div>'],
+    ['<div><p><br></p></div>'],
+    ['<div><span> </span><b>\u2003</b></div>'],
+    ['<div><span></span><span>x</span></div>'],
+    ['<div><!-- text in a comment --></div>'],
+    ['<div><p></p><p><i> <br> </i></p>y</div>'],
+    ['3,000 nested <div>s around a space', `${'<div>'.repeat(3000)} ${'</div>'.repeat(3000)}`],
+  ].map(([name, html]) => [name, html ?? name]))('answers as Readability 0.6.0 does on %s', (_, html) => {
+    const { document } = parseHTML(`<html><body>${html}</body></html>`);
+    const div = document.body.firstElementChild as unknown as DomNode;
+    expect(isElementWithoutContent(div)).toBe(stock(div));
+    expect(hasNonWhitespaceText(div)).toBe(((div as { textContent: string | null }).textContent ?? '').trim().length > 0);
+  });
+
+  it('is false for a text node, as Readability says', () => {
+    const { document } = parseHTML('<html><body>x</body></html>');
+    const text = document.body.firstChild as unknown as DomNode;
+    expect(isElementWithoutContent(text)).toBe(false);
+    expect(stock(text)).toBe(false);
+  });
+});
