@@ -299,16 +299,23 @@ export async function publishWithRetry(message: QueueMessage, attempts: number, 
 /**
  * The records of one CDX block (the bytes of its gzip member) the run keeps, as batch records: parsed, targeted and
  * filtered, with the summary and `onBlock` counts. Both modes decide here, so they keep the same records.
+ * Without targets, the filter's line gate drops lines on their bytes before their records are made (most of a block:
+ * docs/cdx.md); it names the reason the filter would, so the records and counts are those of the full path. With
+ * targets every record is made: the targets are asked first, and a line out of them counts as not targeted.
  */
 export function keptRecords(
   p: Pick<BatcherParams, 'targets' | 'filter'>, bytes: Uint8Array, summary: BatcherSummary, events: Pick<BatcherEvents, 'onBlock'>,
 ): BatchRecord[] {
-  return keptOfBlock(p, parseCdxBlock(bytes), bytes.length, summary, events);
+  return keptOfBlock(p, parseCdxBlock(bytes, p.targets ? undefined : p.filter.lineGate), bytes.length, summary, events);
 }
 
-/** {@link keptRecords} of a block already parsed (`bytes`: its gzip member's size, for `onBlock`). */
+/**
+ * {@link keptRecords} of a block already parsed (`bytes`: its gzip member's size, for `onBlock`); the lines a gate
+ * dropped while parsing (`dropped`) are counted with the rest.
+ */
 export function keptOfBlock(
-  p: Pick<BatcherParams, 'targets' | 'filter'>, { records, errors, lines }: CdxBlockResult, bytes: number, summary: BatcherSummary, events: Pick<BatcherEvents, 'onBlock'>,
+  p: Pick<BatcherParams, 'targets' | 'filter'>, { records, errors, lines, dropped: gated }: CdxBlockResult, bytes: number, summary: BatcherSummary,
+  events: Pick<BatcherEvents, 'onBlock'>,
 ): BatchRecord[] {
   const dropped: Record<string, number> = {};
   const drop = (reason: string, n = 1): void => {
@@ -316,6 +323,7 @@ export function keptOfBlock(
     summary.dropped[reason] = (summary.dropped[reason] ?? 0) + n;
   };
   if (errors.length > 0) drop(BAD_CDX_LINE, errors.length);
+  if (gated !== undefined) for (const reason in gated) drop(reason, gated[reason]);
   const kept: BatchRecord[] = [];
   for (const rec of records) {
     if (p.targets && !p.targets.has(rec.surt)) {

@@ -1,7 +1,13 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
+import { gunzipSync } from 'node:zlib';
 import { rng } from '../../../../tests/support/rng';
+import { compileFilter } from '../filter/compile-filter';
+import type { FilterSpecInput } from '../filter/filter-spec';
+import { registeredDomainOf } from '../url';
 import { parseCdxBytes, parseCdxText, type CdxBlockResult } from './cdx-block';
+import { parseCdxLine } from './cdx-line';
 
 const CORPUS = join(resolve(__dirname, '../../../..'), '../shared/corpus');
 const readLines = (p: string): string[] => readFileSync(join(CORPUS, p), 'utf8').split('\n').filter((l) => l.length > 0);
@@ -32,7 +38,7 @@ describe('parseCdxBytes (the block fast path) answers as the general line parser
     expectSameAsGeneral(`${REAL.slice(0, 50).join('\r\n')}\r\n\r\n\n`);
   });
 
-  test('a 2 MB block: lines across the 64 KB decode pieces keep their numbers; one non-ASCII piece goes the UTF-8 way', () => {
+  test('a 2 MB block: lines keep their numbers; a non-ASCII line goes the UTF-8 way', () => {
     const lines = Array.from({ length: 4000 }, (_, i) => REAL[i % REAL.length]!);
     lines[1777] = lines[1777]!.replace('"url": "', '"url": "é');
     lines[3001] = lines[3001]!.replace('"length": "', '"length": "x');
@@ -128,5 +134,105 @@ describe('parseCdxBytes (the block fast path) answers as the general line parser
     // the edits hit every path: records, errors of several kinds
     expect(got.records.length).toBeGreaterThan(200);
     expect(new Set(got.errors.map((e) => e.reason)).size).toBeGreaterThan(3);
+  });
+});
+
+/** Filters to hold the gate to: the default, other statuses, no language rule, primary languages, mimes, domains, regexes. */
+const SPECS: Array<[string, FilterSpecInput]> = [
+  ['the default (status 200, contains eng)', {}],
+  ['several statuses, no language rule', { status: ['200', '301', '302', '404'], languages: null }],
+  ['no status rule, primary language of three', { status: null, languages: { mode: 'primary', codes: ['eng', 'fra', 'deu'] } }],
+  ['contains one of two languages, a mime', { languages: { mode: 'contains', codes: ['spa', 'eng'] }, mimes: ['text/html'] }],
+  ['primary English, a mime', { status: null, languages: { mode: 'primary', codes: ['eng'] }, mimes: ['text/html'] }],
+  ['mime and mime-detected lists, no language rule', { status: ['200'], languages: null, mimes: ['text/html', 'application/pdf'], mimeDetected: ['text/html', 'application/xhtml+xml'] }],
+  ['empty status list (drops all)', { status: [] }],
+  ['empty mime list after a language rule', { status: null, mimes: [] }],
+  ['odd codes: a comma, non-ASCII, a padded status', { status: ['200 ', '２００', '200'], languages: { mode: 'contains', codes: ['eng,fra', 'é', 'eng'] } }],
+  ['url regexes and domain lists after the gate\'s rules', { urlRegex: '^https?://', urlRegexExclude: '\\.pdf$', domainsDeny: ['wikipedia.org'], domainsAllow: ['wikipedia.org', 'bbc.co.uk', 'github.com', 'example.com'] }],
+  ['no rule the gate can decide', { status: null, languages: null, urlRegex: 'a' }],
+];
+
+/**
+ * With the filter's gate, a block must give what the filter gives on every record of the line parser: the records it
+ * returns are those records minus the ones the gate dropped, in order; every one it dropped is one the filter drops,
+ * for the reason it counted; errors and line counts are the same.
+ */
+function expectGateAgreesWithFilter(text: string, spec: FilterSpecInput): { gated: number; records: number } {
+  const filter = compileFilter(spec, { registeredDomainOf });
+  const ref = parseCdxText(text);
+  const got = parseCdxBytes(Buffer.from(text, 'utf8'), filter.lineGate);
+  expect([got.lines, got.errors.map((e) => [e.lineNo, e.reason])]).toEqual([ref.lines, ref.errors.map((e) => [e.lineNo, e.reason])]);
+  const missing: Record<string, number> = {};
+  let j = 0;
+  for (const rec of ref.records) {
+    if (j < got.records.length && isDeepStrictEqual(got.records[j], rec)) {
+      j++;
+      continue;
+    }
+    const d = filter(rec);
+    // a record the gate dropped: the filter drops it too, for a reason the gate decides
+    if (d.keep || !(filter.lineGate?.reasons ?? []).includes(d.reason)) expect({ dropped: rec, decision: d }).toBeUndefined();
+    if (!d.keep) missing[d.reason] = (missing[d.reason] ?? 0) + 1;
+  }
+  expect(j).toBe(got.records.length);
+  expect(got.dropped ?? {}).toEqual(missing);
+  return { gated: Object.values(missing).reduce((a, b) => a + b, 0), records: ref.records.length };
+}
+
+describe('parseCdxBytes with a filter\'s line gate drops exactly what the filter drops', () => {
+  test.each(SPECS)('%s: every real corpus line; the gate drops every one its rules drop (all are in the fast path)', (_name, spec) => {
+    const { gated } = expectGateAgreesWithFilter(`${REAL.join('\n')}\n`, spec);
+    const filter = compileFilter(spec, { registeredDomainOf });
+    const reasons = filter.lineGate?.reasons ?? [];
+    const byRules = REAL.map((l) => filter(parseCdxLine(l))).filter((d) => !d.keep && reasons.includes(d.reason)).length;
+    expect(gated).toBe(byRules);
+    if (reasons.length > 0) expect(gated).toBeGreaterThan(0);
+  });
+
+  test('the default filter\'s gate drops the lines the filter drops on cc-mirror-dev, no record made for them', () => {
+    const filter = compileFilter({}, { registeredDomainOf });
+    for (const crawl of ['CC-MAIN-2030-40', 'CC-MAIN-2030-44']) {
+      const dir = join(CORPUS, 'cc-mirror-dev/cc-index/collections', crawl, 'indexes');
+      for (const shard of readdirSync(dir).filter((f) => /^cdx-\d+\.gz$/.test(f))) {
+        const text = gunzipSync(readFileSync(join(dir, shard))).toString('utf8');
+        const { gated, records } = expectGateAgreesWithFilter(text, {});
+        expect(gated).toBeGreaterThan(0);
+        const got = parseCdxBytes(Buffer.from(text, 'utf8'), filter.lineGate);
+        expect(got.records.length).toBe(records - gated);
+      }
+    }
+  });
+
+  test.each(SPECS.map(([name, spec], i) => [name, spec, 2500 + i] as const))('%s: 3,000 randomly edited real lines (seeded)', (_name, spec, seed) => {
+    const r = rng(seed);
+    const alphabet = ['"', '\\', ' ', ',', ':', '{', '}', '0', '2', '4', 'e', 'n', 'g', 'é', '\t', '\r', '\u0000', '", "', '": "', 'eng', ',eng', 'text/html'];
+    const lines: string[] = [];
+    for (let i = 0; i < 3000; i++) {
+      let line = r.pick(REAL);
+      // a third are left alone; the edits favour the values the gate reads
+      for (let edits = r.chance(0.33) ? 0 : 1 + r.next(3); edits > 0; edits--) {
+        const values = [...line.matchAll(/"(status|languages|mime|mime-detected)": "/g)].map((m) => m.index + m[0].length);
+        const at = r.chance(0.6) && values.length > 0 ? r.pick(values) + r.next(4) : r.next(line.length + 1);
+        const what = r.next(3);
+        if (what === 0) line = line.slice(0, at) + line.slice(at + 1 + r.next(4));
+        else if (what === 1) line = line.slice(0, at) + r.pick(alphabet) + line.slice(at);
+        else line = line.slice(0, at) + r.pick(alphabet) + line.slice(at + 1);
+      }
+      lines.push(line);
+    }
+    expectGateAgreesWithFilter(`${lines.join('\n')}\n`, spec);
+  });
+
+  test('status, languages, mime and mime-detected in every odd form: absent, empty, padded, commas, other lengths', () => {
+    const base = REAL.find((l) => l.includes('"status": "200"') && l.includes('"languages": "eng"') && l.includes('"mime-detected"'))!;
+    const variants: string[] = [];
+    for (const status of [null, '', '200', '20', '2000', ' 200', '200 ', '404', '2x0', '２００']) {
+      for (const languages of [null, '', 'eng', 'eng,', ',eng', 'fra,eng', 'eng,fra', 'engl', 'en', 'ENG', 'eng,fra,deu', 'é', 'eng,fra']) {
+        let line = status === null ? base.replace(/"status": "200", /, '') : base.replace('"status": "200"', `"status": "${status}"`);
+        line = languages === null ? line.replace(/, "languages": "eng"/, '') : line.replace('"languages": "eng"', `"languages": "${languages}"`);
+        variants.push(line, line.replace(/"mime": "[^"]*"/, '"mime": "text/html"'), line.replace(/"mime": "[^"]*", /, ''), line.replace(/"mime-detected": "[^"]*"/, '"mime-detected": ""'));
+      }
+    }
+    for (const [, spec] of SPECS) expectGateAgreesWithFilter(`${variants.join('\n')}\n`, spec);
   });
 });

@@ -1,7 +1,7 @@
 import { isAscii } from 'node:buffer';
-import { cdxLineReason, CDX_FIELD_ORDER, parseCdxLineAt, SpecialCharFinder, type CdxLineReason, type CdxRecord } from './cdx-line';
+import { cdxLineReason, parseCdxLineAt, SpecialCharFinder, type CdxLineReason, type CdxRecord } from './cdx-line';
 import { languagesOf, statusAt } from './cdx-values';
-import { SpecialByteFinder } from './special-bytes';
+import { BlockLineScan } from './line-scan';
 
 /** A line of a block that did not parse: it is skipped and reported, never fatal to the block. */
 export interface CdxLineProblem {
@@ -16,8 +16,28 @@ export interface CdxLineProblem {
 export interface CdxBlockResult {
   records: CdxRecord[];
   errors: CdxLineProblem[];
-  /** Non-empty lines seen (records + errors). */
+  /** Non-empty lines seen (records + errors + the lines a gate dropped). */
   lines: number;
+  /** With a {@link CdxLineGate}: lines it dropped, by reason (reasons with none left out); no record was made for them. */
+  dropped?: Record<string, number>;
+}
+
+/**
+ * A record filter's rules that can be decided from a line's raw bytes, asked before its record is made: most lines of
+ * a block are dropped (79% by the default filter), and making their records was most of the parse (docs/cdx.md).
+ * The gate must give exactly the filter's first failing rule for every record it names a reason for: the caller then
+ * counts that reason and never sees the record. `-1` (not sure, or kept by these rules) makes the record as usual.
+ */
+export interface CdxLineGate {
+  /** The reasons {@link drop} can give, by index. */
+  readonly reasons: readonly string[];
+  /**
+   * The index in {@link reasons} of why the record of this line is dropped, or -1. `at[2k]` and `at[2k + 1]` are the
+   * start and end (exclusive) offsets in `bytes` of the value of `CDX_FIELD_ORDER[k]`; `at[2k]` is -1 when the line
+   * has no such key. Asked only of lines whose record is sure to parse, ASCII, with no escape in any value, so a
+   * value's bytes are its string's char codes.
+   */
+  drop(bytes: Uint8Array, at: Int32Array): number;
 }
 
 /**
@@ -32,40 +52,51 @@ export function parseCdxText(text: string): CdxBlockResult {
 }
 
 /**
- * Inflated bytes are decoded in pieces of about this many bytes, cut after a `\n`. V8 puts strings above ~128 KB in
- * large-object space, and decoding + slicing a 1.5 MB block as one string measured ~2× slower than in 64 KB pieces
- * (docs/cdx.md). Parsed records then also pin only their piece, not the whole block.
- */
-const PIECE = 64 * 1024;
-
-/**
  * {@link parseCdxText} on inflated bytes (UTF-8), the block parser's entry point: gives the same result as
- * `parseCdxText(bytes.toString('utf8'))`. ASCII pieces (all of Common Crawl) take a fast path that reads keys and
- * numbers from the bytes and slices values from the decoded piece; a line it does not take (escapes, control
- * characters, another layout, an error) and every non-ASCII piece go through {@link parseCdxLineAt}. Pure.
+ * `parseCdxText(bytes.toString('utf8'))`. A line in Common Crawl's layout (all of CC's) takes the fast path: a
+ * WebAssembly scan finds where its values are ({@link BlockLineScan}), and only a line that becomes a record is decoded;
+ * any other line (escapes, control or non-ASCII bytes, another layout, an error) is decoded as UTF-8 and goes through
+ * {@link parseCdxLineAt}. Pure.
+ *
+ * With a `gate`, a line the fast path takes is first put to the gate, and a line it drops is counted in `dropped`
+ * instead of becoming a record; lines the fast path does not take are all parsed (a gate never decides for a bad line).
  */
-export function parseCdxBytes(bytes: Buffer): CdxBlockResult {
+export function parseCdxBytes(bytes: Buffer, gate?: CdxLineGate): CdxBlockResult {
   const out: CdxBlockResult = { records: [], errors: [], lines: 0 };
-  // All pieces are scanned and decoded before any line is parsed: parsing piece after piece left ≈ 3× as much young
-  // data alive at each scavenge and doubled its cost (docs/cdx.md). Scan and decode go piece by piece, while the
-  // piece is in the CPU cache; a cut after 0x0A never splits a UTF-8 sequence.
-  const pieces: Piece[] = [];
-  for (let p = 0; p < bytes.length; ) {
-    let e = p + PIECE < bytes.length ? bytes.indexOf(10, p + PIECE) : -1;
-    e = e < 0 ? bytes.length : e + 1;
-    const piece = bytes.subarray(p, e);
-    const special = SpecialByteFinder.of(piece);
-    pieces.push({ p, e, special, text: special !== null ? bytes.toString('latin1', p, e) : piece.toString('utf8') });
-    p = e;
-  }
-  const scanner = new LineScanner(bytes);
+  const scan = BlockLineScan.of(bytes);
+  const { records } = out;
+  const at = scan.values.subarray(1);
+  const dropped = gate === undefined ? [] : gate.reasons.map(() => 0);
   let lineNo = 0;
-  for (const { p, e, special, text } of pieces) {
-    lineNo = special !== null ? parseAsciiInto(scanner, special, text, p, e, lineNo, out) : parseTextInto(text, lineNo, out);
+  for (let s = 0, n = bytes.length; s < n; ) {
+    lineNo++;
+    const r = scan.line(s);
+    const nl = r >> 1;
+    if ((r & 1) === 1) {
+      const d = gate === undefined ? -1 : gate.drop(bytes, at);
+      if (d < 0) records.push(recordAt(bytes, s, nl, scan.values[0]!, at));
+      else dropped[d]!++;
+    } else if (nl > s && !(nl === s + 1 && bytes[s] === 13)) {
+      // an empty line, or one of a lone `\r`, is skipped as parseCdxText skips it
+      const line = bytes.toString('utf8', s, nl);
+      parseOne(line, 0, line.length, lineNo, SPECIAL_CHAR.test(line), out);
+    }
+    s = nl + 1;
   }
   out.lines = out.records.length + out.errors.length;
+  if (gate !== undefined) {
+    out.dropped = {};
+    gate.reasons.forEach((reason, i) => {
+      const k = dropped[i]!;
+      if (k > 0) out.dropped![reason] = (out.dropped![reason] ?? 0) + k;
+      out.lines += k;
+    });
+  }
   return out;
 }
+
+/** A backslash or a control character other than `\n`: what `hasSpecial` of {@link parseCdxLineAt} tells. */
+const SPECIAL_CHAR = /[\x00-\x09\x0b-\x1f\\]/;
 
 /**
  * Decodes inflated CDX bytes as UTF-8. Common Crawl's CDX is ASCII (JSON written with escapes), and for
@@ -100,166 +131,35 @@ function parseTextInto(text: string, lineNo: number, out: CdxBlockResult): numbe
   return lineNo;
 }
 
-/** A stretch of a block decoded as one string: bytes `[p, e)`; `special` is null when they are not ASCII. */
-interface Piece {
-  p: number;
-  e: number;
-  special: SpecialByteFinder | null;
-  text: string;
-}
-
-/** Parses the ASCII bytes `[p, e)` of the scanner's block (`text`, decoded) into `out`; like {@link parseTextInto}. */
-function parseAsciiInto(scanner: LineScanner, special: SpecialByteFinder, text: string, p: number, e: number, lineNo: number, out: CdxBlockResult): number {
-  scanner.setPiece(text, p);
-  const { records } = out;
-  for (let s = p; s < e; ) {
-    let nl = text.indexOf('\n', s - p);
-    nl = nl < 0 ? e : nl + p;
-    lineNo++;
-    if (nl > s) {
-      // a CRLF line's `\r` is special: such lines, and empty `\r` lines, take the general path
-      const flagged = special.within(s - p, nl - p);
-      const rec = flagged ? null : scanner.line(s, nl);
-      if (rec !== null) records.push(rec);
-      else if (!(nl === s + 1 && text.charCodeAt(s - p) === 13)) parseOne(text, s - p, nl - p, lineNo, flagged, out);
-    }
-    s = nl + 1;
-  }
-  return lineNo;
-}
-
-const N_KEYS = CDX_FIELD_ORDER.length;
-const [STATUS, LENGTH, OFFSET] = [3, 5, 6];
-
-// What precedes each key's value in Common Crawl's layout: `{"url": "` for the first key, `, "KEY": "` for the others
-// (9 to 20 bytes). Each pattern is compared 8 bytes at a time, read as little-endian float64 with a DataView (the last
-// read overlapping the one before when the length is not a multiple of 8): 2–3 compares a key instead of the 8–18
-// charCodeAt of the line parser (int32 words measured ≈15% slower on the scan, bytes ≈25%). Comparing doubles is
-// comparing bytes here: two doubles are === exactly when their bits are equal, except NaN (never equal) and ±0 (equal
-// with different bits); a pattern's 8 ASCII bytes are neither, so a NaN read never matches, as it should not.
-const PATTERN_LEN: number[] = [];
-const WORD_AT: number[] = [];
-const WORD: number[] = [];
-const FIRST_WORD: number[] = [0];
-for (const [i, key] of CDX_FIELD_ORDER.entries()) {
-  const b = Buffer.from(`${i === 0 ? '{' : ', '}"${key}": "`, 'latin1');
-  PATTERN_LEN.push(b.length);
-  for (let o = 0; o < b.length; o += 8) {
-    const at = Math.min(o, b.length - 8);
-    WORD_AT.push(at);
-    WORD.push(b.readDoubleLE(at));
-  }
-  FIRST_WORD.push(WORD.length);
-}
+const [STATUS, LENGTH, OFFSET, FILENAME, LANGUAGES] = [3, 5, 6, 7, 10];
 
 /**
- * True when the 4 ASCII bytes at `at` are all digits, tested at once: a byte below '0' sets its top bit in w - '0000',
- * one above '9' in '9999' - w; the lowest such byte is never disturbed by a borrow, and digits cause none.
+ * The record of the line `[s, nl)` of `bytes`, which {@link BlockLineScan} took: its first space at `sp1`, its values
+ * where `at` says. The line is ASCII: one string for it (Latin-1), the values sliced from it.
  */
-function digits4(dv: DataView, at: number): boolean {
-  const w = dv.getInt32(at, true);
-  return ((w - 0x30303030) | (0x39393939 - w)) & 0x80808080 ? false : true;
+function recordAt(bytes: Buffer, s: number, nl: number, sp1: number, at: Int32Array): CdxRecord {
+  const t = bytes.toString('latin1', s, nl);
+  const status = at[2 * STATUS]!;
+  const languages = at[2 * LANGUAGES]!;
+  // the property order of newRecord (cdx-line.ts): one hidden class for all records
+  return {
+    surt: t.slice(0, sp1 - s), timestamp: t.slice(sp1 + 1 - s, sp1 + 15 - s), url: valueOf(t, at, 0, s)!, mime: valueOf(t, at, 1, s),
+    mimeDetected: valueOf(t, at, 2, s), status: status >= 0 && at[2 * STATUS + 1]! - status === 3 ? statusAt(t, status - s) : valueOf(t, at, STATUS, s),
+    digest: valueOf(t, at, 4, s), length: digitsAt(bytes, at, LENGTH), offset: digitsAt(bytes, at, OFFSET), filename: valueOf(t, at, FILENAME, s)!,
+    charset: valueOf(t, at, 9, s), languages: languages >= 0 ? languagesOf(valueOf(t, at, LANGUAGES, s)!) : [], redirect: valueOf(t, at, 8, s),
+    encoding: valueOf(t, at, 11, s), truncated: valueOf(t, at, 12, s), extra: undefined, keyOrder: undefined,
+  };
 }
 
-/**
- * The fast path over one ASCII block: byte offsets in the block are text offsets in the current piece plus `base`.
- * `line` returns a record only when the line is exactly in Common Crawl's layout (the keys of CDX_FIELD_ORDER in that
- * order, `", "` and `": "` separators, decimal length/offset, url/filename/length/offset present, nothing after `}`)
- * and the caller has checked it holds no backslash or control byte; otherwise null, and the caller takes the general
- * path, which gives the same record for any line this one takes (cdx-block.test.ts) and the typed error for bad ones.
- */
-class LineScanner {
-  private readonly dv: DataView;
-  private text = '';
-  private base = 0;
+/** Key `k`'s value (1–15 digits) as a number. */
+function digitsAt(u8: Uint8Array, at: Int32Array, k: number): number {
+  let v = 0;
+  for (let i = at[2 * k]!, end = at[2 * k + 1]!; i < end; i++) v = v * 10 + u8[i]! - 48;
+  return v;
+}
 
-  constructor(private readonly bytes: Buffer) {
-    this.dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.length);
-  }
-
-  /** Makes `text`, the bytes from `base` on, the current piece. */
-  setPiece(text: string, base: number): void {
-    this.text = text;
-    this.base = base;
-  }
-
-  line(s: number, end: number): CdxRecord | null {
-    const { bytes: u8, text: t, base } = this;
-    const sp1 = t.indexOf(' ', s - base) + base;
-    if (sp1 <= s || sp1 + 17 >= end) return null;
-    if (!digits4(this.dv, sp1 + 1) || !digits4(this.dv, sp1 + 5) || !digits4(this.dv, sp1 + 9) || !digits4(this.dv, sp1 + 11)) return null;
-    if (u8[sp1 + 15] !== 32) return null;
-    const close = end - 1;
-    if (u8[close] !== 125) return null;
-    let url = '';
-    let filename = '';
-    let length = -1;
-    let offset = -1;
-    let mime: string | undefined;
-    let mimeDetected: string | undefined;
-    let status: string | undefined;
-    let digest: string | undefined;
-    let redirect: string | undefined;
-    let charset: string | undefined;
-    let languages: string[] | undefined;
-    let encoding: string | undefined;
-    let truncated: string | undefined;
-    let p = sp1 + 16; // the `{`, then each `,` before a key
-    let k = 0;
-    for (;;) {
-      while (k < N_KEYS && !this.patternAt(p, k, close)) k++;
-      if (k === N_KEYS) return null;
-      const vs = p + PATTERN_LEN[k]!;
-      let ve = vs;
-      if (k === LENGTH || k === OFFSET) {
-        let v = 0;
-        for (; ve < close; ve++) {
-          const c = u8[ve]! - 48;
-          if (c < 0 || c > 9) break;
-          v = v * 10 + c;
-        }
-        if (ve === vs || ve - vs > 15 || u8[ve] !== 34) return null;
-        if (k === LENGTH) length = v;
-        else offset = v;
-      } else {
-        ve = t.indexOf('"', vs - base) + base;
-        if (ve < vs || ve >= close) return null;
-        const a = vs - base;
-        const b = ve - base;
-        switch (k) {
-          case 0: url = t.slice(a, b); break;
-          case 1: mime = t.slice(a, b); break;
-          case 2: mimeDetected = t.slice(a, b); break;
-          case STATUS: status = b - a === 3 ? statusAt(t, a) : t.slice(a, b); break;
-          case 4: digest = t.slice(a, b); break;
-          case 7: filename = t.slice(a, b); break;
-          case 8: redirect = t.slice(a, b); break;
-          case 9: charset = t.slice(a, b); break;
-          case 10: languages = languagesOf(t.slice(a, b)); break;
-          case 11: encoding = t.slice(a, b); break;
-          default: truncated = t.slice(a, b); break;
-        }
-      }
-      k++;
-      p = ve + 1;
-      if (p === close) break;
-    }
-    if (url.length === 0 || filename.length === 0 || length < 0 || offset < 0) return null;
-    // the property order of newRecord (cdx-line.ts): one hidden class for all records
-    return {
-      surt: t.slice(s - base, sp1 - base), timestamp: t.slice(sp1 + 1 - base, sp1 + 15 - base), url, mime, mimeDetected, status,
-      digest, length, offset, filename, charset, languages: languages ?? [], redirect, encoding, truncated, extra: undefined,
-      keyOrder: undefined,
-    };
-  }
-
-  /** True when key `k`'s pattern is at `at` and a value can follow before `close`. */
-  private patternAt(at: number, k: number, close: number): boolean {
-    if (at + PATTERN_LEN[k]! >= close) return false;
-    const dv = this.dv;
-    for (let i = FIRST_WORD[k]!, last = FIRST_WORD[k + 1]!; i < last; i++) {
-      if (dv.getFloat64(at + WORD_AT[i]!, true) !== WORD[i]) return false;
-    }
-    return true;
-  }
+/** Key `k`'s value in line `t`, which starts at byte `s`, or undefined when the line has none. */
+function valueOf(t: string, at: Int32Array, k: number, s: number): string | undefined {
+  const vs = at[2 * k]!;
+  return vs < 0 ? undefined : t.slice(vs - s, at[2 * k + 1]! - s);
 }

@@ -1,9 +1,9 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { FormatError } from '../errors';
-import { parseCdxBytes, type CdxBlockResult } from './cdx-block';
+import { parseCdxBytes, type CdxBlockResult, type CdxLineGate } from './cdx-block';
 import type { ClusterIdxEntry } from './cluster-idx';
 
-export { decodeCdxText, parseCdxBytes, parseCdxText, type CdxBlockResult, type CdxLineProblem } from './cdx-block';
+export { decodeCdxText, parseCdxBytes, parseCdxText, type CdxBlockResult, type CdxLineGate, type CdxLineProblem } from './cdx-block';
 
 /** Error code of a ZipNum block that does not inflate. */
 export const CDX_BLOCK_ERROR = 'CCP_ERR_CDX_BLOCK';
@@ -25,11 +25,11 @@ export function inflateCdxBlock(gzBytes: Uint8Array): Buffer {
 
 /**
  * Inflates one ZipNum block and parses its lines (see {@link parseCdxText}); line numbers count from the
- * block's first line. Pure.
+ * block's first line; with a `gate`, lines it drops are counted, not parsed into records (see {@link parseCdxBytes}). Pure.
  * @throws FormatError `CCP_ERR_CDX_BLOCK` only when the block itself does not inflate.
  */
-export function parseCdxBlock(gzBytes: Uint8Array): CdxBlockResult {
-  return parseCdxBytes(inflateCdxBlock(gzBytes));
+export function parseCdxBlock(gzBytes: Uint8Array, gate?: CdxLineGate): CdxBlockResult {
+  return parseCdxBytes(inflateCdxBlock(gzBytes), gate);
 }
 
 /** Options of {@link writeZipNumShard}. */

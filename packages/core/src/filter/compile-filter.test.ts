@@ -168,3 +168,12 @@ describe('filter spec', () => {
     expect(() => compileFilter({ domainsDeny: ['example.com'] })).toThrow(expect.objectContaining({ code: 'CCP_ERR_FILTER_SPEC' }));
   });
 });
+
+describe('compileFilter: the line gate it carries', () => {
+  test('set when the spec has a status, language or mime rule (with those reasons, in the filter\'s order); absent otherwise', () => {
+    expect(compileFilter({}).lineGate?.reasons).toEqual(['status', 'language']);
+    expect(compileFilter({ status: null, mimes: ['text/html'], mimeDetected: [] }).lineGate?.reasons).toEqual(['language', 'mime', 'mime_detected']);
+    expect(compileFilter({ status: null, languages: null }).lineGate).toBeUndefined();
+    expect(compileFilter({ status: null, languages: null, urlRegex: 'x' }).lineGate).toBeUndefined();
+  });
+});

@@ -1,6 +1,8 @@
+import type { CdxLineGate } from '../cdx/cdx-block';
 import type { CdxRecord } from '../cdx/cdx-line';
 import { FormatError } from '../errors';
 import { parseFilterSpec, type FilterSpecInput } from './filter-spec';
+import { lineGateOf } from './line-gate';
 
 /** Why a record was dropped. A small closed set, safe as a metric label; rules are checked in this order. */
 export const DROP_REASONS = ['status', 'language', 'mime', 'mime_detected', 'url_pattern', 'domain_deny', 'domain_allow'] as const;
@@ -9,8 +11,12 @@ export type DropReason = (typeof DROP_REASONS)[number];
 /** Outcome of a filter on one record. */
 export type FilterDecision = { readonly keep: true } | { readonly keep: false; readonly reason: DropReason };
 
-/** A compiled filter: pure, allocation-free per call (decisions are shared frozen objects). */
-export type RecordFilter = (rec: CdxRecord) => FilterDecision;
+/**
+ * A compiled filter: pure, allocation-free per call (decisions are shared frozen objects). `lineGate`, when set, is
+ * the part of it a block parser can decide on a line's bytes before making the record (see {@link CdxLineGate}):
+ * it drops a line only for the reason the filter would give its record.
+ */
+export type RecordFilter = ((rec: CdxRecord) => FilterDecision) & { readonly lineGate?: CdxLineGate | undefined };
 
 /** What the domain rules need: the registered domain (eTLD+1) of a URL, or null when it has none (IPs…). */
 export interface FilterDeps {
@@ -42,7 +48,8 @@ function listRule(values: readonly string[], get: (rec: CdxRecord) => string | u
  * returning `{keep: true}` or `{keep: false, reason}`. Rules run in {@link DROP_REASONS} order and the first
  * that fails names the reason, so per-reason counts add up to the drops. A record without `status`/`mime`/
  * `mime-detected` fails the matching rule; without languages it fails the language rule; a URL without a
- * registered domain fails `domainsAllow` and passes `domainsDeny`. Regexes and sets are built once.
+ * registered domain fails `domainsAllow` and passes `domainsDeny`. Regexes and sets are built once. The function
+ * carries its `lineGate` (status, language and mime rules on raw bytes) when the spec has any of those rules.
  * @throws FormatError `CCP_ERR_FILTER_SPEC` when the spec is invalid, or when it has domain rules and
  *   `deps.registeredDomainOf` is missing.
  */
@@ -92,14 +99,15 @@ export function compileFilter(spec: FilterSpecInput, deps: FilterDeps = {}): Rec
   const tests = rules.map((r) => r[0]);
   const drops = rules.map((r) => r[1]);
   const lookup = domainRule;
-  if (lookup === undefined) {
-    return (rec) => {
+  const filter: (rec: CdxRecord) => FilterDecision = lookup === undefined
+    ? (rec) => {
       for (let i = 0; i < n; i++) if (!tests[i]!(rec)) return drops[i]!;
       return KEEP;
+    }
+    : (rec) => {
+      for (let i = 0; i < n; i++) if (!tests[i]!(rec)) return drops[i]!;
+      return lookup(rec) ?? KEEP;
     };
-  }
-  return (rec) => {
-    for (let i = 0; i < n; i++) if (!tests[i]!(rec)) return drops[i]!;
-    return lookup(rec) ?? KEEP;
-  };
+  const lineGate = lineGateOf(s);
+  return lineGate === undefined ? filter : Object.assign(filter, { lineGate });
 }
