@@ -31,6 +31,7 @@ const MAX_SELECTORS = 256;
  *   outlinks' `"a, area"`): a walk that compares names, where linkedom compiles the selector with css-select on every
  *   call (11 % of extraction's CPU on the article benchmark). Same order, same skipping of `<template>` content, same
  *   case rule (HTML documents compare lower-cased names); other selectors and non-HTML documents go to linkedom's.
+ * - `getElementsByTagName`: linkedom's walk, with the upper-cased names of the next point.
  * - `tagName`/`nodeName` of elements: linkedom upper-cases the local name on every read; the upper-cased names are
  *   kept per name.
  * - `textContent` of elements: the text pieces concatenated as they are met, where linkedom collects them in an array
@@ -54,7 +55,27 @@ export function installFastPaths(l: LinkedomInternals): void {
   // Document's own querySelector(All) call these with a stand-in `this` that has only ownerDocument, NEXT and END.
   const htmlDocument = (self: Linked): boolean => self.ownerDocument?.[MIME]?.ignoreCase === true;
 
+  const upper = new Map<string, string>();
+  const localCase = function (this: Linked): string {
+    const name = this.localName;
+    if (!this.ownerDocument?.[MIME]?.ignoreCase) return name;
+    const known = upper.get(name);
+    if (known !== undefined) return known;
+    const u = name.toUpperCase();
+    if (upper.size < 4096) upper.set(name, u);
+    return u;
+  };
+
   const pn = l.ParentNode.prototype as Record<string, unknown>;
+  // linkedom's compares the name, then the upper-cased name made anew for every element that differs
+  pn.getElementsByTagName = function getElementsByTagName(this: Linked, tagName: string): unknown {
+    const found = new NodeList();
+    const end = this[END];
+    for (let next = this[NEXT]; next && next !== end; next = next[NEXT]) {
+      if (next.nodeType === ELEMENT_NODE && (next.localName === tagName || localCase.call(next) === tagName)) found.push(next);
+    }
+    return found;
+  };
   const all = pn.querySelectorAll as (this: Linked, s: string) => unknown;
   const one = pn.querySelector as (this: Linked, s: string) => unknown;
   pn.querySelectorAll = function querySelectorAll(this: Linked, selectors: string): unknown {
@@ -88,16 +109,6 @@ export function installFastPaths(l: LinkedomInternals): void {
   };
 
   const el = l.Element.prototype;
-  const upper = new Map<string, string>();
-  const localCase = function (this: Linked): string {
-    const name = this.localName;
-    if (!this.ownerDocument?.[MIME]?.ignoreCase) return name;
-    const known = upper.get(name);
-    if (known !== undefined) return known;
-    const u = name.toUpperCase();
-    if (upper.size < 4096) upper.set(name, u);
-    return u;
-  };
   Object.defineProperty(el, 'tagName', { configurable: true, get: localCase });
   Object.defineProperty(el, 'nodeName', { configurable: true, get: localCase });
 
