@@ -2,6 +2,7 @@
 // What the benchmarks share: a benchmark re-running its own file as a child process (one measurement per process, so
 // no heap or JIT state carries over), an API over a lake in a child process, and the statistics they report.
 const { spawnSync } = require('node:child_process');
+const { readdirSync, readFileSync } = require('node:fs');
 const { loadavg } = require('node:os');
 
 /**
@@ -54,4 +55,30 @@ async function timed(url) {
   return { ms: Number(process.hrtime.bigint() - t) / 1e6, body };
 }
 
-module.exports = { childOf, serveLake, pct, median, latencies, loadAvg, timed };
+/**
+ * CPU seconds (user + system) so far of each live thread of process `pid` (Linux /proc; clock ticks at 100 Hz), split
+ * into its main thread (tid = pid) and the others (worker threads, V8's and libuv's pools). Threads that have ended are
+ * in neither (their time is in the process's total). Null where /proc is missing.
+ */
+function threadCpu(pid) {
+  let tids;
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return null;
+  }
+  const threads = [];
+  for (const tid of tids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      threads.push({ tid: Number(tid), cpu: (Number(f[11]) + Number(f[12])) / 100 });
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  const main = threads.find((t) => t.tid === Number(pid))?.cpu ?? 0;
+  return { main, others: threads.reduce((s, t) => s + t.cpu, 0) - main, threads: threads.sort((a, b) => b.cpu - a.cpu) };
+}
+
+module.exports = { childOf, serveLake, pct, median, latencies, loadAvg, timed, threadCpu };
