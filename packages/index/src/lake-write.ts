@@ -127,19 +127,37 @@ export async function stageNewRows(
     passes[passes.length - 1]!.push({ datasetId: Number(r['d']), prefix: r['p'] as string });
     held += b;
   }
+  // The parts are read once: each row goes to its pass's files (a partitioned COPY, unsorted), then each pass is read
+  // back, sorted within the budget, into `staged` in pass order. Scanning every part once per pass made staging
+  // quadratic in the delta's bytes: 300k rows of 2.5 KB pages (12 passes) took 11 % more merge CPU that way.
   const dir = join(opts.tmpDir, `stage-${++passSeq}`);
   await mkdir(dir, { recursive: true });
+  const [flush] = await queryRows(conn, "SELECT current_setting('partitioned_write_flush_threshold') AS n");
   try {
-    const files: string[] = [];
-    for (const pass of passes) {
-      const file = join(dir, `pass-${files.length}.parquet`);
+    await conn.run('CREATE OR REPLACE TEMP TABLE stage_pass (dataset_id BIGINT, prefix VARCHAR, _pass INTEGER)');
+    await appendTo(conn, 'stage_pass', (app) => {
+      passes.forEach((pass, k) => {
+        for (const t of pass) {
+          app.appendBigInt(BigInt(t.datasetId));
+          app.appendVarchar(t.prefix);
+          app.appendInteger(k);
+          app.endRow();
+        }
+      });
+    });
+    // the rows a partitioned write holds before it flushes: a quarter of the budget (its default, 524,288 rows, is
+    // 1.3 GB of 2.5 KB pages)
+    await conn.run(`SET partitioned_write_flush_threshold = ${Math.max(1024, Math.floor(budget / 4 / Math.max(1, width)))}`);
+    await conn.run(`COPY (SELECT s.*, p._pass FROM (${select}) s JOIN stage_pass p USING (dataset_id, prefix))
+      TO ${sqlString(dir)} (FORMAT parquet, PARTITION_BY (_pass), COMPRESSION zstd, COMPRESSION_LEVEL 1, OVERWRITE_OR_IGNORE)`);
+    for (const [k, pass] of passes.entries()) {
       // one partition is a stretch of its own: no sort (however large it is)
-      await conn.run(`COPY (${select} WHERE ${targetsWhere(pass)}${pass.length > 1 ? ' ORDER BY dataset_id, prefix' : ''})
-        TO ${sqlString(file)} (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1)`);
-      files.push(file);
+      const rows = `SELECT * FROM read_parquet(${sqlString(join(dir, `_pass=${k}`, '*.parquet'))}, hive_partitioning = false)${pass.length > 1 ? ' ORDER BY dataset_id, prefix' : ''}`;
+      await conn.run(k === 0 ? `CREATE TEMP TABLE staged AS ${rows}` : `INSERT INTO staged ${rows}`);
     }
-    await conn.run(`CREATE TEMP TABLE staged AS SELECT * FROM read_parquet(${sqlList(files)}, hive_partitioning = false)`);
   } finally {
+    await conn.run(`SET partitioned_write_flush_threshold = ${Number(flush?.['n'] ?? 524_288)}`);
+    await conn.run('DROP TABLE IF EXISTS stage_pass');
     await rm(dir, { recursive: true, force: true });
   }
   return { passes: passes.length };
