@@ -132,6 +132,7 @@ export function loadLinkedom(): LoadedLinkedom {
     loaded = { linkedom: require('linkedom') as LinkedomModule, lean: false };
     return loaded;
   }
+  let lean: LinkedomModule | undefined;
   try {
     const linkedom = require(entry) as LinkedomModule;
     const internal = (path: string) => require(join(root, path)) as Record<string, unknown>;
@@ -141,10 +142,13 @@ export function loadLinkedom(): LoadedLinkedom {
       Element: internal('interface/element.js').Element,
       NodeList: internal('interface/node-list.js').NodeList,
     } as unknown as LinkedomInternals);
-    loaded = { linkedom, lean: true };
+    lean = linkedom;
+  } catch {
+    // a linkedom whose files are not where 0.18.14 keeps them (the version pinned): the shared one, as it is
   } finally {
     for (const k of Object.keys(cache).filter(own)) delete cache[k];
     for (const [k, m] of prior) if (m) cache[k] = m;
   }
+  loaded = lean !== undefined ? { linkedom: lean, lean: true } : { linkedom: require('linkedom') as LinkedomModule, lean: false };
   return loaded;
 }
