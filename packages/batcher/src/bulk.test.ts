@@ -153,6 +153,11 @@ describe('auto mode', () => {
     expect(chooseMode(est(1e6, 2.5e9)).mode).toBe('ranges');
   });
 
+  it('chooses ranges when no sample block could be read, and says so rather than "keeps ≈ 0%"', () => {
+    const failed = { ...est(0, 0), sampledBlocks: 0, sampledRecords: 0 };
+    expect(chooseMode(failed)).toMatchObject({ mode: 'ranges', reason: expect.stringMatching(/^no block of the CDX sample \(1000000 planned\) could be read/) as string });
+  });
+
   it('samples a few blocks of every CDX file, and estimates bulk as the cheaper read for cc-mirror-dev\'s default filter', async () => {
     const { params, reader } = await setUp();
     const s = sampleBlocks(params.plan, 3);
