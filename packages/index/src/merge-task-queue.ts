@@ -23,38 +23,54 @@ export interface QueueTaskRunnerOptions {
 }
 
 /**
- * The coordinator's runner of `ccpipe merge --distribute`: publishes every task on the merge-task queue (confirmed), then
- * waits for each task's result in the data store (`result.json`, written last by the merge-worker). A task a
- * merge-worker could not do for good (`error.json`, the task dead-lettered) fails the merge with its code; so does the
- * timeout. Results come back in any order.
+ * The coordinator's runner of `ccpipe merge --distribute`: publishes each task of the feed on the merge-task queue as it
+ * comes (confirmed), and meanwhile waits for each published task's result in the data store (`result.json`, written
+ * last by the merge-worker). A task a merge-worker could not do for good (`error.json`, the task dead-lettered) fails
+ * the merge with its code; so do the timeout and a feed that throws. Results come back in any order.
  */
 export function queueTaskRunner(o: QueueTaskRunnerOptions): MergeTaskRunner {
   return {
     run: async (tasks, signal) => {
-      const pub = o.publisher();
-      try {
-        await Promise.all(tasks.map((t) => pub.publish(t, signal)));
-      } finally {
-        await pub.close();
-      }
-      const pending = new Map(tasks.map((t) => [t.n, t]));
+      const pending = new Map<string, MergeTask>();
+      const runs = new Set<string>();
+      let published = 0;
+      let fed = false;
+      let feedError: { err: unknown } | null = null;
+      // the feed is published as it comes (the coordinator is still exporting the next tasks); its failure is seen
+      // by the next round of the wait below
+      void (async () => {
+        const pub = o.publisher();
+        try {
+          for await (const t of tasks) {
+            await pub.publish(t, signal);
+            pending.set(t.id, t);
+            runs.add(t.run);
+            published++;
+          }
+        } finally {
+          await pub.close();
+        }
+        fed = true;
+      })().catch((err: unknown) => {
+        feedError = { err };
+      });
       const results: MergeTaskResult[] = [];
       const deadline = Date.now() + (o.timeoutMs ?? 6 * 3_600_000);
-      const runs = [...new Set(tasks.map((t) => t.run))];
       for (;;) {
+        if (feedError !== null) throw (feedError as { err: unknown }).err;
         // one listing of the run's folder a round (not two GETs per pending task): then only what has come is read
         const present = new Set<string>();
-        for (const run of runs) for await (const f of o.store.list(mergeTaskLayout.prefix(run))) present.add(f.key);
-        for (const [n, t] of [...pending]) {
-          const resultKey = mergeTaskLayout.result(t.run, n);
+        if (pending.size > 0) for (const run of runs) for await (const f of o.store.list(mergeTaskLayout.prefix(run))) present.add(f.key);
+        for (const [id, t] of [...pending]) {
+          const resultKey = mergeTaskLayout.result(t.run, t.n);
           const r = present.has(resultKey) ? await o.store.get(resultKey) : null;
           if (r !== null) {
             results.push(JSON.parse(Buffer.from(r).toString('utf8')) as MergeTaskResult);
-            pending.delete(n);
-            o.onResult?.(results.at(-1)!, results.length, tasks.length);
+            pending.delete(id);
+            o.onResult?.(results.at(-1)!, results.length, published);
             continue;
           }
-          const errorKey = mergeTaskLayout.error(t.run, n);
+          const errorKey = mergeTaskLayout.error(t.run, t.n);
           const e = present.has(errorKey) ? await o.store.get(errorKey) : null;
           if (e !== null) {
             const why = JSON.parse(Buffer.from(e).toString('utf8')) as { code?: string; message?: string };
@@ -63,10 +79,10 @@ export function queueTaskRunner(o: QueueTaskRunnerOptions): MergeTaskRunner {
             });
           }
         }
-        if (pending.size === 0) return results;
+        if (fed && pending.size === 0) return results;
         if (Date.now() > deadline) {
           throw new CcpError('CCP_ERR_MERGE_TASK', 'merge tasks did not report in time: are merge-workers running (ccpipe merge-worker)?', {
-            retryable: true, detail: { pending: pending.size, of: tasks.length },
+            retryable: true, detail: { pending: pending.size, of: published },
           });
         }
         await systemClock.sleep(o.pollMs ?? 500, signal);

@@ -43,7 +43,9 @@ describe('merge tasks (merge across machines)', () => {
     let shardsByTasks = 0;
     const counting = (dir: string): MergeTaskRunner => {
       const inner = inProcessTaskRunner(new FsObjectStore({ root: dir }), { tmpDir: join(root, 'tasks-tmp'), dataDir: dir });
-      return { run: async (tasks) => {
+      return { run: async (feed) => {
+        const tasks: MergeTask[] = [];
+        for await (const t of feed) tasks.push(t);
         ran.push(...tasks);
         // the results in another order than the tasks': the merge puts them back in group order
         const results = await inner.run(tasks);
@@ -87,7 +89,7 @@ describe('merge tasks (merge across machines)', () => {
     const twice: MergeTaskRunner = {
       run: async (tasks) => {
         const out: MergeTaskResult[] = [];
-        for (const t of tasks) {
+        for await (const t of tasks) {
           const first = await runMergeTask(store, t, { tmpDir: join(root, 'twice-tmp'), dataDir: dir });
           const bytes = new Map(await Promise.all(first.entries.map(async (e) => [e.key, Buffer.from((await store.get(e.key))!)] as [string, Buffer])));
           const again = await runMergeTask(store, t, { tmpDir: join(root, 'twice-tmp'), dataDir: dir });

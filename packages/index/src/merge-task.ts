@@ -282,10 +282,19 @@ export async function loadMergeTaskResult(conn: DuckDBConnection, inputs: LocalI
   return r.entries;
 }
 
+/**
+ * A merge's tasks as the coordinator makes them: a list, or a stream that yields each task once its inputs are in the
+ * store (the merge's, so the merge-workers start on the first while the next is exported) and ends with the last.
+ */
+export type MergeTaskFeed = AsyncIterable<MergeTask> | Iterable<MergeTask>;
+
 /** Runs merge tasks somewhere: in this process, or on merge-workers through a queue. */
 export interface MergeTaskRunner {
-  /** Runs every task and resolves with their results (any order). Rejects when one cannot be done. */
-  run(tasks: readonly MergeTask[], signal?: AbortSignal): Promise<MergeTaskResult[]>;
+  /**
+   * Runs every task of the feed as it comes and resolves with their results (any order) once the feed has ended and
+   * every task reported. Rejects when one cannot be done, or when the feed throws.
+   */
+  run(tasks: MergeTaskFeed, signal?: AbortSignal): Promise<MergeTaskResult[]>;
 }
 
 /** Runs the tasks here, one after another: the coordinator is its own merge-worker. */
@@ -293,7 +302,7 @@ export function inProcessTaskRunner(store: ObjectStore, opts: { tmpDir: string; 
   return {
     run: async (tasks) => {
       const out: MergeTaskResult[] = [];
-      for (const t of tasks) out.push(await runMergeTask(store, t, { ...opts, tmpDir: join(opts.tmpDir, `run-${t.n}`) }));
+      for await (const t of tasks) out.push(await runMergeTask(store, t, { ...opts, tmpDir: join(opts.tmpDir, `run-${t.n}`) }));
       return out;
     },
   };

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RoaringBitmap32 } from 'roaring';
-import { CcpError, domain64FromInt64, domain64ToInt64, errorCode, foreignBatchReason, layout, parseDatasetRegistry, type DatasetRegistry, type ObjectStore } from '@ccpipe/core';
+import { Channel, CcpError, domain64FromInt64, domain64ToInt64, errorCode, foreignBatchReason, layout, parseDatasetRegistry, type DatasetRegistry, type ObjectStore } from '@ccpipe/core';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { PART_SQL_TYPES } from '@ccpipe/adapters';
 import { BatchSet } from './batch-set';
@@ -701,15 +701,23 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
       const tasks: MergeTask[] = [];
       // the tasks build their files' search shards as well (search-index.ts): the coordinator builds the rest
       const searchInTasks = withSearch ? { languages: lakeCols.includes('languages') } : null;
+      // each task goes to the runner once its inputs are in the store: the merge-workers start on it while the next
+      // group is exported
+      const feed = new Channel<MergeTask>();
+      const running = taskRun === null ? null : opts.tasks!.run(feed);
+      // a failure is taken when the results are awaited, below: not an unhandled rejection meanwhile
+      running?.catch(() => undefined);
       const flush = async (): Promise<void> => {
         if (group.length === 0) return;
         await lease.check();
         if (taskRun !== null) {
           // the group goes to a merge-worker: its inputs into the store, its runs' local copies released here
-          tasks.push(await exportMergeTask(conn, store, taskRun, tasks.length, group, {
+          const task = await exportMergeTask(conn, store, taskRun, tasks.length, group, {
             columns: lakeCols, rowGroupSize: opts.rowGroupSize, compressionLevel: zstdLevel, parquetVersion: opts.parquetVersion ?? 'V2', dropText: opts.dropText ?? false,
             facts: facts ? factsColumnsOf(lakeCols) : undefined, search: searchInTasks,
-          }, tmp));
+          }, tmp);
+          tasks.push(task);
+          feed.push(task);
           await inputs.release(group.flatMap((g) => [...g.old, ...(g.keep ?? [])].map((o) => o.key)));
           group = [];
           groupRows = 0;
@@ -733,16 +741,22 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
         group = [];
         groupRows = 0;
       };
-      for (const { a, fold, keep } of plan) {
-        for (const o of fold) replaced.add(o.key);
-        group.push({ datasetId: a.datasetId, prefix: a.prefix, key: indexLayout.lakeFile(a.datasetId, a.prefix, version), old: fold, fresh: a.rows > 0, keep: facts ? keep : [] });
-        groupRows += a.rows + fold.reduce((s, o) => s + o.rows, 0);
-        if (groupRows >= passRows) await flush();
+      try {
+        for (const { a, fold, keep } of plan) {
+          for (const o of fold) replaced.add(o.key);
+          group.push({ datasetId: a.datasetId, prefix: a.prefix, key: indexLayout.lakeFile(a.datasetId, a.prefix, version), old: fold, fresh: a.rows > 0, keep: facts ? keep : [] });
+          groupRows += a.rows + fold.reduce((s, o) => s + o.rows, 0);
+          if (groupRows >= passRows) await flush();
+        }
+        await flush();
+        feed.close();
+      } catch (err) {
+        feed.fail(err);
+        throw err;
       }
-      await flush();
-      if (tasks.length > 0) {
+      if (running !== null) {
         // every group's result, in group order: the files and postings are then what the in-process writes leave
-        const byId = new Map((await opts.tasks!.run(tasks)).map((r) => [r.id, r]));
+        const byId = new Map((await running).map((r) => [r.id, r]));
         for (const t of tasks) {
           const r = byId.get(t.id);
           if (r === undefined) throw new CcpError('CCP_ERR_MERGE_TASK', 'a merge task reported no result', { detail: { task: t.id } });

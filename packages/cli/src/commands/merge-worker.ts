@@ -113,7 +113,7 @@ export function distributedTaskRunner(config: Config, store: ObjectStore, log: L
         const ch = await connection.createChannel();
         await declareTopology(ch, names);
         await ch.close();
-        log.info({ tasks: list.length, queue: names.queue }, 'publishing merge tasks for the merge-workers');
+        log.info({ queue: names.queue }, 'publishing merge tasks for the merge-workers as they are made');
         return await queueTaskRunner({
           store,
           publisher: () => new AmqpBatchPublisher({ connection, names, confirmTimeoutMs: 30_000 }),

@@ -1,2 +1,3 @@
 export * from './lanes';
 export * from './cut-ranges';
+export * from './channel';
