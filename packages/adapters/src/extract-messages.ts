@@ -19,8 +19,8 @@ export interface WireError {
   detail?: Record<string, unknown>;
 }
 
-/** A worker's answer to one {@link ExtractRequest}. */
-export type ExtractReply = { id: number; ok: true; result: Extracted } | { id: number; ok: false; error: WireError };
+/** A worker's answer to one {@link ExtractRequest} (`R`: the result of another request a worker script of the caller's answers). */
+export type ExtractReply<R = Extracted> = { id: number; ok: true; result: R } | { id: number; ok: false; error: WireError };
 
 /** Posted once by a worker when its modules have loaded and it can take documents. */
 export interface ExtractReady {

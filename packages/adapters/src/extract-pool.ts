@@ -68,9 +68,9 @@ export interface ExtractionPoolStats {
 
 interface Job {
   id: number;
-  html: string;
-  url: string;
-  resolve(v: Extracted): void;
+  /** What the worker script is sent, besides the id: `{html, url}` for {@link ExtractionPool.extract}. */
+  message: Record<string, unknown>;
+  resolve(v: unknown): void;
   reject(e: unknown): void;
   signal: AbortSignal | undefined;
   onAbort: (() => void) | undefined;
@@ -176,12 +176,24 @@ export class ExtractionPool {
    *   `CCP_ERR_EXTRACT_WORKER`, `CCP_ERR_EXTRACT_ABORTED` (signal fired), `CCP_ERR_EXTRACT_CLOSED`.
    */
   extract(html: string, url: string, signal?: AbortSignal): Promise<Extracted> {
+    return this.request<Extracted>({ html, url } satisfies Omit<ExtractRequest, 'id'>, signal);
+  }
+
+  /**
+   * Runs one request of a worker script of the caller's (`workerPath`) that speaks the pool's protocol (a `ready`
+   * message, then one {@link ExtractReply} per request, its `result` whatever the script answers) — the worker's page
+   * thread, which is sent a WARC record's bytes instead of a page — with the same queue, time limit, retry, abort and
+   * replacement of dead workers as {@link extract}. `message` is posted as `{id, ...message}` (structured clone; posted
+   * again when the request is retried after a timeout, so nothing in it may be transferred).
+   * @throws ExtractError as {@link extract}: a reply with `ok: false` becomes an ExtractError with its code.
+   */
+  request<T>(message: Record<string, unknown>, signal?: AbortSignal): Promise<T> {
     if (this.closing) return Promise.reject(this.closedError());
     if (this.broken) return Promise.reject(this.broken);
     if (signal?.aborted) return Promise.reject(abortedError());
     if (!this.starting) this.start().catch(() => {}); // failures reach the job through `broken`
-    return new Promise<Extracted>((resolve, reject) => {
-      const job: Job = { id: ++this.seq, html, url, resolve, reject, signal, onAbort: undefined, retried: false };
+    return new Promise<T>((resolve, reject) => {
+      const job: Job = { id: ++this.seq, message, resolve: resolve as (v: unknown) => void, reject, signal, onAbort: undefined, retried: false };
       if (signal) {
         job.onAbort = () => this.abort(job);
         signal.addEventListener('abort', job.onAbort, { once: true });
@@ -228,7 +240,7 @@ export class ExtractionPool {
     ready.catch(() => {}); // observed through start() or `broken`
     const slot: Slot = { worker, online: false, ready, markReady, markFailed, dead: false, job: undefined, timer: undefined };
     worker.unref();
-    worker.on('message', (msg: ExtractReply | ExtractReady) => {
+    worker.on('message', (msg: ExtractReply<unknown> | ExtractReady) => {
       if ('ready' in msg) {
         slot.online = true;
         this.everReady = true;
@@ -251,8 +263,7 @@ export class ExtractionPool {
       slot.job = job;
       slot.timer = setTimeout(() => this.onTimeout(slot, job), job.retried ? this.retryTimeoutMs : this.timeoutMs);
       slot.worker.ref();
-      const req: ExtractRequest = { id: job.id, html: job.html, url: job.url };
-      slot.worker.postMessage(req);
+      slot.worker.postMessage({ ...job.message, id: job.id });
     }
   }
 
@@ -276,7 +287,7 @@ export class ExtractionPool {
     }));
   }
 
-  private onReply(slot: Slot, reply: ExtractReply): void {
+  private onReply(slot: Slot, reply: ExtractReply<unknown>): void {
     const job = slot.job;
     if (slot.dead || !job || job.id !== reply.id) return;
     clearTimeout(slot.timer);
@@ -369,7 +380,7 @@ export class ExtractionPool {
     if (slot) this.replace(slot, abortedError());
   }
 
-  private settle(job: Job, err: unknown, result?: Extracted): void {
+  private settle(job: Job, err: unknown, result?: unknown): void {
     if (job.signal && job.onAbort) job.signal.removeEventListener('abort', job.onAbort);
     job.onAbort = undefined;
     if (job.retried) {
@@ -377,7 +388,7 @@ export class ExtractionPool {
       this.retried[outcome]++;
       this.onTimeoutRetry?.(outcome);
     }
-    if (err === undefined) job.resolve(result as Extracted);
+    if (err === undefined) job.resolve(result);
     else {
       if (err instanceof ExtractError && err.code !== 'CCP_ERR_EXTRACT_CLOSED' && err.code !== 'CCP_ERR_EXTRACT_ABORTED') {
         this.counts.failed++;

@@ -9,3 +9,4 @@ export {
   type ExtractionPoolOptions,
   type ExtractionPoolStats,
 } from './extract-pool';
+export type { ExtractReady, ExtractReply, ExtractWorkerConfig, WireError } from './extract-messages';

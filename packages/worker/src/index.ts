@@ -5,3 +5,5 @@ export * from './store-identity';
 export * from './metrics';
 export * from './main';
 export * from './process-warc-job';
+export * from './read-page';
+export * from './page-pool';

@@ -18,6 +18,7 @@ import { workerMetrics } from './metrics';
 import { startWorker } from './run-worker';
 import { StoreIdentity } from './store-identity';
 import { qualityOptionsOf } from './process-record';
+import { pageThreadPath, pagesIn } from './page-pool';
 
 const USER_AGENT = 'ccpipe/0.1 (+https://github.com/ccpipe/ccpipe)';
 
@@ -41,10 +42,12 @@ export async function workerMain(flags: Partial<Record<ConfigKey, unknown>>, env
       defer(() => store.close());
       const reader = new UndiciRangeReader({ baseUrl: config.baseUrl, connections: config.connections, userAgent: USER_AGENT, expectGzip: true, observer: metrics.fetch });
       defer(() => reader.close());
+      // the worker's own thread script: it takes a record's bytes and does WARC/HTTP, charset and extraction there
       const pool = new ExtractionPool({
         size: config.extractThreads ?? Math.max(1, availableParallelism()), timeoutMs: config.extractTimeoutMs, dom: config.dom,
-        onTimeoutRetry: metrics.extractTimeoutRetry,
+        onTimeoutRetry: metrics.extractTimeoutRetry, workerPath: pageThreadPath(),
       });
+      const pages = pagesIn(pool);
       await pool.start();
       defer(() => pool.close());
       defer(() => closeDuckDbParquetEngine());
@@ -94,6 +97,14 @@ export async function workerMain(flags: Partial<Record<ConfigKey, unknown>>, env
             const end = metrics.extractSeconds.startTimer();
             try {
               return await pool.extract(html, url, sig);
+            } finally {
+              end();
+            }
+          },
+          readPage: async (bytes, rec, url, sig) => {
+            const end = metrics.extractSeconds.startTimer();
+            try {
+              return await pages(bytes, rec, url, sig);
             } finally {
               end();
             }

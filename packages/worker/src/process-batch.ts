@@ -1,12 +1,18 @@
 import { CcpError, layout, sortPartRows, type Batch, type ObjectStore, type RangeReader } from '@ccpipe/core';
 import type { PartRow } from '@ccpipe/adapters';
 import { processRecord, type Extractor, type QualityOptions, type RecordFailure } from './process-record';
+import type { PageReader } from './page-pool';
 
 /** The ports one batch needs. */
 export interface BatchDeps {
   reader: RangeReader;
   store: ObjectStore;
   extract: Extractor;
+  /**
+   * Reads a record's page on an extraction thread from its bytes (WARC/HTTP, charset, extraction: page-pool.ts), so
+   * the main thread never decodes it; without it, records are parsed and decoded here and the page is handed to `extract`.
+   */
+  readPage?: PageReader;
   /** Encodes rows as one Parquet part. */
   writePart: (rows: readonly PartRow[]) => Promise<Uint8Array>;
   events?: BatchEvents;
@@ -101,6 +107,7 @@ export async function processBatch(batch: Batch, deps: BatchDeps, opts: BatchOpt
   const dropped: Record<string, number> = {};
   const ctx = {
     datasetId: batch.datasetId, reader: deps.reader, extract: deps.extract, includeText: opts.includeText, extractPages: opts.extract !== false,
+    ...(deps.readPage !== undefined && { readPage: deps.readPage }),
     ...(opts.quality !== undefined && { quality: opts.quality }), ...(signal ? { signal } : {}),
   };
   let transientSeen = false;

@@ -1,15 +1,14 @@
 import {
   CcpError,
+  ExtractError,
   DEFAULT_QUALITY_CONFIG,
   applyQualityFilters,
   parseQualityThresholds,
   qualityConfigOf,
   canonicalizeUrl,
   textQuality,
-  decodeHtml,
   errorCode,
   linkTargets,
-  readWarcRecord,
   urlId,
   type BatchRecord,
   type Config,
@@ -20,6 +19,8 @@ import {
   type TextQuality,
 } from '@ccpipe/core';
 import { checkRow, type PartQuality, type PartRow } from '@ccpipe/adapters';
+import { readPage, type PageFacts } from './read-page';
+import type { PageReader, PageResult } from './page-pool';
 
 /** The quality step's settings: which filters run, and whether a dropped document is kept as a row (`dropped_by`). */
 export interface QualityOptions {
@@ -70,9 +71,6 @@ export interface RecordFailure {
   transient?: boolean;
 }
 
-/** Mime types whose payload goes through HTML extraction. */
-const HTML_MIMES = new Set(['text/html', 'application/xhtml+xml']);
-
 function failure(i: number, stage: RecordFailure['stage'], err: unknown, indexed = false): RecordFailure {
   return { i, stage, reason: errorCode(err), indexed };
 }
@@ -92,7 +90,11 @@ const transientFetch = (err: unknown): boolean => !(err instanceof CcpError) || 
 export async function processRecord(
   rec: BatchRecord,
   i: number,
-  ctx: { datasetId: number; reader: RangeReader; extract: Extractor; includeText: boolean; extractPages?: boolean; quality?: QualityOptions; signal?: AbortSignal },
+  ctx: {
+    datasetId: number; reader: RangeReader; extract: Extractor; includeText: boolean; extractPages?: boolean; quality?: QualityOptions; signal?: AbortSignal;
+    /** When set, a record's bytes go to an extraction thread whole (page-pool.ts) instead of being parsed and decoded here. */
+    readPage?: PageReader;
+  },
 ): Promise<{ row: PartRow | null; failure: RecordFailure | null; bytes: number; dropped?: string }> {
   let bytes: Uint8Array;
   try {
@@ -107,52 +109,84 @@ export async function processRecord(
   } catch (err) {
     return { row: null, failure: failure(i, 'url', err), bytes: bytes.length };
   }
-  let http;
-  try {
-    const warc = readWarcRecord(bytes);
-    if (warc.type !== 'response' || !warc.http) throw new CcpError('CCP_ERR_WARC_NOT_RESPONSE', 'record is not an HTTP response');
-    if (warc.targetUri !== undefined && warc.targetUri !== rec.url) throw new CcpError('CCP_ERR_WARC_URI_MISMATCH', 'WARC-Target-URI differs from the CDX url');
-    http = warc.http;
-  } catch (err) {
-    return { row: null, failure: failure(i, 'warc', err), bytes: bytes.length };
-  }
-  const status = rec.status !== undefined && /^\d{3}$/.test(rec.status) ? Number(rec.status) : http.status;
-  const contentType = http.headers.get('content-type') ?? undefined;
-  const mime = (rec.mime ?? contentType?.split(';')[0] ?? '').trim().toLowerCase();
-  let title: string | null = null;
+  const extractPages = ctx.extractPages !== false;
+  let facts: PageFacts;
+  let extracted: Extracted | null = null;
+  let extractErr: unknown = null;
   let text: string | null = null;
-  let links: LinkTargets = NO_LINKS;
   let charset: string | null = rec.charset ?? null;
-  let fail: RecordFailure | null = null;
+  // extraction cannot run at all (its workers do not start, or the pool is closed): not this document's fault, and
+  // completing the batch would leave every row without text for good; and an abort
+  const stopsTheBatch = (err: unknown): boolean =>
+    ctx.signal?.aborted === true || (err instanceof CcpError && (err.code === 'CCP_ERR_EXTRACT_UNAVAILABLE' || err.code === 'CCP_ERR_EXTRACT_CLOSED'));
+  if (extractPages && ctx.readPage) {
+    // on an extraction thread: gzip, WARC/HTTP, charset, extraction (page-thread.ts); only its yield comes back
+    let r: PageResult | null = null;
+    try {
+      r = await ctx.readPage(bytes, rec, canon.url, ctx.signal);
+    } catch (err) {
+      if (stopsTheBatch(err)) throw err;
+      extractErr = err; // the thread ran past the time limit or died: the row is made here, without text
+    }
+    if (r !== null && 'warc' in r) return { row: null, failure: { i, stage: 'warc', reason: r.warc, indexed: false }, bytes: bytes.length };
+    if (r !== null) {
+      facts = { ...r.facts, decoded: null };
+      if (r.facts.charset !== null) charset = r.facts.charset;
+      text = r.facts.text;
+      extracted = r.extracted;
+      if (r.extractError !== null) extractErr = new ExtractError(r.extractError.code, r.extractError.message, r.extractError.detail ? { detail: r.extractError.detail } : {});
+    } else {
+      try {
+        facts = readPage(bytes, rec, true);
+      } catch (err) {
+        return { row: null, failure: failure(i, 'warc', err), bytes: bytes.length };
+      }
+      if (facts.decoded !== null) charset = facts.decoded.charset;
+      if (facts.decoded === null || !facts.html) {
+        // not a page the thread would have extracted: what failed was not extraction, and the record is whole here
+        extractErr = null;
+        text = facts.decoded?.text ?? null;
+      }
+    }
+  } else {
+    try {
+      // with extraction off (--extract false) no payload is decoded: the row keeps keys, status, size and WARC location
+      facts = readPage(bytes, rec, extractPages);
+    } catch (err) {
+      return { row: null, failure: failure(i, 'warc', err), bytes: bytes.length };
+    }
+    if (facts.decoded !== null) {
+      charset = facts.decoded.charset;
+      if (facts.html) {
+        try {
+          extracted = await ctx.extract(facts.decoded.text, canon.url, ctx.signal);
+        } catch (err) {
+          if (stopsTheBatch(err)) throw err;
+          extractErr = err;
+        }
+      } else text = facts.decoded.text;
+    }
+  }
+  const { status, mime } = facts;
+  let title: string | null = null;
+  let links: LinkTargets = NO_LINKS;
+  let fail: RecordFailure | null = extractErr === null ? null : failure(i, 'extract', extractErr, true);
   let quality: TextQuality | null = null;
   let droppedBy: string | null = null;
-  // an error page (status ≥ 400) is indexed for its status and size; its body is the server's error text, not the page's
-  // with extraction off (--extract false) no payload is decoded: the row keeps keys, status, size and WARC location
-  if (ctx.extractPages !== false && status < 400 && (HTML_MIMES.has(mime) || mime.startsWith('text/'))) {
-    const decoded = decodeHtml(http.payload, contentType === undefined ? {} : { contentType });
-    charset = decoded.charset;
-    if (HTML_MIMES.has(mime)) {
-      try {
-        const ex = await ctx.extract(decoded.text, canon.url, ctx.signal);
-        title = ex.title;
-        text = ex.text;
-        links = linkTargets(canon.url, ex.outlinks);
-        quality = ex.quality ?? textQuality(ex.text);
-        const q = ctx.quality ?? NO_QUALITY_FILTERS;
-        const verdict = applyQualityFilters({ ...quality.signals, text_language: quality.text_language, text_language_confidence: quality.text_language_confidence }, q.config);
-        if (!verdict.keep) {
-          if (!q.keepDropped) return { row: null, failure: null, bytes: bytes.length, dropped: verdict.droppedBy };
-          droppedBy = verdict.droppedBy;
-        }
-      } catch (err) {
-        if (ctx.signal?.aborted) throw err;
-        // extraction cannot run at all (its workers do not start, or the pool is closed): not this document's fault,
-        // and completing the batch would leave every row without text for good
-        if (err instanceof CcpError && (err.code === 'CCP_ERR_EXTRACT_UNAVAILABLE' || err.code === 'CCP_ERR_EXTRACT_CLOSED')) throw err;
-        fail = failure(i, 'extract', err, true);
+  if (extracted !== null) {
+    try {
+      title = extracted.title;
+      text = extracted.text;
+      links = linkTargets(canon.url, extracted.outlinks);
+      quality = extracted.quality ?? textQuality(extracted.text);
+      const q = ctx.quality ?? NO_QUALITY_FILTERS;
+      const verdict = applyQualityFilters({ ...quality.signals, text_language: quality.text_language, text_language_confidence: quality.text_language_confidence }, q.config);
+      if (!verdict.keep) {
+        if (!q.keepDropped) return { row: null, failure: null, bytes: bytes.length, dropped: verdict.droppedBy };
+        droppedBy = verdict.droppedBy;
       }
-    } else {
-      text = decoded.text;
+    } catch (err) {
+      fail = failure(i, 'extract', err, true);
     }
   }
   const row: PartRow = {
@@ -171,7 +205,7 @@ export async function processRecord(
     languages: rec.languages.length > 0 ? rec.languages.join(',') : null,
     title,
     text: ctx.includeText ? text : null,
-    contentLength: http.payload.length,
+    contentLength: facts.payloadLength,
     outlinks: links.urls,
     outlinkDomains: links.domains,
     warcFilename: rec.filename,
