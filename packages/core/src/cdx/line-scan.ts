@@ -1,10 +1,11 @@
 import { CDX_FIELD_ORDER } from './cdx-line';
 
 // The block fast path's line scan (cdx-block.ts), in WebAssembly. Real CC lines are ASCII, escape-free and in one
-// layout, and most of a block's parse was finding where their values are: in JS, string indexOf for the value ends and
-// 8-byte key compares measured ≈470 ns a line, a JS byte loop ≈1.2 ns a byte (as much as inflating the bytes); here,
-// with 16-byte SIMD searches, ≈130 ns a line, the block's copy into the module's memory and the check for backslashes,
-// control and non-ASCII bytes included (docs/cdx.md). WebAssembly is part of the JS engine (no I/O, nothing loaded at
+// layout, and once the filter's gate spares making most records, finding where their values are is most of a block's
+// parse: in JS (string indexOf for the value ends, 8-byte key compares, a separate SIMD pass for special bytes) it
+// measured 340–440 ns a line, and a JS byte loop costs ≈1.2 ns a byte, as much as inflating the bytes; here, with
+// 16-byte SIMD searches that also check for backslashes, control and non-ASCII bytes, ≈75–100 ns a line, plus
+// ≈20 ns for the block's copy into the module's memory (docs/cdx.md). WebAssembly is part of the JS engine (no I/O, nothing loaded at
 // run time): the module is assembled below from its listing. Where it cannot be compiled (no SIMD), no line is taken
 // and all go through the line parser, which gives the same records (slower).
 
