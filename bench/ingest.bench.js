@@ -20,7 +20,7 @@
 // everything else besides. Rounds alternate A/B order; medians are reported, never a best-of, with the load average.
 // Goal (#25): A ≥ 0.9 of B per CPU-second.
 //
-//   node bench/ingest.bench.js [--rounds 5] [--copies 1] [--batch-size 500] [--threads N] [--worker-flags '…'] [--floor] [--no-batcher]
+//   node bench/ingest.bench.js [--rounds 5] [--copies 2] [--batch-size 500] [--threads N] [--worker-flags '…'] [--floor] [--no-batcher]
 //   --floor: also, each round, the worker with --extract false and B's process with no page, for the best A/B any
 //   worker around this extraction could reach (everything but decoding and extraction is still done)
 //   node bench/ingest.bench.js --prepare DIR     only the inputs (batches.json, pages.bin)
@@ -171,6 +171,15 @@ async function extractOnly(pagesFile, copies, threads) {
 /** More `ccpipe worker` flags for side A (`--worker-flags '--extract false'`: what the worker costs around no extraction). */
 let extraWorkerFlags = [];
 
+/** Measured children still running: killed if this process is interrupted (a worker would otherwise wait on for batches). */
+const live = new Set();
+for (const sig of ['SIGINT', 'SIGTERM']) {
+  process.once(sig, () => {
+    for (const c of live) c.kill('SIGKILL');
+    process.exit(130);
+  });
+}
+
 /** Extra node flags for the measured children (`--profile DIR`: V8 CPU profiles of every thread into DIR). */
 let nodeFlags = [];
 
@@ -184,6 +193,8 @@ function measured(args, onLine, env = {}) {
   const child = spawn(process.execPath, [...nodeFlags, '-r', EXIT_USAGE, ...args], {
     cwd: ROOT, env: { ...process.env, BENCH_USAGE_FILE: usageFile, ...env }, stdio: ['ignore', 'pipe', 'pipe'],
   });
+  live.add(child);
+  child.once('exit', () => live.delete(child));
   let buf = '';
   let err = '';
   let doneAt = null;
@@ -347,7 +358,7 @@ async function main() {
   const profile = arg('--profile', null);
   if (profile !== null) nodeFlags = ['--cpu-prof', '--cpu-prof-dir', profile];
   const rounds = profile !== null ? 1 : Number(arg('--rounds', '5'));
-  const copies = Number(arg('--copies', '1'));
+  const copies = Number(arg('--copies', '2'));
   const threadsArg = arg('--threads', null);
   // the worker's default (--extract-threads unset: availableParallelism()); B gets the same count
   const threads = threadsArg === null ? availableParallelism() : Number(threadsArg);
@@ -412,7 +423,8 @@ async function main() {
     console.log(`  B extraction  cpu ${bCpu.toFixed(2)} s (user ${m(b, (x) => x.user).toFixed(2)}, sys ${m(b, (x) => x.sys).toFixed(2)}; main thread ${m(b, (x) => x.threads?.main ?? NaN).toFixed(2)})  wall ${bWall.toFixed(2)} s  ${(docs / bCpu).toFixed(1)} docs/CPU-s  ${(docs / bWall).toFixed(1)} docs/s  max RSS ${Math.round(m(b, (x) => x.maxRssKiB) / 1024)} MiB`);
     console.log(`  A/B per CPU-s: median of rounds ${m(a.map((x, i) => b[i].cpu / x.cpu), (x) => x).toFixed(3)}, of medians ${(bCpu / aCpu).toFixed(3)} (goal ≥ 0.9); A/B wall: ${(bWall / aWall).toFixed(3)}`);
     const last = a[a.length - 1];
-    console.log(`  parquet: ${(last.partBytes / last.rows).toFixed(0)} B/capture with text (${last.rows} rows in ${last.batches} parts)`);
+    const noText = extraWorkerFlags.join(' ').includes('--include-text false');
+    console.log(`  parquet: ${(last.partBytes / last.rows).toFixed(0)} B/capture ${noText ? 'without' : 'with'} text (${last.rows} rows in ${last.batches} parts)`);
     if (floor) {
       const extra = m(fa, (x) => x.cpu) - m(fb, (x) => x.cpu);
       console.log(`  floor: the worker with --extract false cpu ${m(fa, (x) => x.cpu).toFixed(2)} s (wall ${m(fa, (x) => x.wall).toFixed(2)} s), B's process with no page ${m(fb, (x) => x.cpu).toFixed(2)} s: everything around decoding and extraction costs ≥ ${extra.toFixed(2)} CPU-s, so A/B per CPU-s ≤ ${(bCpu / (bCpu + extra)).toFixed(3)}`);
