@@ -256,7 +256,7 @@ async function roundWorker(input, mirror, copies, threads, flags = extraWorkerFl
     await Promise.all(pending);
     await publisher.close();
     let done = 0;
-    let threads = null;
+    let threadsCpu = null;
     let rows = 0;
     let failed = 0;
     const workerArgs = [CCPIPE_BIN, 'worker', '--data', data, '--base-url', mirror.url, '--queue-prefix', prefix, '--metrics-port', '0'];
@@ -275,7 +275,7 @@ async function roundWorker(input, mirror, copies, threads, flags = extraWorkerFl
         failed += l.failed;
         if (done === n) {
           markDone();
-          threads = threadCpu(child.pid); // all done, before the drain
+          threadsCpu = threadCpu(child.pid); // all done, before the drain
           child.kill('SIGTERM');
         }
       } else if (l.level >= 50) console.error(line);
@@ -283,7 +283,7 @@ async function roundWorker(input, mirror, copies, threads, flags = extraWorkerFl
     if (done !== n) throw new Error(`worker exited with ${done} of ${n} batches done`);
     let partBytes = 0;
     for (const m of await markers(data)) partBytes += m.partBytes;
-    return { ...u, batches: n, rows, failed, partBytes, threads };
+    return { ...u, batches: n, rows, failed, partBytes, threads: threadsCpu };
   } finally {
     await deleteTopology(ch, names).catch(() => undefined);
     await ch.close().catch(() => undefined);
