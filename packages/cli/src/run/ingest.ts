@@ -7,7 +7,7 @@ import {
   batcherMetrics, chainEvents, completeCheckpoint, filterSpecOf, loadCheckpoint, loadClusterIdx, planBlocks, runBatcher, runFingerprint, TargetSet,
   type BatcherSummary, type FailedBlock, type PlannedBlock,
 } from '@ccpipe/batcher';
-import { StoreIdentity, qualityOptionsOf, startWorker, workerMetrics } from '@ccpipe/worker';
+import { StoreIdentity, pageThreadPath, pagesIn, qualityOptionsOf, startWorker, workerMetrics } from '@ccpipe/worker';
 import { ProcessedQueue, keptDeadLetters } from './processed-queue';
 import type { RunCounters } from './run-progress';
 
@@ -101,7 +101,10 @@ export async function ingestCrawls(p: IngestParams): Promise<CrawlIngest[]> {
     const kept = (await keptDeadLetters(store)).length;
     if (todo.length === 0 && kept === 0) return runs.map((r) => r.ingest);
 
-    const pool = new ExtractionPool({ size: config.extractThreads ?? Math.max(1, availableParallelism() - 1), timeoutMs: config.extractTimeoutMs, dom: config.dom });
+    // the worker's thread script, as `ccpipe worker` runs it: a record's bytes go to the thread, WARC/HTTP, charset and
+    // extraction happen there
+    const pool = new ExtractionPool({ size: config.extractThreads ?? Math.max(1, availableParallelism() - 1), timeoutMs: config.extractTimeoutMs, dom: config.dom, workerPath: pageThreadPath() });
+    const pages = pagesIn(pool);
     await pool.start();
     closers.push(() => pool.close());
     closers.push(() => closeDuckDbParquetEngine());
@@ -117,6 +120,14 @@ export async function ingestCrawls(p: IngestParams): Promise<CrawlIngest[]> {
           const end = workerM.extractSeconds.startTimer();
           try {
             return await pool.extract(html, url, s);
+          } finally {
+            end();
+          }
+        },
+        readPage: async (bytes, rec, url, s) => {
+          const end = workerM.extractSeconds.startTimer();
+          try {
+            return await pages(bytes, rec, url, s);
           } finally {
             end();
           }
