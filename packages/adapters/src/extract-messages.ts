@@ -12,7 +12,7 @@ export interface ExtractRequest {
   url: string;
 }
 
-/** A failure as it crosses the thread boundary. */
+/** A failure as it crosses the thread boundary (core's `wireErrorOf` makes one). */
 export interface WireError {
   code: ExtractErrorCode;
   message: string;

@@ -3,17 +3,8 @@
 // its own macrotask and the event loop turns in between: jsdom frees a closed window's memory only
 // then (in a tight synchronous loop its heap grew to 4 GB).
 import { parentPort, workerData } from 'node:worker_threads';
-import { ExtractError, extractDocument, textQuality } from '@ccpipe/core';
+import { extractDocument, textQuality, wireErrorOf } from '@ccpipe/core';
 import type { ExtractReady, ExtractReply, ExtractRequest, ExtractWorkerConfig, WireError } from './extract-messages';
-
-function toWire(err: unknown): WireError {
-  if (err instanceof ExtractError) {
-    const w: WireError = { code: err.code, message: err.message };
-    if (err.detail) w.detail = err.detail;
-    return w;
-  }
-  return { code: 'CCP_ERR_EXTRACT_FAILED', message: 'extraction failed' };
-}
 
 const port = parentPort;
 if (!port) throw new Error('extract-worker must run in a worker thread');
@@ -28,7 +19,7 @@ port.on('message', (req: ExtractRequest) => {
     result.quality = textQuality(result.text);
     reply = { id: req.id, ok: true, result };
   } catch (err) {
-    reply = { id: req.id, ok: false, error: toWire(err) };
+    reply = { id: req.id, ok: false, error: wireErrorOf(err) };
   }
   port.postMessage(reply);
 });

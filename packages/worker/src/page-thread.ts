@@ -5,19 +5,10 @@
 // over, 4 to 8 times the bytes of the compressed record, and left as garbage in the main thread's heap).
 // One message per document, as in the pool's own script: the event loop turns between documents.
 import { parentPort, workerData } from 'node:worker_threads';
-import { ExtractError, errorCode, extractDocument, textQuality, type Extracted } from '@ccpipe/core';
+import { errorCode, extractDocument, textQuality, wireErrorOf, type Extracted } from '@ccpipe/core';
 import type { ExtractReady, ExtractReply, ExtractWorkerConfig, WireError } from '@ccpipe/adapters';
 import { readPage } from './read-page';
 import type { PageResult, PageRequest } from './page-pool';
-
-function toWire(err: unknown): WireError {
-  if (err instanceof ExtractError) {
-    const w: WireError = { code: err.code, message: err.message };
-    if (err.detail) w.detail = err.detail;
-    return w;
-  }
-  return { code: 'CCP_ERR_EXTRACT_FAILED', message: 'extraction failed' };
-}
 
 const port = parentPort;
 if (!port) throw new Error('page-thread must run in a worker thread');
@@ -45,7 +36,7 @@ function page(req: PageRequest): PageResult {
     try {
       out.extracted = extract(decoded.text, req.url);
     } catch (err) {
-      out.extractError = toWire(err);
+      out.extractError = wireErrorOf(err);
     }
   }
   return out;
@@ -58,7 +49,7 @@ port.on('message', (req: (PageRequest & { id: number }) | { id: number; html: st
     try {
       reply = { id: req.id, ok: true, result: extract(req.html, req.url) };
     } catch (err) {
-      reply = { id: req.id, ok: false, error: toWire(err) };
+      reply = { id: req.id, ok: false, error: wireErrorOf(err) };
     }
   }
   port.postMessage(reply);

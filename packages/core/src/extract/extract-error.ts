@@ -48,3 +48,12 @@ export class ExtractError extends CcpError {
 export function isStackOverflow(err: unknown): boolean {
   return err instanceof RangeError && /call stack/i.test(err.message);
 }
+
+/**
+ * An extraction thread's error as it crosses to the pool (a structured clone keeps no class): an ExtractError's code,
+ * message and detail; anything else a generic failure, its message not passed on.
+ */
+export function wireErrorOf(err: unknown): { code: ExtractErrorCode; message: string; detail?: Record<string, unknown> } {
+  if (err instanceof ExtractError) return { code: err.code, message: err.message, ...(err.detail && { detail: err.detail }) };
+  return { code: 'CCP_ERR_EXTRACT_FAILED', message: 'extraction failed' };
+}

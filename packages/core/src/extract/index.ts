@@ -7,7 +7,7 @@ export {
   type ExtractOptions,
   type Extracted,
 } from './extract-document';
-export { ExtractError, isStackOverflow, type ExtractErrorCode } from './extract-error';
+export { ExtractError, isStackOverflow, wireErrorOf, type ExtractErrorCode } from './extract-error';
 export type { DomImpl } from './parse-dom';
 export { blockText, normalizeText } from './block-text';
 export { collectOutlinks, MAX_OUTLINK_CHARS, type Outlinks } from './outlinks';
