@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { compileFilter, parseCdxBlock, registeredDomainOf, type FilterSpecInput, type RecordFilter } from '@ccpipe/core';
 import { CC_MIRROR_DEV, CORPUS, DEV_CRAWLS } from '../../../tests/support/corpus';
-import { rng } from '../../../tests/support/rng';
+import { editedCdxLines } from '../../../tests/support/cdx-edits';
 import { emptySummary, keptRecords, type BatcherEvents } from './batcher';
 import { TargetSet } from './targets';
 
@@ -19,23 +19,8 @@ const REAL = [
   ...readLines('preciz-common_crawl/api_response'),
 ];
 
-/** Real lines with seeded random edits, a third left alone; the edits favour the values the gate reads. */
-function editedLines(seed: number, n: number): string[] {
-  const r = rng(seed);
-  const alphabet = ['"', '\\', ' ', ',', '{', '}', '0', '2', 'e', 'é', '\t', '\r', '\u0000', '", "', 'eng', ',eng', 'text/html', '\n'];
-  return Array.from({ length: n }, () => {
-    let line = r.pick(REAL);
-    for (let edits = r.chance(0.33) ? 0 : 1 + r.next(3); edits > 0; edits--) {
-      const values = [...line.matchAll(/"(status|languages|mime|mime-detected)": "/g)].map((m) => m.index + m[0].length);
-      const at = r.chance(0.6) && values.length > 0 ? r.pick(values) + r.next(4) : r.next(line.length + 1);
-      const what = r.next(3);
-      if (what === 0) line = line.slice(0, at) + line.slice(at + 1 + r.next(4));
-      else if (what === 1) line = line.slice(0, at) + r.pick(alphabet) + line.slice(at);
-      else line = line.slice(0, at) + r.pick(alphabet) + line.slice(at + 1);
-    }
-    return line;
-  });
-}
+/** The alphabet of this file's edits (no ':'; a newline splits a line in two). */
+const ALPHABET = ['"', '\\', ' ', ',', '{', '}', '0', '2', 'e', 'é', '\t', '\r', '\u0000', '", "', 'eng', ',eng', 'text/html', '\n'];
 
 /** The blocks: cc-mirror-dev's shards (several gzip members each), the corpus lines, and edited lines, gzipped. */
 const BLOCKS: Array<[string, Uint8Array]> = [
@@ -44,8 +29,8 @@ const BLOCKS: Array<[string, Uint8Array]> = [
     return readdirSync(dir).filter((f) => /^cdx-\d+\.gz$/.test(f)).map((f): [string, Uint8Array] => [`${crawl}/${f}`, readFileSync(join(dir, f))]);
   }),
   ['the corpus lines', gzipSync(`${REAL.join('\n')}\n`)],
-  ['3,000 edited lines', gzipSync(`${editedLines(25, 3000).join('\n')}\n`)],
-  ['3,000 other edited lines', gzipSync(`${editedLines(2025, 3000).join('\n')}\n`)],
+  ['3,000 edited lines', gzipSync(`${editedCdxLines(REAL, 25, 3000, ALPHABET).join('\n')}\n`)],
+  ['3,000 other edited lines', gzipSync(`${editedCdxLines(REAL, 2025, 3000, ALPHABET).join('\n')}\n`)],
 ];
 
 const SPECS: Array<[string, FilterSpecInput]> = [
