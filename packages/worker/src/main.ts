@@ -18,7 +18,7 @@ import { workerMetrics } from './metrics';
 import { startWorker } from './run-worker';
 import { StoreIdentity } from './store-identity';
 import { qualityOptionsOf } from './process-record';
-import { pageThreadPath, pagesIn } from './page-pool';
+import { extractionPorts, pageThreadPath } from './page-pool';
 
 const USER_AGENT = 'ccpipe/0.1 (+https://github.com/ccpipe/ccpipe)';
 
@@ -47,7 +47,6 @@ export async function workerMain(flags: Partial<Record<ConfigKey, unknown>>, env
         size: config.extractThreads ?? Math.max(1, availableParallelism()), timeoutMs: config.extractTimeoutMs, dom: config.dom,
         onTimeoutRetry: metrics.extractTimeoutRetry, workerPath: pageThreadPath(),
       });
-      const pages = pagesIn(pool);
       await pool.start();
       defer(() => pool.close());
       defer(() => closeDuckDbParquetEngine());
@@ -93,22 +92,7 @@ export async function workerMain(flags: Partial<Record<ConfigKey, unknown>>, env
         {
           reader,
           store,
-          extract: async (html, url, sig) => {
-            const end = metrics.extractSeconds.startTimer();
-            try {
-              return await pool.extract(html, url, sig);
-            } finally {
-              end();
-            }
-          },
-          readPage: async (bytes, rec, url, sig) => {
-            const end = metrics.extractSeconds.startTimer();
-            try {
-              return await pages(bytes, rec, url, sig);
-            } finally {
-              end();
-            }
-          },
+          ...extractionPorts(pool, () => metrics.extractSeconds.startTimer()),
           writePart: (rows) => writeParquetPart(rows, { engine: config.parquetEngine, includeText: config.includeText, rowGroupSize: config.rowGroupSize }),
           events: metrics.batch,
         },

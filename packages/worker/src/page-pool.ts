@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import type { Extracted } from '@ccpipe/core';
 import type { ExtractionPool, WireError } from '@ccpipe/adapters';
 import type { PageFacts, PageRecord } from './read-page';
+import type { Extractor } from './process-record';
 
 /**
  * The worker's extraction-thread script (page-thread.ts) for `ExtractionPool`'s `workerPath`: the compiled file beside
@@ -47,5 +48,25 @@ export function pagesIn(pool: ExtractionPool): PageReader {
     const record = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : new Uint8Array(bytes);
     const r: PageRecord = { url: rec.url, ...(rec.status !== undefined && { status: rec.status }), ...(rec.mime !== undefined && { mime: rec.mime }) };
     return pool.request<PageResult>({ record, rec: r, url } satisfies PageRequest, signal);
+  };
+}
+
+/**
+ * The extraction ports of a batch (`extract`, `readPage`) on a pool started with {@link pageThreadPath}, each call timed
+ * by `startTimer` (the worker's extraction-seconds histogram): what `ccpipe worker` and `ccpipe run` hand processBatch.
+ */
+export function extractionPorts(pool: ExtractionPool, startTimer: () => () => unknown): { extract: Extractor; readPage: PageReader } {
+  const pages = pagesIn(pool);
+  const timed = async <R>(work: () => Promise<R>): Promise<R> => {
+    const end = startTimer();
+    try {
+      return await work();
+    } finally {
+      end();
+    }
+  };
+  return {
+    extract: (html, url, signal) => timed(() => pool.extract(html, url, signal)),
+    readPage: (bytes, rec, url, signal) => timed(() => pages(bytes, rec, url, signal)),
   };
 }

@@ -7,7 +7,7 @@ import {
   batcherMetrics, chainEvents, completeCheckpoint, filterSpecOf, loadCheckpoint, loadClusterIdx, planBlocks, runBatcher, runFingerprint, TargetSet,
   type BatcherSummary, type FailedBlock, type PlannedBlock,
 } from '@ccpipe/batcher';
-import { StoreIdentity, pageThreadPath, pagesIn, qualityOptionsOf, startWorker, workerMetrics } from '@ccpipe/worker';
+import { StoreIdentity, extractionPorts, pageThreadPath, qualityOptionsOf, startWorker, workerMetrics } from '@ccpipe/worker';
 import { ProcessedQueue, keptDeadLetters } from './processed-queue';
 import type { RunCounters } from './run-progress';
 
@@ -104,7 +104,6 @@ export async function ingestCrawls(p: IngestParams): Promise<CrawlIngest[]> {
     // the worker's thread script, as `ccpipe worker` runs it: a record's bytes go to the thread, WARC/HTTP, charset and
     // extraction happen there
     const pool = new ExtractionPool({ size: config.extractThreads ?? Math.max(1, availableParallelism() - 1), timeoutMs: config.extractTimeoutMs, dom: config.dom, workerPath: pageThreadPath() });
-    const pages = pagesIn(pool);
     await pool.start();
     closers.push(() => pool.close());
     closers.push(() => closeDuckDbParquetEngine());
@@ -116,22 +115,7 @@ export async function ingestCrawls(p: IngestParams): Promise<CrawlIngest[]> {
       {
         reader: warcReader,
         store,
-        extract: async (html, url, s) => {
-          const end = workerM.extractSeconds.startTimer();
-          try {
-            return await pool.extract(html, url, s);
-          } finally {
-            end();
-          }
-        },
-        readPage: async (bytes, rec, url, s) => {
-          const end = workerM.extractSeconds.startTimer();
-          try {
-            return await pages(bytes, rec, url, s);
-          } finally {
-            end();
-          }
-        },
+        ...extractionPorts(pool, () => workerM.extractSeconds.startTimer()),
         writePart: (rows) => writeParquetPart(rows, { engine: config.parquetEngine, includeText: config.includeText, rowGroupSize: config.rowGroupSize }),
         events: workerM.batch,
       },
