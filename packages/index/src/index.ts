@@ -15,5 +15,6 @@ export { buildLocator, decodeLocator, type LakeLocator } from './lake-locator';
 export { BatchSet } from './batch-set';
 export { verifyVersion, type VerifyProblem, type VerifyResult } from './verify';
 export { initZstd, type ZstdDecoder } from './zstd';
-export { inProcessTaskRunner, mergeTaskLayout, runMergeTask, type MergeTask, type MergeTaskResult, type MergeTaskRunner } from './merge-task';
-export { decodeMergeTask, queueTaskRunner, startMergeWorker, type MergeTaskPublisher, type MergeWorkerEvents, type RunningMergeWorker } from './merge-task-queue';
+export { mergeTaskLayout, runMergeTask, type AnyMergeTask, type AnyMergeTaskResult, type MergeTask, type MergeTaskResult, type MergeTaskRunner } from './merge-task';
+export { runStageTask, type StageTask, type StageTaskResult } from './merge-stage';
+export { decodeMergeTask, inProcessTaskRunner, queueTaskRunner, runAnyMergeTask, startMergeWorker, type MergeTaskPublisher, type MergeWorkerEvents, type RunningMergeWorker } from './merge-task-queue';

@@ -101,8 +101,7 @@ export interface OldLakeFile {
 export async function stageNewRows(
   conn: DuckDBConnection, parts: string, columns: readonly string[], dropText: boolean, opts: StageOptions,
 ): Promise<{ passes: number }> {
-  const want = [...new Set([...columns, 'url_id', 'url', 'ts', 'warc_filename', 'warc_offset'])].filter((c) => c !== 'domain64');
-  const select = `SELECT dataset_id::BIGINT AS dataset_id, prefix, domain64, ${want.map((c) => lakeColumnExpr(c, dropText)).join(', ')}, _f, _r FROM (${parts})`;
+  const select = stagedSelect(parts, columns, dropText);
   // DuckDB's sort holds a run's strings in memory: a sort of rows wider in all than about a third of the memory limit
   // fails ("could not allocate block") instead of spilling — 200k pages of ≈ 2.5 KB text and 30 outlinks did at
   // 256 MB. Wider input is sorted in passes of consecutive partitions, each within a quarter of the limit (the parts'
@@ -163,6 +162,32 @@ export async function stageNewRows(
   return { passes: passes.length };
 }
 
+/**
+ * The SELECT of {@link stageNewRows} over `parts`: its rows as table `staged` holds them, in no order. A merge task
+ * staging a slice of the parts (merge-stage.ts) selects the same.
+ */
+export function stagedSelect(parts: string, columns: readonly string[], dropText: boolean): string {
+  return `SELECT dataset_id::BIGINT AS dataset_id, prefix, domain64, ${stagedColumns(columns).map((c) => lakeColumnExpr(c, dropText)).join(', ')}, _f, _r FROM (${parts})`;
+}
+
+/** The columns table `staged` holds besides dataset_id, prefix, domain64, _f and _r: the lake's, and the merge's keys. */
+export function stagedColumns(columns: readonly string[]): string[] {
+  return [...new Set([...columns, ...STAGED_KEYS])].filter((c) => c !== 'domain64');
+}
+
+/** The columns of table `staged` the merge itself reads (de-duplication, collisions, the content-versions policy). */
+const STAGED_KEYS = ['url_id', 'url', 'ts', 'warc_filename', 'warc_offset'] as const;
+
+/**
+ * Stages only the keys of the new rows, for a merge whose tasks stage the rows themselves (merge-stage.ts): temp table
+ * `staged` with dataset_id, prefix, domain64, url_id, url, ts, warc_filename, warc_offset, _f, _r — what
+ * de-duplication, the collision check and the content-versions policy read — and `_url_id0`, the url_id as the part
+ * has it (the collision check may give a URL a substitute). No order: nothing scans it by partition.
+ */
+export async function stageNewKeys(conn: DuckDBConnection, parts: string): Promise<void> {
+  await conn.run(`CREATE TEMP TABLE staged AS SELECT dataset_id::BIGINT AS dataset_id, prefix, domain64, ${STAGED_KEYS.join(', ')}, _f, _r, url_id AS _url_id0 FROM (${parts})`);
+}
+
 /** Options of {@link stageNewRows}. */
 export interface StageOptions {
   /** The parts' local paths (their Parquet metadata sizes the staging). */
@@ -174,7 +199,7 @@ export interface StageOptions {
 }
 
 /** The connection's memory limit in bytes (DuckDB answers it as text: '244.1 MiB'); 256 MiB when it cannot be read. */
-async function memoryLimitBytes(conn: DuckDBConnection): Promise<number> {
+export async function memoryLimitBytes(conn: DuckDBConnection): Promise<number> {
   const [row] = await queryRows(conn, "SELECT current_setting('memory_limit') AS m");
   const m = /^([\d.]+)\s*(bytes?|[KMGTP]i?B)$/i.exec(String(row?.['m'] ?? ''));
   if (m === null) return 256 * 2 ** 20;
@@ -210,7 +235,7 @@ function stripTextExpr(fileId: number): string {
  * `lake_hits` that resolveCollisions left (the lake rows sharing an id with a new row: no second scan of the lake;
  * the lake is already de-duplicated, so two old rows never share a key). Only those rows are ranked, reading the
  * old columns of the files they sit in (`lake_hits` stays for the content-versions policy: text-versions.ts; the merge
- * drops it). Losing new rows are deleted from `staged`;
+ * drops it). Losing new rows are deleted from `staged` (and listed in temp table `lose_new`);
  * losing old rows stay listed in temp table `lose_old (_f, _r)` for the per-partition COPY to skip, and their files
  * must be rewritten.
  */
@@ -248,6 +273,8 @@ export async function dropSuperseded(conn: DuckDBConnection, old: readonly OldLa
      ) WHERE _k > 1`,
   );
   await conn.run('DELETE FROM staged WHERE EXISTS (SELECT 1 FROM lose l WHERE l._f > 0 AND l._f = staged._f AND l._r = staged._r)');
+  // the new rows that lost, for a merge whose tasks stage the rows themselves (merge-stage.ts)
+  await conn.run('CREATE OR REPLACE TEMP TABLE lose_new AS SELECT _f, _r FROM lose WHERE _f > 0');
   await conn.run('CREATE OR REPLACE TEMP TABLE lose_old AS SELECT _f, _r FROM lose WHERE _f < 0');
   await conn.run('DROP TABLE lose');
   await conn.run('DROP TABLE old_hit');

@@ -1,11 +1,29 @@
 import { join } from 'node:path';
 import { CcpError, errorCode, type BatchConsumer, type Delivery, type ObjectStore } from '@ccpipe/core';
 import { systemClock } from '@ccpipe/adapters';
-import { mergeTaskLayout, runMergeTask, type MergeTask, type MergeTaskResult, type MergeTaskRunner } from './merge-task';
+import { mergeTaskLayout, runMergeTask, type AnyMergeTask, type AnyMergeTaskResult, type MergeTaskRunner } from './merge-task';
+import { runStageTask } from './merge-stage';
+
+/** Runs a task of either kind ({@link runMergeTask}, {@link runStageTask}) with a temp dir of its own under `tmpDir`. */
+export async function runAnyMergeTask(store: ObjectStore, t: AnyMergeTask, opts: { tmpDir: string; dataDir?: string; memoryLimit?: string }): Promise<AnyMergeTaskResult> {
+  const own = { ...opts, tmpDir: join(opts.tmpDir, `${t.run}-${t.n}`) };
+  return t.kind === 'merge-stage' ? runStageTask(store, t, own) : runMergeTask(store, t, own);
+}
+
+/** Runs the tasks here, one after another: the coordinator is its own merge-worker. */
+export function inProcessTaskRunner(store: ObjectStore, opts: { tmpDir: string; dataDir?: string; memoryLimit?: string }): MergeTaskRunner {
+  return {
+    run: async (tasks) => {
+      const out: AnyMergeTaskResult[] = [];
+      for await (const t of tasks) out.push(await runAnyMergeTask(store, t, opts));
+      return out;
+    },
+  };
+}
 
 /** Publishes merge tasks durably (an AmqpBatchPublisher on the merge-task queue: it takes any JSON message with an id). */
 export interface MergeTaskPublisher {
-  publish(task: MergeTask, signal?: AbortSignal): Promise<void>;
+  publish(task: AnyMergeTask, signal?: AbortSignal): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -19,7 +37,7 @@ export interface QueueTaskRunnerOptions {
   /** How long a run waits for its last result before the merge fails (default 6 h). */
   timeoutMs?: number;
   /** Told each result as it comes (progress). */
-  onResult?: (r: MergeTaskResult, done: number, of: number) => void;
+  onResult?: (r: AnyMergeTaskResult, done: number, of: number) => void;
 }
 
 /**
@@ -31,7 +49,7 @@ export interface QueueTaskRunnerOptions {
 export function queueTaskRunner(o: QueueTaskRunnerOptions): MergeTaskRunner {
   return {
     run: async (tasks, signal) => {
-      const pending = new Map<string, MergeTask>();
+      const pending = new Map<string, AnyMergeTask>();
       const runs = new Set<string>();
       let published = 0;
       let fed = false;
@@ -54,7 +72,7 @@ export function queueTaskRunner(o: QueueTaskRunnerOptions): MergeTaskRunner {
       })().catch((err: unknown) => {
         feedError = { err };
       });
-      const results: MergeTaskResult[] = [];
+      const results: AnyMergeTaskResult[] = [];
       const deadline = Date.now() + (o.timeoutMs ?? 6 * 3_600_000);
       for (;;) {
         if (feedError !== null) throw (feedError as { err: unknown }).err;
@@ -65,7 +83,7 @@ export function queueTaskRunner(o: QueueTaskRunnerOptions): MergeTaskRunner {
           const resultKey = mergeTaskLayout.result(t.run, t.n);
           const r = present.has(resultKey) ? await o.store.get(resultKey) : null;
           if (r !== null) {
-            results.push(JSON.parse(Buffer.from(r).toString('utf8')) as MergeTaskResult);
+            results.push(JSON.parse(Buffer.from(r).toString('utf8')) as AnyMergeTaskResult);
             pending.delete(id);
             o.onResult?.(results.at(-1)!, results.length, published);
             continue;
@@ -92,14 +110,17 @@ export function queueTaskRunner(o: QueueTaskRunnerOptions): MergeTaskRunner {
 }
 
 /** Parses a merge-task message. @throws CcpError CCP_ERR_BATCH_FORMAT (never retryable) for anything else */
-export function decodeMergeTask(body: Uint8Array): MergeTask {
-  let t: MergeTask;
+export function decodeMergeTask(body: Uint8Array): AnyMergeTask {
+  let t: AnyMergeTask;
   try {
-    t = JSON.parse(Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8')) as MergeTask;
+    t = JSON.parse(Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8')) as AnyMergeTask;
   } catch (cause) {
     throw new CcpError('CCP_ERR_BATCH_FORMAT', 'merge task message is not JSON', { retryable: false, cause });
   }
-  if (t?.v !== 1 || t.kind !== 'merge-lake' || typeof t.run !== 'string' || !/^v\d+\.[0-9a-f]+$/.test(t.run) || !Number.isInteger(t.n) || !Array.isArray(t.targets)) {
+  const run = typeof t?.run === 'string' && /^v\d+\.[0-9a-f]+$/.test(t.run);
+  const lake = t?.kind === 'merge-lake' && (t.v === 1 || (t.v === 2 && Array.isArray(t.stagedFrom))) && Number.isInteger(t.n) && Array.isArray(t.targets);
+  const stage = t?.kind === 'merge-stage' && t.v === 2 && typeof t.n === 'string' && /^s\d+$/.test(t.n) && Array.isArray(t.parts) && Number.isInteger(t.firstF) && Array.isArray(t.groups);
+  if (!run || !(lake || stage)) {
     throw new CcpError('CCP_ERR_BATCH_FORMAT', 'merge task message does not match the schema', { retryable: false });
   }
   return t;
@@ -130,11 +151,11 @@ export async function startMergeWorker(
   const inFlight = new Set<Promise<void>>();
   const handle = async (d: Delivery): Promise<void> => {
     const started = Date.now();
-    let task: MergeTask | null = null;
+    let task: AnyMergeTask | null = null;
     try {
       task = decodeMergeTask(d.body);
-      const r = await runMergeTask(store, task, { tmpDir: join(opts.tmpDir, `${task.run}-${task.n}`), ...(opts.dataDir !== undefined && { dataDir: opts.dataDir }), ...(opts.memoryLimit !== undefined && { memoryLimit: opts.memoryLimit }) });
-      events.onTaskDone?.({ task: task.id, files: r.entries.length, ms: Date.now() - started });
+      const r = await runAnyMergeTask(store, task, { tmpDir: opts.tmpDir, ...(opts.dataDir !== undefined && { dataDir: opts.dataDir }), ...(opts.memoryLimit !== undefined && { memoryLimit: opts.memoryLimit }) });
+      events.onTaskDone?.({ task: task.id, files: 'outputs' in r ? r.outputs.length : r.entries.length, ms: Date.now() - started });
       await d.ack();
     } catch (error) {
       const code = errorCode(error);

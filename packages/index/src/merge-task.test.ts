@@ -8,7 +8,8 @@ import { CC_MIRROR_DEV, DEV_CRAWLS } from '../../../tests/support/corpus';
 import { devBatches, devStore } from '../../../tests/support/dev-batches';
 import { mergeOutputs, outputDifferences } from '../../../tests/support/store-files';
 import { runMerge, type MergeOptions } from './run-merge';
-import { inProcessTaskRunner, runMergeTask, type MergeTask, type MergeTaskResult, type MergeTaskRunner } from './merge-task';
+import type { AnyMergeTask, AnyMergeTaskResult, MergeTask, MergeTaskRunner } from './merge-task';
+import { inProcessTaskRunner, runAnyMergeTask } from './merge-task-queue';
 
 const reader = new FsRangeReader({ root: CC_MIRROR_DEV, expectGzip: true });
 let root: string;
@@ -40,16 +41,20 @@ describe('merge tasks (merge across machines)', () => {
     const half = Math.ceil(first.length / 2);
     const steps = [first.slice(0, half), [...first.slice(half), ...(await devBatches(DEV_CRAWLS[1], { datasetId: ids[DEV_CRAWLS[1]]!, batchSize: 40 }))]];
     const ran: MergeTask[] = [];
+    let stageTasks = 0;
     let shardsByTasks = 0;
     const counting = (dir: string): MergeTaskRunner => {
       const inner = inProcessTaskRunner(new FsObjectStore({ root: dir }), { tmpDir: join(root, 'tasks-tmp'), dataDir: dir });
       return { run: async (feed) => {
-        const tasks: MergeTask[] = [];
+        const tasks: AnyMergeTask[] = [];
         for await (const t of feed) tasks.push(t);
-        ran.push(...tasks);
+        for (const t of tasks) {
+          if (t.kind === 'merge-lake') ran.push(t);
+          else stageTasks++;
+        }
         // the results in another order than the tasks': the merge puts them back in group order
         const results = await inner.run(tasks);
-        for (const r of results) shardsByTasks += r.search?.length ?? 0;
+        for (const r of results) shardsByTasks += 'kind' in r ? 0 : r.search?.length ?? 0;
         return [...results].reverse();
       } };
     };
@@ -65,8 +70,10 @@ describe('merge tasks (merge across machines)', () => {
       const b = await runMerge({ ...opts(tasked), tasks: counting(tasked) });
       expect(b).toMatchObject({ version: a.version, rowsIn: a.rowsIn, urls: a.urls, domains: a.domains, rewrittenFiles: a.rewrittenFiles, rowsWritten: a.rowsWritten });
     }
-    // several groups each merge (passRows), old runs folded by the second
+    // several groups each merge (passRows), old runs folded by the second; the new rows staged by stage tasks
     expect(ran.length).toBeGreaterThan(4);
+    expect(stageTasks).toBeGreaterThanOrEqual(2);
+    expect(ran.every((t) => t.v === 2 && t.staged === null && (t.stagedFrom!.length > 0) === t.targets.some((x) => x.fresh))).toBe(true);
     expect(ran.some((t) => t.targets.some((x) => x.old.length > 0))).toBe(true);
     const [fa, fb] = [await mergeOutputs(plain), await mergeOutputs(tasked)];
     expect([...fa.keys()].filter((k) => k.startsWith('urls/')).length).toBeGreaterThan(4);
@@ -85,17 +92,18 @@ describe('merge tasks (merge across machines)', () => {
     const dir = join(root, 'twice');
     const { store, ids } = await devStore(dir);
     await writeBatches(dir, (await devBatches(DEV_CRAWLS[0], { datasetId: ids[DEV_CRAWLS[0]]!, batchSize: 40 })).slice(0, 6));
-    const seen: { task: MergeTask; result: MergeTaskResult; bytes: Map<string, Buffer> }[] = [];
+    const seen: { task: AnyMergeTask; result: AnyMergeTaskResult }[] = [];
+    const written = (r: AnyMergeTaskResult): string[] => ('kind' in r ? r.outputs.map((o) => o.key) : r.entries.map((e) => e.key));
     const twice: MergeTaskRunner = {
       run: async (tasks) => {
-        const out: MergeTaskResult[] = [];
+        const out: AnyMergeTaskResult[] = [];
         for await (const t of tasks) {
-          const first = await runMergeTask(store, t, { tmpDir: join(root, 'twice-tmp'), dataDir: dir });
-          const bytes = new Map(await Promise.all(first.entries.map(async (e) => [e.key, Buffer.from((await store.get(e.key))!)] as [string, Buffer])));
-          const again = await runMergeTask(store, t, { tmpDir: join(root, 'twice-tmp'), dataDir: dir });
-          seen.push({ task: t, result: again, bytes });
+          const first = await runAnyMergeTask(store, t, { tmpDir: join(root, 'twice-tmp'), dataDir: dir });
+          const bytes = new Map(await Promise.all(written(first).map(async (k) => [k, Buffer.from((await store.get(k))!)] as [string, Buffer])));
+          const again = await runAnyMergeTask(store, t, { tmpDir: join(root, 'twice-tmp'), dataDir: dir });
+          seen.push({ task: t, result: again });
           expect(again).toEqual(first);
-          for (const e of again.entries) expect(Buffer.from((await store.get(e.key))!).equals(bytes.get(e.key)!)).toBe(true);
+          for (const k of written(again)) expect(Buffer.from((await store.get(k))!).equals(bytes.get(k)!)).toBe(true);
           out.push(again);
         }
         return out;
@@ -103,6 +111,8 @@ describe('merge tasks (merge across machines)', () => {
     };
     const m = await runMerge({ store, dataDir: dir, rowGroupSize: 2048, keepVersions: 3, graceMs: 60_000, tasks: twice });
     expect(m.published).toBe(true);
-    expect(seen.length).toBeGreaterThan(0);
+    // both kinds of task were run twice
+    expect(seen.filter((s) => s.task.kind === 'merge-stage').length).toBeGreaterThan(0);
+    expect(seen.filter((s) => s.task.kind === 'merge-lake').length).toBeGreaterThan(0);
   }, 120_000);
 });

@@ -4,12 +4,13 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { CcpError, type ObjectStore } from '@ccpipe/core';
 import { ShardBuildPool } from '@ccpipe/search';
 import { NEW_FACTS, type FactsColumns } from './domain-facts';
-import { openDuck, sqlString } from './duck';
+import { openDuck, sqlList, sqlString } from './duck';
 import type { LakeFileEntry } from './format';
 import { fencedStore } from './fenced-store';
 import { openLocalInputs, type LocalInputs } from './local-inputs';
 import { NEW_POSTINGS, writeLake, type LakeTarget, type OldLakeFile } from './lake-write';
 import { buildSearchShardOf, type SearchShardEntry } from './search-index';
+import type { StageTask, StageTaskResult } from './merge-stage';
 
 /**
  * Merge across machines (docs/merge-tasks.md). The lake-writing step of a merge — one group of partitions (dataset ×
@@ -23,7 +24,8 @@ import { buildSearchShardOf, type SearchShardEntry } from './search-index';
  * one thread: the lake files are byte for byte the in-process ones.
  */
 export interface MergeTask {
-  v: 1;
+  /** 1: `staged` is the group's one file; 2: the group's rows are in `stagedFrom`, written by stage tasks (merge-stage.ts). */
+  v: 1 | 2;
   kind: 'merge-lake';
   /** `<run>/<n>`: also the message id. */
   id: string;
@@ -33,6 +35,8 @@ export interface MergeTask {
   targets: TaskTarget[];
   /** Store key of the group's staged new rows (temp table `staged`, every column); null when no target has new rows. */
   staged: string | null;
+  /** The files of the group's staged rows that stage tasks wrote (v 2, instead of `staged`). */
+  stagedFrom?: string[];
   /** Store key of the rows of temp tables lose_old and strip_old naming the group's old runs (column `t`: 0 lose, 1 strip). */
   rowLists: string | null;
   columns: string[];
@@ -87,15 +91,27 @@ export interface MergeTaskResult {
  */
 export const mergeTaskLayout = {
   prefix: (run: string): string => `merge-tasks/${run}/`,
-  task: (run: string, n: number): string => `merge-tasks/${run}/${n}/task.json`,
+  /** `n`: a lake task's number, or a stage task's `s<m>` (merge-stage.ts). */
+  task: (run: string, n: number | string): string => `merge-tasks/${run}/${n}/task.json`,
   staged: (run: string, n: number): string => `merge-tasks/${run}/${n}/staged.parquet`,
   rowLists: (run: string, n: number): string => `merge-tasks/${run}/${n}/rows.parquet`,
   postings: (run: string, n: number): string => `merge-tasks/${run}/${n}/postings.parquet`,
   facts: (run: string, n: number): string => `merge-tasks/${run}/${n}/facts.parquet`,
-  result: (run: string, n: number): string => `merge-tasks/${run}/${n}/result.json`,
+  result: (run: string, n: number | string): string => `merge-tasks/${run}/${n}/result.json`,
   /** What a merge-worker writes when the task cannot be done (then dead-lettered): the coordinator fails the merge. */
-  error: (run: string, n: number): string => `merge-tasks/${run}/${n}/error.json`,
+  error: (run: string, n: number | string): string => `merge-tasks/${run}/${n}/error.json`,
+  /** The stage tasks' inputs: the merge's domain table, and the new rows the coordinator changed. */
+  stageDom: (run: string): string => `merge-tasks/${run}/stage/dom.parquet`,
+  stageFix: (run: string): string => `merge-tasks/${run}/stage/fix.parquet`,
+  /** A file of lake task `n`'s staged rows written by a stage task (`part`: the stage task's number and a file number). */
+  stageOut: (run: string, n: number, part: string): string => `merge-tasks/${run}/${n}/staged-${part}.parquet`,
 };
+
+/** A file of staged rows a stage task wrote for lake task `n`. */
+export interface StageOutput {
+  n: number;
+  key: string;
+}
 
 /** The options of a group's writeLake that a task carries. */
 export interface TaskOptions {
@@ -107,6 +123,8 @@ export interface TaskOptions {
   facts: FactsColumns | undefined;
   /** Build the written files' search shards ({@link MergeTask.search}); null or absent: none. */
   search?: { languages: boolean } | null;
+  /** The group's staged rows as stage tasks wrote them (merge-stage.ts): no `staged` table is exported. */
+  stagedFrom?: readonly string[];
 }
 
 const toRun = (o: OldLakeFile): TaskRun => ({ key: o.key, rows: o.rows, fileId: o.fileId, datasetId: o.datasetId, prefix: o.prefix, ...(o.stripText !== undefined && { stripText: o.stripText }) });
@@ -123,7 +141,7 @@ export async function exportMergeTask(
   try {
     const fresh = targets.filter((t) => t.fresh);
     let staged: string | null = null;
-    if (fresh.length > 0) {
+    if (fresh.length > 0 && o.stagedFrom === undefined) {
       const where = fresh.map((t) => `(dataset_id = ${t.datasetId} AND prefix = ${sqlString(t.prefix)})`).join(' OR ');
       staged = mergeTaskLayout.staged(run, n);
       await copyToStore(conn, store, `SELECT * FROM staged WHERE ${where}`, staged, dir, 'COMPRESSION zstd, COMPRESSION_LEVEL 1');
@@ -137,9 +155,9 @@ export async function exportMergeTask(
         ${strip ? `UNION ALL SELECT 1, _f, _r FROM strip_old WHERE _f IN (${ids.join(', ')})` : ''}`, rowLists, dir);
     }
     const task: MergeTask = {
-      v: 1, kind: 'merge-lake', id: `${run}/${n}`, run, n,
+      v: o.stagedFrom === undefined ? 1 : 2, kind: 'merge-lake', id: `${run}/${n}`, run, n,
       targets: targets.map((t) => ({ datasetId: t.datasetId, prefix: t.prefix, key: t.key, fresh: t.fresh, old: t.old.map(toRun), keep: (t.keep ?? []).map(toRun) })),
-      staged, rowLists, columns: [...o.columns], rowGroupSize: o.rowGroupSize, compressionLevel: o.compressionLevel, parquetVersion: o.parquetVersion, dropText: o.dropText,
+      staged, ...(o.stagedFrom !== undefined && { stagedFrom: [...o.stagedFrom] }), rowLists, columns: [...o.columns], rowGroupSize: o.rowGroupSize, compressionLevel: o.compressionLevel, parquetVersion: o.parquetVersion, dropText: o.dropText,
       facts: o.facts ?? null, search: o.search ?? null,
     };
     await store.put(mergeTaskLayout.task(run, n), Buffer.from(JSON.stringify(task)));
@@ -150,7 +168,7 @@ export async function exportMergeTask(
 }
 
 /** A query's rows as a Parquet object `key` of the store, by way of a file in `dir`. */
-async function copyToStore(conn: DuckDBConnection, store: ObjectStore, select: string, key: string, dir: string, options = ''): Promise<void> {
+export async function copyToStore(conn: DuckDBConnection, store: ObjectStore, select: string, key: string, dir: string, options = ''): Promise<void> {
   const path = join(dir, key.replaceAll('/', '_'));
   await conn.run(`COPY (${select}) TO ${sqlString(path)} (FORMAT parquet${options === '' ? '' : `, ${options}`})`);
   await store.put(key, await readFile(path));
@@ -158,7 +176,7 @@ async function copyToStore(conn: DuckDBConnection, store: ObjectStore, select: s
 }
 
 /** Throws CCP_ERR_MERGE_TASK_INPUT (not retryable) unless every key is in the store. */
-async function requireObjects(store: ObjectStore, keys: readonly string[], task: string): Promise<void> {
+export async function requireObjects(store: ObjectStore, keys: readonly string[], task: string): Promise<void> {
   for (const key of keys) {
     if ((await store.head(key)) === null) throw new CcpError('CCP_ERR_MERGE_TASK_INPUT', 'a merge task\'s file is missing from the data store', { retryable: false, detail: { task, key } });
   }
@@ -191,7 +209,7 @@ export async function runMergeTask(store: ObjectStore, task: MergeTask, opts: Ru
   // the task's inputs and the runs it folds or keeps: read in place from a directory store, else copied here
   const inputs = openLocalInputs(store, opts.dataDir, join(opts.tmpDir, 'in'));
   try {
-    const own = [task.staged, task.rowLists].filter((k): k is string => k !== null);
+    const own = [task.staged, task.rowLists, ...(task.stagedFrom ?? [])].filter((k): k is string => k !== null);
     await requireObjects(store, own, task.id);
     const ownPaths = new Map(own.map((k, i) => [k, i]));
     const ownLocal = await inputs.fetch(own);
@@ -200,6 +218,9 @@ export async function runMergeTask(store: ObjectStore, task: MergeTask, opts: Ru
     await conn.run(NEW_FACTS);
     const stagedFile = pathOf(task.staged);
     if (stagedFile !== null) await conn.run(`CREATE TEMP TABLE staged AS SELECT * FROM read_parquet(${sqlString(stagedFile)})`);
+    // the group's rows as the stage tasks wrote them (merge-stage.ts): the same columns and values, in another order
+    const from = (task.stagedFrom ?? []).map((k) => pathOf(k)!);
+    if (from.length > 0) await conn.run(`CREATE TEMP TABLE staged AS SELECT * FROM read_parquet(${sqlList(from)})`);
     await conn.run('CREATE TEMP TABLE lose_old (_f INTEGER, _r BIGINT)');
     await conn.run('CREATE TEMP TABLE strip_old (_f INTEGER, _r BIGINT)');
     const rowsFile = pathOf(task.rowLists);
@@ -286,7 +307,13 @@ export async function loadMergeTaskResult(conn: DuckDBConnection, inputs: LocalI
  * A merge's tasks as the coordinator makes them: a list, or a stream that yields each task once its inputs are in the
  * store (the merge's, so the merge-workers start on the first while the next is exported) and ends with the last.
  */
-export type MergeTaskFeed = AsyncIterable<MergeTask> | Iterable<MergeTask>;
+export type MergeTaskFeed = AsyncIterable<AnyMergeTask> | Iterable<AnyMergeTask>;
+
+/** A task of either kind: a lake group's ({@link MergeTask}), or a slice of the parts to stage ({@link StageTask}). */
+export type AnyMergeTask = MergeTask | StageTask;
+
+/** What a task of either kind reports. */
+export type AnyMergeTaskResult = MergeTaskResult | StageTaskResult;
 
 /** Runs merge tasks somewhere: in this process, or on merge-workers through a queue. */
 export interface MergeTaskRunner {
@@ -294,16 +321,5 @@ export interface MergeTaskRunner {
    * Runs every task of the feed as it comes and resolves with their results (any order) once the feed has ended and
    * every task reported. Rejects when one cannot be done, or when the feed throws.
    */
-  run(tasks: MergeTaskFeed, signal?: AbortSignal): Promise<MergeTaskResult[]>;
-}
-
-/** Runs the tasks here, one after another: the coordinator is its own merge-worker. */
-export function inProcessTaskRunner(store: ObjectStore, opts: { tmpDir: string; dataDir?: string; memoryLimit?: string }): MergeTaskRunner {
-  return {
-    run: async (tasks) => {
-      const out: MergeTaskResult[] = [];
-      for await (const t of tasks) out.push(await runMergeTask(store, t, { ...opts, tmpDir: join(opts.tmpDir, `run-${t.n}`) }));
-      return out;
-    },
-  };
+  run(tasks: MergeTaskFeed, signal?: AbortSignal): Promise<AnyMergeTaskResult[]>;
 }

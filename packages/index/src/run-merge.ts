@@ -15,7 +15,8 @@ import {
 } from './format';
 import { collectGarbage, versionSeq } from './gc';
 import { FACTS_SELECT, NEW_FACTS, decodeFactsRecords, encodeFactsRecord, factsColumnsOf, factsFileName, factsRecordOf, type FactsRecord } from './domain-facts';
-import { NEW_POSTINGS, dropSuperseded, existingLakeColumns, lakeColumnsOf, runsToFold, stageNewRows, writeLake, type LakeColumnSet, type LakeTarget, type OldLakeFile } from './lake-write';
+import { NEW_POSTINGS, dropSuperseded, existingLakeColumns, lakeColumnsOf, runsToFold, stageNewKeys, stageNewRows, stagedColumns, writeLake, type LakeColumnSet, type LakeTarget, type OldLakeFile } from './lake-write';
+import { stageInTasks } from './merge-stage';
 import { fencedStore } from './fenced-store';
 import { openLocalInputs } from './local-inputs';
 import { exportMergeTask, loadMergeTaskResult, mergeTaskLayout, type MergeTask, type MergeTaskRunner } from './merge-task';
@@ -120,8 +121,11 @@ export interface MergeOptions {
   cacheDir?: string;
   /** Told of each temp dir a killed merge left under `tmpDir` that this one removed (stale for 5 min). */
   onStaleTemp?: (dir: string) => void;
-  /** Called after each phase with its wall time (metrics, benchmarks). */
-  onPhase?: (phase: 'load' | 'read' | 'domains' | 'collisions' | 'lake' | 'index' | 'orderings' | 'links' | 'search' | 'publish', ms: number) => void;
+  /**
+   * Called after each phase with its wall time (metrics, benchmarks). `domains` stages the new rows (a distributed merge:
+   * their keys); `stage` is de-duplication, the plan, and a distributed merge's stage tasks (merge-stage.ts).
+   */
+  onPhase?: (phase: 'load' | 'read' | 'domains' | 'collisions' | 'stage' | 'lake' | 'index' | 'orderings' | 'links' | 'search' | 'publish', ms: number) => void;
   /**
    * Write the secondary orderings (time, size, status) of the datasets this merge writes to (default true; orderings.ts).
    * Off, a version has none and `/v1/pages` answers 404 for it; kept switchable so a benchmark measures their cost.
@@ -568,17 +572,25 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
     let textDropped = 0;
     /** Ids (lakeFileId) of the lake files holding rows whose text the content-versions policy drops now. */
     let stripFiles = new Map<number, number>();
+    // A distributed merge stages only the new rows' keys here; its stage tasks read the rows (merge-stage.ts).
+    const stageKeysOnly = taskRun !== null;
+    /** The merge's parts (store key, local path) in the order that numbers them (`_f`), and their columns' SQL types. */
+    let partList: { key: string; path: string }[] = [];
+    let partTypes: Record<string, string> = {};
     const applyTextVersions = async (staged: boolean): Promise<void> => {
       if (!policy) return;
       const files = (prev?.files ?? []).map((f, i) => ({ path: lakePaths![i]!, datasetId: f.datasetId }));
-      const tv = await markTextVersions(conn, { versions: textVersions!, files, scope: rankAll ? 'all' : 'hits', staged, key: lakeCols.includes('url_id') ? 'url_id' : 'url' });
+      const tv = await markTextVersions(conn, {
+        versions: textVersions!, files, scope: rankAll ? 'all' : 'hits', staged, key: lakeCols.includes('url_id') ? 'url_id' : 'url', ...(stageKeysOnly && { newText: 'list' as const }),
+      });
       textDropped = tv.newRows + tv.oldRows;
       stripFiles = tv.files;
     };
     if (parts.length > 0) {
       // Parts are told apart by their rank in path order: DuckDB's file_index (the position in this sorted list), an
       // integer per row instead of a filename string joined back to a table (≈ 0.3 s CPU less per 1M rows).
-      const sortedParts = [...parts].sort();
+      partList = partKeys.map((key, i) => ({ key, path: parts[i]! })).sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+      const sortedParts = partList.map((p) => p.path);
       // union_by_name: parts of older workers lack later columns (outlink_domains), which read as null beside newer
       // parts; a lake column no part has at all (every part from an older worker) is added as a typed null
       const readParts = `read_parquet(${sqlList(sortedParts)}, file_row_number = true, hive_partitioning = false, union_by_name = true)`;
@@ -602,12 +614,16 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
       // each domain's partition, computed here once per domain (in the staging join it would be once per row)
       await conn.run(`CREATE OR REPLACE TEMP TABLE dom AS SELECT domain, domain64, ${partitionSql('domain64', ids.layout, bits)} AS prefix FROM dom`);
       phase('read');
-      // The new rows are read from their parts once, into `staged` in partition order.
-      await stageNewRows(
-        conn,
-        `SELECT r.* EXCLUDE (file_row_number), (r.file_index + 1)::INTEGER AS _f, r.file_row_number AS _r, dom.domain64, dom.prefix FROM ${partsSql} r JOIN dom USING (domain)`,
-        lakeCols, opts.dropText ?? false, { files: sortedParts, tmpDir: tmp, ...(opts.stagePassBytes !== undefined && { passBytes: opts.stagePassBytes }) },
-      );
+      // The new rows are read from their parts once, into `staged` in partition order; a distributed merge stages
+      // their keys only, and its stage tasks read the rows.
+      const newRows = `SELECT r.* EXCLUDE (file_row_number), (r.file_index + 1)::INTEGER AS _f, r.file_row_number AS _r, dom.domain64, dom.prefix FROM ${partsSql} r JOIN dom USING (domain)`;
+      if (stageKeysOnly) {
+        const types = new Map((await queryRows(conn, `DESCRIBE SELECT * FROM ${partsSql}`)).map((r) => [r['column_name'] as string, r['column_type'] as string]));
+        partTypes = Object.fromEntries(['dataset_id', 'domain', ...stagedColumns(lakeCols)].filter((c, i, all) => all.indexOf(c) === i).map((c) => [c, types.get(c) ?? PART_SQL_TYPES[c as keyof typeof PART_SQL_TYPES]]));
+        await stageNewKeys(conn, newRows);
+      } else {
+        await stageNewRows(conn, newRows, lakeCols, opts.dropText ?? false, { files: sortedParts, tmpDir: tmp, ...(opts.stagePassBytes !== undefined && { passBytes: opts.stagePassBytes }) });
+      }
       rowsIn = Number((await (await conn.runAndReadAll(`SELECT sum(num_rows) FROM parquet_file_metadata(${sqlList(parts)})`)).getRowsJS())[0]![0]);
       // Nothing reads the parts after staging: local copies of a remote store's parts go now.
       await inputs.release(partKeys);
@@ -696,8 +712,29 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
       // Partitions are written in groups of about passRows rows (old + new): each group's files are uploaded and
       // their local copies (and staged inputs) deleted before the next, so local disk holds one group at a time.
       const passRows = opts.passRows ?? DEFAULT_PASS_ROWS;
-      let group: LakeTarget[] = [];
+      const groups: LakeTarget[][] = [];
       let groupRows = 0;
+      for (const { a, fold, keep } of plan) {
+        for (const o of fold) replaced.add(o.key);
+        if (groups.length === 0 || groupRows >= passRows) {
+          groups.push([]);
+          groupRows = 0;
+        }
+        groups.at(-1)!.push({ datasetId: a.datasetId, prefix: a.prefix, key: indexLayout.lakeFile(a.datasetId, a.prefix, version), old: fold, fresh: a.rows > 0, keep: facts ? keep : [] });
+        groupRows += a.rows + fold.reduce((s, o) => s + o.rows, 0);
+      }
+      // a distributed merge's stage tasks write each group's new rows (merge-stage.ts), before its lake tasks run
+      let stagedFrom: Map<number, string[]> | null = null;
+      if (stageKeysOnly && partList.length > 0) {
+        await lease.check();
+        stagedFrom = await stageInTasks(conn, store, opts.tasks!, taskRun!, {
+          parts: partList, types: partTypes, columns: lakeCols, dropText: opts.dropText ?? false, rowsPerTask: 2 * passRows, tmpDir: tmp,
+          groups: groups.flatMap((g, n) => g.filter((t) => t.fresh).map((t) => ({ datasetId: t.datasetId, prefix: t.prefix, n }))),
+        });
+      }
+      // de-duplication, the plan and (distributed) the stage tasks
+      phase('stage');
+      let group: LakeTarget[] = [];
       const tasks: MergeTask[] = [];
       // the tasks build their files' search shards as well (search-index.ts): the coordinator builds the rest
       const searchInTasks = withSearch ? { languages: lakeCols.includes('languages') } : null;
@@ -715,12 +752,12 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
           const task = await exportMergeTask(conn, store, taskRun, tasks.length, group, {
             columns: lakeCols, rowGroupSize: opts.rowGroupSize, compressionLevel: zstdLevel, parquetVersion: opts.parquetVersion ?? 'V2', dropText: opts.dropText ?? false,
             facts: facts ? factsColumnsOf(lakeCols) : undefined, search: searchInTasks,
+            ...(stagedFrom !== null && { stagedFrom: stagedFrom.get(tasks.length) ?? [] }),
           }, tmp);
           tasks.push(task);
           feed.push(task);
           await inputs.release(group.flatMap((g) => [...g.old, ...(g.keep ?? [])].map((o) => o.key)));
           group = [];
-          groupRows = 0;
           return;
         }
         const lake = await writeLake(conn, store, {
@@ -739,16 +776,12 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
         // engine's argument limit
         for (const e of lake.entries) newFiles.push(e);
         group = [];
-        groupRows = 0;
       };
       try {
-        for (const { a, fold, keep } of plan) {
-          for (const o of fold) replaced.add(o.key);
-          group.push({ datasetId: a.datasetId, prefix: a.prefix, key: indexLayout.lakeFile(a.datasetId, a.prefix, version), old: fold, fresh: a.rows > 0, keep: facts ? keep : [] });
-          groupRows += a.rows + fold.reduce((s, o) => s + o.rows, 0);
-          if (groupRows >= passRows) await flush();
+        for (const g of groups) {
+          group = g;
+          await flush();
         }
-        await flush();
         feed.close();
       } catch (err) {
         feed.fail(err);
@@ -756,7 +789,7 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
       }
       if (running !== null) {
         // every group's result, in group order: the files and postings are then what the in-process writes leave
-        const byId = new Map((await running).map((r) => [r.id, r]));
+        const byId = new Map((await running).flatMap((r) => ('kind' in r ? [] : [[r.id, r] as const])));
         for (const t of tasks) {
           const r = byId.get(t.id);
           if (r === undefined) throw new CcpError('CCP_ERR_MERGE_TASK', 'a merge task reported no result', { detail: { task: t.id } });

@@ -26,6 +26,12 @@ export interface TextVersionsInput {
   staged: boolean;
   /** The lake's key column: url_id, or url in a lake without it ('lean'). Only read with scope 'all'. */
   key: 'url_id' | 'url';
+  /**
+   * What happens to the new rows that lose their text: their `staged` text is set to null ('clear', the default), or
+   * they are listed in temp table `strip_new (_f, _r)` ('list': `staged` holds only keys, and the merge's tasks stage
+   * the rows: merge-stage.ts).
+   */
+  newText?: 'clear' | 'list';
 }
 
 /** What {@link markTextVersions} found. */
@@ -41,13 +47,14 @@ export interface TextVersionsResult {
 export const lakeFileId = (i: number): number => -(i + 1);
 
 /**
- * Applies the policy (see {@link TextVersionsInput}) after dropSuperseded: clears the text of new rows beyond the
- * newest `versions` and fills table `strip_old (_f, _r)` with the lake rows that lose their text. Needs tables
+ * Applies the policy (see {@link TextVersionsInput}) after dropSuperseded: clears (or lists) the text of new rows
+ * beyond the newest `versions` and fills table `strip_old (_f, _r)` with the lake rows that lose their text. Needs tables
  * `lake_hits` (scope 'hits') and `lose_old`.
  */
 export async function markTextVersions(conn: DuckDBConnection, t: TextVersionsInput): Promise<TextVersionsResult> {
   if (!Number.isInteger(t.versions) || t.versions < 1) throw new RangeError(`text versions must be a whole number ≥ 1, not ${t.versions}`);
   await conn.run('CREATE OR REPLACE TEMP TABLE strip_old (_f INTEGER, _r BIGINT)');
+  if (t.newText === 'list') await conn.run('CREATE OR REPLACE TEMP TABLE strip_new (_f INTEGER, _r BIGINT)');
   await conn.run('CREATE OR REPLACE TEMP TABLE tv_files (file INTEGER, filename VARCHAR, dataset_id BIGINT)');
   await appendTo(conn, 'tv_files', (app) => {
     t.files.forEach((f, i) => {
@@ -98,7 +105,8 @@ export async function markTextVersions(conn: DuckDBConnection, t: TextVersionsIn
   let newRows = 0;
   if (t.staged) {
     newRows = Number((await queryRows(conn, 'SELECT count(*) AS n FROM tv_drop WHERE _f > 0'))[0]!['n']);
-    if (newRows > 0) await conn.run('UPDATE staged SET text = NULL WHERE EXISTS (SELECT 1 FROM tv_drop d WHERE d._f > 0 AND d._f = staged._f AND d._r = staged._r)');
+    if (newRows > 0 && t.newText === 'list') await conn.run('INSERT INTO strip_new SELECT _f, _r FROM tv_drop WHERE _f > 0');
+    else if (newRows > 0) await conn.run('UPDATE staged SET text = NULL WHERE EXISTS (SELECT 1 FROM tv_drop d WHERE d._f > 0 AND d._f = staged._f AND d._r = staged._r)');
   }
   await conn.run('INSERT INTO strip_old SELECT _f, _r FROM tv_drop WHERE _f < 0');
   const byFile = await queryRows(conn, 'SELECT _f, count(*) AS n FROM strip_old GROUP BY _f');

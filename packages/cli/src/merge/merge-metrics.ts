@@ -8,7 +8,7 @@ export type MergePhase = Parameters<NonNullable<MergeOptions['onPhase']>>[0];
 export type MergeOutcome = 'published' | 'unchanged' | 'failed';
 
 /** Every phase `runMerge` reports, in order (a merge with nothing new reports only `load`). */
-export const MERGE_PHASES: readonly MergePhase[] = ['load', 'read', 'domains', 'collisions', 'lake', 'orderings', 'links', 'search', 'index', 'publish'];
+export const MERGE_PHASES: readonly MergePhase[] = ['load', 'read', 'domains', 'collisions', 'stage', 'lake', 'orderings', 'links', 'search', 'index', 'publish'];
 const OUTCOMES: readonly MergeOutcome[] = ['published', 'unchanged', 'failed'];
 // Merges of the dev corpus take ~1 s, a crawl's worth minutes; a phase can be a few ms.
 const BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1200, 1800];
