@@ -725,9 +725,10 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
       }
       // a distributed merge's stage tasks write each group's new rows (merge-stage.ts), before its lake tasks run
       let stagedFrom: Map<number, string[]> | null = null;
-      if (stageKeysOnly && partList.length > 0) {
+      if (stageKeysOnly && groups.some((g) => g.some((t) => t.fresh))) {
         await lease.check();
         stagedFrom = await stageInTasks(conn, store, opts.tasks!, taskRun!, {
+          // stage tasks of twice a lake group's rows: half as many files (tasks × groups) for the lake tasks to read
           parts: partList, types: partTypes, columns: lakeCols, dropText: opts.dropText ?? false, rowsPerTask: 2 * passRows, tmpDir: tmp,
           groups: groups.flatMap((g, n) => g.filter((t) => t.fresh).map((t) => ({ datasetId: t.datasetId, prefix: t.prefix, n }))),
         });
