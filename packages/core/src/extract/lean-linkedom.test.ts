@@ -60,4 +60,46 @@ describe('loadLinkedom', () => {
     expect(r.ours).toEqual(r.published);
     expect(r.ours.length).toBeGreaterThan(8);
   });
+
+  it('reads and writes class attributes as linkedom does, making class lists only when asked for', () => {
+    const r = runChild(`
+      const { loadLinkedom } = require(${JSON.stringify(`${DIST}/lean-linkedom.js`)});
+      const published = require(require.resolve('linkedom', { paths: [${JSON.stringify(DIST)}] }));
+      function story(l) {
+        const { document } = l.parseHTML('<html><body><div class="  a\\tb  a\\u00a0c ">x</div><p class="one">y</p><i class="">z</i><b>w</b></body></html>');
+        const [div, p, i, b] = ['div', 'p', 'i', 'b'].map((t) => document.querySelector(t));
+        const log = [];
+        const look = (el) => log.push([el.className, el.getAttribute('class'), el.getAttributeNode('class')?.value ?? null, el.hasAttribute('class'), el.outerHTML]);
+        [div, p, i, b].forEach(look);
+        log.push([...div.classList], div.classList.length, p.classList.contains('one'));
+        b.className = ' x  y x ';
+        look(b);
+        log.push([...b.classList]);
+        i.setAttribute('class', 'k\\nk  l');
+        look(i);
+        const clone = div.cloneNode(true);
+        look(clone);
+        clone.classList.add('d');
+        look(clone);
+        p.classList.remove('one');
+        look(p);
+        div.removeAttribute('class');
+        look(div);
+        div.className = 'again';
+        look(div);
+        const made = document.createElement('span');
+        made.className = '';
+        look(made);
+        const q = document.createElement('q');
+        q.setAttributeNode(clone.getAttributeNode('class').cloneNode());
+        look(q);
+        return log;
+      }
+      process.stdout.write(JSON.stringify({ ours: story(loadLinkedom().linkedom), published: story(published) }));`) as {
+      ours: unknown[];
+      published: unknown[];
+    };
+    expect(r.ours).toEqual(r.published);
+    expect(r.ours[0]).toEqual(['a b c', 'a b c', 'a b c', true, '<div class="a b c">x</div>']);
+  });
 });

@@ -1,6 +1,7 @@
 import Module from 'node:module';
 import { dirname, join, sep } from 'node:path';
 import { installFastPaths, type LinkedomInternals } from './linkedom-fast-paths';
+import { installTagCensus } from './tag-census';
 
 /** The part of linkedom extraction uses. */
 export interface LinkedomModule {
@@ -141,7 +142,15 @@ export function loadLinkedom(): LoadedLinkedom {
       ParentNode: internal('mixin/parent-node.js').ParentNode,
       Element: internal('interface/element.js').Element,
       NodeList: internal('interface/node-list.js').NodeList,
+      Attr: internal('interface/attr.js').Attr,
+      setAttribute: internal('shared/attributes.js').setAttribute,
     } as unknown as LinkedomInternals);
+    installTagCensus({
+      HTMLDocument: internal('html/document.js').HTMLDocument as { prototype: object },
+      Document: internal('interface/document.js').Document as { prototype: object },
+      Element: internal('interface/element.js').Element as { prototype: object },
+      ShadowRoot: internal('interface/shadow-root.js').ShadowRoot as { prototype: object },
+    });
     lean = linkedom;
   } catch {
     // a linkedom whose files are not where 0.18.14 keeps them (the version pinned): the shared one, as it is

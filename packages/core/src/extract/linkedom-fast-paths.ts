@@ -1,13 +1,17 @@
 // Faster versions of the linkedom accessors Readability calls most, installed on extraction's own linkedom instance
 // (lean-linkedom) only. Each returns what linkedom's own would; anything outside the fast case goes to linkedom's.
+import { lacksTags } from './tag-census';
 
 /** What the fast paths need of a linkedom instance's internals (its modules, loaded with it). */
 export interface LinkedomInternals {
-  symbols: { NEXT: symbol; END: symbol; MIME: symbol; CLASS_LIST: symbol };
+  symbols: { NEXT: symbol; END: symbol; MIME: symbol; CLASS_LIST: symbol; VALUE: symbol };
   /** The class behind Element, DocumentFragment and Document's querySelector(All). */
   ParentNode: { prototype: object };
   Element: { prototype: object };
   NodeList: new () => unknown[];
+  /** linkedom's Attr, and its function that attaches a new attribute to an element (shared/attributes.js). */
+  Attr: new (ownerDocument: unknown, name: string, value: string) => object;
+  setAttribute(element: object, attribute: object): void;
 }
 
 /** A linkedom node as the fast paths walk it: symbol-keyed links between nodes in document order. */
@@ -16,7 +20,13 @@ interface Linked {
   nodeType: number;
   localName: string;
   ownerDocument: { [mime: symbol]: { ignoreCase: boolean } | undefined } | null;
-  getAttributeNode(name: string): unknown;
+  getAttributeNode(name: string): LinkedAttr | null;
+}
+
+/** A linkedom attribute: its value is kept under the VALUE symbol, its `value` setter also marks it changed. */
+interface LinkedAttr {
+  [value: symbol]: string;
+  value: string;
 }
 
 const ELEMENT_NODE = 1;
@@ -31,16 +41,25 @@ const MAX_SELECTORS = 256;
  *   outlinks' `"a, area"`): a walk that compares names, where linkedom compiles the selector with css-select on every
  *   call (11 % of extraction's CPU on the article benchmark). Same order, same skipping of `<template>` content, same
  *   case rule (HTML documents compare lower-cased names); other selectors and non-HTML documents go to linkedom's.
- * - `getElementsByTagName`: linkedom's walk, with the upper-cased names of the next point.
+ * - `getElementsByTagName`: linkedom's walk, with the upper-cased names of the next point, and none at all for a
+ *   name holding a lower-case ASCII letter (Readability's `"a"`, `"img"`, `"br"`…), which no upper-cased name equals.
+ * - Both answer at once, with nothing found, when the document never made an element of the names asked for
+ *   (tag-census).
  * - `tagName`/`nodeName` of elements: linkedom upper-cases the local name on every read; the upper-cased names are
  *   kept per name.
  * - `textContent` of elements: the text pieces concatenated as they are met, where linkedom collects them in an array
  *   and joins it (Readability reads the text of each candidate many times).
  * - `className` of an element without a class attribute and no class list yet is `''`, without making the empty
- *   DOMTokenList linkedom's getter makes (and keeps) for it.
+ *   DOMTokenList linkedom's getter makes (and keeps) for it; one whose class attribute is a single name is that name.
+ * - Setting `className` of an element without a class list (the parser does it for every class attribute) writes the
+ *   attribute as linkedom would — its names, each once, joined by one space — without making the class list
+ *   (a DOMTokenList, filled twice and joined, for every class attribute of the page: 4 % of extraction's CPU on the
+ *   trafilatura pages). The list is made when something asks for it, from the attribute, as linkedom makes it for a
+ *   cloned element; it holds the same names. Nothing here writes a class attribute's value other than through
+ *   `className` or `setAttribute`, which keep the two in step.
  */
 export function installFastPaths(l: LinkedomInternals): void {
-  const { NEXT, END, MIME, CLASS_LIST } = l.symbols;
+  const { NEXT, END, MIME, CLASS_LIST, VALUE } = l.symbols;
   const { NodeList } = l;
   const tagLists = new Map<string, Set<string> | null>();
   const tagsOf = (selectors: unknown): Set<string> | null => {
@@ -70,7 +89,15 @@ export function installFastPaths(l: LinkedomInternals): void {
   // linkedom's compares the name, then the upper-cased name made anew for every element that differs
   pn.getElementsByTagName = function getElementsByTagName(this: Linked, tagName: string): unknown {
     const found = new NodeList();
+    if (typeof tagName === 'string' && lacksTags(this, [tagName])) return found;
     const end = this[END];
+    if (typeof tagName === 'string' && HAS_ASCII_LOWER.test(tagName)) {
+      // no upper-cased name holds a–z (checked over every code point), so only the name itself can match
+      for (let next = this[NEXT]; next && next !== end; next = next[NEXT]) {
+        if (next.nodeType === ELEMENT_NODE && next.localName === tagName) found.push(next);
+      }
+      return found;
+    }
     for (let next = this[NEXT]; next && next !== end; next = next[NEXT]) {
       if (next.nodeType === ELEMENT_NODE && (next.localName === tagName || localCase.call(next) === tagName)) found.push(next);
     }
@@ -82,6 +109,7 @@ export function installFastPaths(l: LinkedomInternals): void {
     const tags = tagsOf(selectors);
     if (!tags || !htmlDocument(this)) return all.call(this, selectors);
     const found = new NodeList();
+    if (lacksTags(this, tags)) return found;
     const end = this[END];
     let next = this[NEXT]!;
     while (next !== end) {
@@ -96,6 +124,7 @@ export function installFastPaths(l: LinkedomInternals): void {
   pn.querySelector = function querySelector(this: Linked, selectors: string): unknown {
     const tags = tagsOf(selectors);
     if (!tags || !htmlDocument(this)) return one.call(this, selectors);
+    if (lacksTags(this, tags)) return null;
     const end = this[END];
     let next = this[NEXT]!;
     while (next !== end) {
@@ -131,14 +160,42 @@ export function installFastPaths(l: LinkedomInternals): void {
 
   const className = Object.getOwnPropertyDescriptor(el, 'className');
   if (className?.get && className.set) {
-    const get = className.get;
+    const { get, set } = className;
+    const { Attr, setAttribute } = l;
     Object.defineProperty(el, 'className', {
       configurable: true,
       get(this: Linked) {
-        if (!this[CLASS_LIST] && !this.getAttributeNode('class')) return '';
+        if (!this[CLASS_LIST]) {
+          const attr = this.getAttributeNode('class');
+          if (!attr) return '';
+          const value = attr[VALUE]!;
+          // one name, or none: what the class list would hold, joined
+          if (!HAS_SPACE.test(value)) return value;
+        }
         return get.call(this) as unknown;
       },
-      set: className.set,
+      set(this: Linked, value: unknown) {
+        if (this[CLASS_LIST]) {
+          set.call(this, value);
+          return;
+        }
+        const names = classNames(String(value));
+        const attr = this.getAttributeNode('class');
+        if (attr) attr.value = names;
+        else setAttribute(this, new Attr(this.ownerDocument, 'class', names)); // sets className again, with attr
+      },
     });
   }
+}
+
+const HAS_SPACE = /\s/;
+const HAS_ASCII_LOWER = /[a-z]/;
+const SPACES = /\s+/;
+
+/** The value linkedom's class list gives `value`: its names split at whitespace, each once, in order, joined by a space. */
+export function classNames(value: string): string {
+  if (!HAS_SPACE.test(value)) return value;
+  const names = new Set<string>();
+  for (const name of value.split(SPACES)) if (name) names.add(name);
+  return [...names].join(' ');
 }

@@ -1,7 +1,7 @@
 import { Readability } from '@mozilla/readability';
 import { parseHTML } from 'linkedom';
-import type { DomNode } from './dom-types';
-import { hasNonWhitespaceText, isElementWithoutContent } from './readability-fast-paths';
+import type { DomElement, DomNode } from './dom-types';
+import { hasNonWhitespaceText, isElementWithoutContent, isValidByline } from './readability-fast-paths';
 
 const stock = (node: unknown): boolean =>
   (Readability.prototype as unknown as { _isElementWithoutContent(n: unknown): boolean })._isElementWithoutContent.call(Readability.prototype, node);
@@ -32,5 +32,26 @@ describe('isElementWithoutContent', () => {
     const text = document.body.firstChild as unknown as DomNode;
     expect(isElementWithoutContent(text)).toBe(false);
     expect(stock(text)).toBe(false);
+  });
+});
+
+describe('isValidByline', () => {
+  const stock = Readability.prototype as unknown as { _isValidByline(n: unknown, m: string): boolean; REGEXPS: { byline: RegExp } };
+
+  it.each([
+    ['<a rel="author">Jane Doe</a>', ''],
+    ['<a rel="author"> </a>', ''],
+    [`<a rel="author">${'x'.repeat(99)}</a>`, ''],
+    [`<a rel="author">${'x'.repeat(100)}</a>`, ''],
+    ['<span itemprop="author">Jane</span>', ''],
+    ['<span itemprop="name">Jane</span>', ''],
+    ['<div>By Jane</div>', 'byline '],
+    ['<div>By Jane</div>', 'post-author main'],
+    ['<div>By Jane</div>', 'story '],
+    ['<div><p>By</p> <p>Jane</p></div>', 'p-author '],
+  ])('answers as Readability 0.6.0 does on %s with class and id "%s"', (html, matchString) => {
+    const { document } = parseHTML(`<html><body>${html}</body></html>`);
+    const el = document.body.firstElementChild as unknown as DomElement;
+    expect(isValidByline.call(stock, el, matchString)).toBe(stock._isValidByline(el, matchString));
   });
 });

@@ -41,3 +41,23 @@ export function isElementWithoutContent(node: DomNode): boolean {
   const children = el.children.length;
   return !children || children === el.getElementsByTagName('br').length + el.getElementsByTagName('hr').length;
 }
+
+/** What the replacements below read of the Readability instance they are called on. */
+interface ReadabilityPatterns {
+  REGEXPS: { byline: RegExp };
+}
+
+/**
+ * Readability 0.6.0's `_isValidByline` with the same answer: the element's rel, itemprop or class and id say byline,
+ * and its trimmed text has 1–99 characters. Readability asks it of every element it walks until it has a byline — the
+ * `<html>` and `<body>` elements first — reading the text before the attributes, which joins the whole page's text
+ * several times over (4 % of extraction's CPU on the trafilatura pages); here the text is read only when the
+ * attributes already say byline. Neither read has side effects, so the order changes nothing else.
+ */
+export function isValidByline(this: ReadabilityPatterns, node: DomElement, matchString: string): boolean {
+  const rel = node.getAttribute('rel');
+  const itemprop = node.getAttribute('itemprop');
+  if (!(rel === 'author' || (itemprop && itemprop.includes('author')) || this.REGEXPS.byline.test(matchString))) return false;
+  const length = node.textContent!.trim().length;
+  return length > 0 && length < 100;
+}

@@ -1,6 +1,7 @@
 import { Readability } from '@mozilla/readability';
 import type { DomDocument, DomElement } from './dom-types';
-import { isElementWithoutContent } from './readability-fast-paths';
+import { isElementWithoutContent, isValidByline } from './readability-fast-paths';
+import { adoptTagCensus } from './tag-census';
 
 /** What extraction keeps of Readability's result. */
 export interface ReadabilityArticle {
@@ -24,6 +25,7 @@ interface ReadabilityInternals {
   _postProcessContent(el: unknown): void;
   _isProbablyVisible(el: DomElement & { hasAttribute(n: string): boolean; className?: unknown }): boolean;
   _isElementWithoutContent(el: unknown): boolean;
+  _isValidByline(node: DomElement, matchString: string): boolean;
   _grabArticle(page?: unknown): unknown;
   _unwrapNoscriptImages(doc: DomDocument): void;
   _removeScripts(doc: DomDocument): void;
@@ -87,11 +89,12 @@ const newReader = (document: DomDocument): ReadabilityInternals =>
  * first attempt (13 of 181 benchmark pages need a restore) and parses that HTML again at every restore; on linkedom a
  * doctype in that HTML corrupted the tree ("Known slow inputs" in docs/extraction.md), which cannot happen here.
  */
-function restoreBody(body: MutableBody, fresh: DomDocument): void {
+function restoreBody(document: DomDocument, body: MutableBody, fresh: DomDocument): void {
   const prep = newReader(fresh);
   prep._unwrapNoscriptImages(fresh);
   prep._removeScripts(fresh);
   prep._prepDocument();
+  adoptTagCensus(document, fresh);
   body.replaceChildren();
   const from = fresh.body;
   if (!from) return;
@@ -102,6 +105,7 @@ function makeReader(document: DomDocument, fast: boolean, fresh?: () => DomDocum
   const reader = newReader(document);
   reader._isProbablyVisible = isProbablyVisible;
   reader._isElementWithoutContent = isElementWithoutContent as (el: unknown) => boolean;
+  reader._isValidByline = isValidByline;
   if (!fast) {
     if (document.body) ignoreDoctypesInInnerHtml(document.body);
     return reader;
@@ -121,11 +125,15 @@ function makeReader(document: DomDocument, fast: boolean, fresh?: () => DomDocum
       set: () => {
         const doc = fresh?.();
         if (!doc) throw RETRY;
-        restoreBody(body as MutableBody, doc);
+        restoreBody(reader._doc, body as MutableBody, doc);
       },
     });
     try {
-      return grab(page);
+      const article = grab(page);
+      // parse() builds "Grabbed: " + the article's innerHTML for a log call that prints nothing: a serialization of
+      // the whole article (toArticle puts the DOM's own accessor back)
+      if (article) Object.defineProperty(article, 'innerHTML', { configurable: true, get: () => '' });
+      return article;
     } finally {
       // Back to the DOM's own accessor (jsdom's window.close() sets it).
       delete (body as { innerHTML?: unknown }).innerHTML;
@@ -136,6 +144,7 @@ function makeReader(document: DomDocument, fast: boolean, fresh?: () => DomDocum
 
 function toArticle(r: ParseResult): ReadabilityArticle | null {
   if (!r || r.content == null) return null;
+  delete (r.content as { innerHTML?: unknown }).innerHTML;
   return {
     title: r.title ?? null,
     content: r.content as DomElement,
