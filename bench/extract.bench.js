@@ -4,17 +4,22 @@
 // ExtractionPool end to end with 2 threads. F1 is scored like the benchmark's evaluate.py
 // (bench/lib/score.js), whose replication is checked first against the published figures of the
 // extractor outputs shipped with the corpus. Needs `npx tsc -b` first.
+// Then the boilerplate step (#25) on and off (`boilerplate: false`: Readability's article as it is): F1 on the articles
+// and the snippet score on all 990 pages of trafilatura's evaluation set (the share of must-have snippets found,
+// recall, and of found snippets that are must-haves rather than must-nots, precision; trafilatura's own measure).
+// BENCH_QUALITY_ONLY=1 runs only that part.
 const { readFileSync, readdirSync } = require('node:fs');
 const { join, resolve } = require('node:path');
 const { gunzipSync } = require('node:zlib');
 const { extractDocument } = require('@ccpipe/core');
 const { ExtractionPool } = require('@ccpipe/adapters/dist/extract-pool.js');
 const { scoreAll } = require('./lib/score.js');
+const { decodeHtml } = require('@ccpipe/core');
 
 const SH = resolve(__dirname, '../../shared/corpus/scrapinghub-article-extraction-benchmark');
 // Published in the benchmark's README.rst (latest evaluation) for the outputs in output/.
 const PUBLISHED_F1 = { boilerpipe: 0.86, go_readability: 0.934, justext: 0.804, readability_js: 0.947, trafilatura: 0.958 };
-const GOAL = { docsPerCpuSecond: 60, f1: 0.947 };
+const GOAL = { docsPerCpuSecond: 60, f1: 0.958 }; // F1: trafilatura's published figure (#25)
 
 const gt = JSON.parse(readFileSync(join(SH, 'ground-truth.json'), 'utf8'));
 const ids = Object.keys(gt).sort();
@@ -97,6 +102,84 @@ async function stock(dom) {
   return { cpuDocs, f1: s.f1 };
 }
 
+/** The trafilatura evaluation pages with their snippets. */
+function trafilaturaPages() {
+  const TE = resolve(__dirname, '../../shared/corpus/adbar-trafilatura-eval');
+  const ev = JSON.parse(readFileSync(join(TE, 'evaldata.json'), 'utf8'));
+  const files = new Set(readdirSync(join(TE, 'eval')));
+  return Object.keys(ev).sort().filter((k) => files.has(`${ev[k].file}.gz`)).map((k) => ({
+    url: /^https?:/.test(k) ? k : 'http://example.invalid/',
+    html: decodeHtml(gunzipSync(readFileSync(join(TE, 'eval', `${ev[k].file}.gz`)))).text,
+    with: ev[k].with ?? [],
+    without: ev[k].without ?? [],
+  }));
+}
+
+/** Both page sets' scores with the boilerplate step on and off (not timed). */
+function boilerplateScores(te) {
+  const norm = (s) => s.replace(/\s+/g, ' ');
+  console.log(`boilerplate step: articles F1 (shingles), trafilatura set (${te.length} pages, snippets):`);
+  for (const boilerplate of [false, true]) {
+    const pred = Object.fromEntries(pages.map((p) => [p.id, extractDocument(p.html, { url: p.url, boilerplate }).text]));
+    const a = scoreAll(truth, pred);
+    let tp = 0, fp = 0, fn = 0;
+    for (const p of te) {
+      let text = '';
+      try {
+        text = norm(extractDocument(p.html, { url: p.url, boilerplate }).text);
+      } catch {
+        // a refused page has no text: its must-haves count as missed
+      }
+      for (const s of p.with) text.includes(norm(s)) ? tp++ : fn++;
+      for (const s of p.without) if (text.includes(norm(s))) fp++;
+    }
+    const [tprec, trec] = [tp / (tp + fp), tp / (tp + fn)];
+    console.log(
+      `  boilerplate ${String(boilerplate).padEnd(5)} articles F1 ${fmt(a.f1, 4)} P ${fmt(a.precision, 4)} R ${fmt(a.recall, 4)} | trafilatura set F1 ${fmt((2 * tprec * trec) / (tprec + trec), 4)} P ${fmt(tprec, 4)} R ${fmt(trec, 4)} (found ${tp} of ${tp + fn} must-haves, ${fp} must-nots)`,
+    );
+  }
+}
+
+/**
+ * CPU the boilerplate step adds, over both page sets in this process: `blockLines` + `dropBoilerplate` (what
+ * extractDocument runs on the article) against `blockText` on the same article (what it replaces), as a share of the
+ * extraction's time. The compiled modules' exports are wrapped (extractDocument looks them up at each call); blockText
+ * runs beside blockLines, first on every other page, and its time is taken out of the extraction's.
+ */
+function stepCost(te, rounds = 5) {
+  const bt = require('@ccpipe/core/dist/extract/block-text.js');
+  const bp = require('@ccpipe/core/dist/extract/boilerplate.js');
+  const [lines0, drop0, text0] = [bt.blockLines, bp.dropBoilerplate, bt.blockText];
+  let tLines = 0, tDrop = 0, tText = 0, flip = false;
+  // CPU time, not wall: the box is shared (ms)
+  const cpuMs = () => { const c = process.cpuUsage(); return (c.user + c.system) / 1000; };
+  const timed = (fn) => { const t = cpuMs(); const r = fn(); return [r, cpuMs() - t]; };
+  bt.blockLines = (root) => {
+    flip = !flip;
+    if (flip) tText += timed(() => text0(root))[1];
+    const [r, t] = timed(() => lines0(root));
+    tLines += t;
+    if (!flip) tText += timed(() => text0(root))[1];
+    return r;
+  };
+  bp.dropBoilerplate = (l) => { const [r, t] = timed(() => drop0(l)); tDrop += t; return r; };
+  try {
+    const all = [...pages, ...te];
+    for (const p of all.slice(0, 50)) try { extractDocument(p.html, { url: p.url }); } catch { /* refused page */ }
+    console.log(`boilerplate step's cost, ${all.length} pages, ${rounds} rounds; load average ${require('node:os').loadavg().map((x) => fmt(x)).join(' ')}:`);
+    for (let round = 1; round <= rounds; round++) {
+      tLines = tDrop = tText = 0;
+      let total = 0;
+      for (const p of all) total += timed(() => { try { extractDocument(p.html, { url: p.url }); } catch { /* refused page */ } })[1];
+      const own = total - tText;
+      const extra = tLines + tDrop - tText;
+      console.log(`  round ${round}: extraction ${fmt(own / 1000, 2)} CPU-s; dropBoilerplate ${fmt(tDrop, 0)} ms, blockLines ${fmt(tLines, 0)} ms against blockText ${fmt(tText, 0)} ms: the step adds ${fmt(extra, 0)} ms, ${fmt((100 * extra) / own, 2)} % (${fmt((1000 * extra) / all.length)} µs a page)`);
+    }
+  } finally {
+    [bt.blockLines, bp.dropBoilerplate] = [lines0, drop0];
+  }
+}
+
 async function pooled(size, dom) {
   const pool = new ExtractionPool({ size, dom, timeoutMs: 30_000 });
   await pool.start();
@@ -123,6 +206,11 @@ async function pooled(size, dom) {
 }
 
 (async () => {
+  if (process.env.BENCH_QUALITY_ONLY) {
+    const te = trafilaturaPages();
+    boilerplateScores(te);
+    return stepCost(te);
+  }
   console.log(`${pages.length} pages, ${fmt(mb)} MB of HTML; load average ${require('node:os').loadavg().map((x) => fmt(x)).join(' ')}`);
   checkScorer();
   const l = await single('linkedom');
@@ -142,6 +230,9 @@ async function pooled(size, dom) {
   console.log(`  pool 2 threads / single thread (wall): ${fmt(p2 / lBest.wallDocs, 2)}×`);
   console.log(`goal ≥ ${GOAL.docsPerCpuSecond} docs/s/core: ${fmt(lBest.cpuDocs)} → ${lBest.cpuDocs >= GOAL.docsPerCpuSecond ? 'met' : 'MISSED'}`);
   console.log(`goal F1 ≥ ${GOAL.f1}: ${fmt(l.f1, 4)} → ${l.f1 >= GOAL.f1 ? 'met' : 'MISSED'}`);
+  const te = trafilaturaPages();
+  boilerplateScores(te);
+  stepCost(te);
 })().catch((err) => {
   console.error(err);
   process.exitCode = 1;

@@ -70,6 +70,20 @@ describe('ExtractionPool', () => {
     }
   });
 
+  it('passes boilerplate: false to extractDocument (Readability\'s article text as it is)', async () => {
+    const pool = new ExtractionPool({ size: 1, timeoutMs: 30_000, boilerplate: false });
+    try {
+      await pool.start();
+      const texts = await Promise.all(pages.map(async (p) => (await pool.extract(p.html, p.url)).text));
+      const off = pages.map((p) => extractDocument(p.html, { url: p.url, boilerplate: false }).text);
+      const on = pages.map((p) => extractDocument(p.html, { url: p.url }).text);
+      expect(texts).toEqual(off);
+      expect(off).not.toEqual(on); // the sample has pages the step changes
+    } finally {
+      await pool.close();
+    }
+  });
+
   it('fails a 5,000-deep DOM and a huge page with typed errors and extracts the next page', async () => {
     const pool = new ExtractionPool({ size: 1, timeoutMs: 30_000 });
     try {

@@ -24,6 +24,8 @@ export interface ExtractionPoolOptions {
   maxElements?: number;
   maxDepth?: number;
   maxOutlinks?: number;
+  /** Passed to extractDocument: `false` keeps Readability's article text as it is (default true: boilerplate dropped). */
+  boilerplate?: boolean;
   /** Worker heap cap; a worker over it dies and its document fails with `CCP_ERR_EXTRACT_WORKER`. Default 512. */
   maxOldGenerationSizeMb?: number;
   /** Worker young-generation cap; unset leaves V8's default. */
@@ -141,6 +143,7 @@ export class ExtractionPool {
     if (opts.maxElements !== undefined) options.maxElements = opts.maxElements;
     if (opts.maxDepth !== undefined) options.maxDepth = opts.maxDepth;
     if (opts.maxOutlinks !== undefined) options.maxOutlinks = opts.maxOutlinks;
+    if (opts.boilerplate !== undefined) options.boilerplate = opts.boilerplate;
     this.config = { options };
     this.limits = {
       maxOldGenerationSizeMb: opts.maxOldGenerationSizeMb ?? 512,

@@ -1,5 +1,6 @@
 import type { TextQuality } from '../quality/assess-quality';
-import { blockText, normalizeText } from './block-text';
+import { blockLines, blockText, normalizeText } from './block-text';
+import { dropBoilerplate } from './boilerplate';
 import type { DomDocument } from './dom-types';
 import { ExtractError, isStackOverflow } from './extract-error';
 import { dropInterBlockWhitespace, stripInert, truncateUtf8 } from './html-prep';
@@ -36,12 +37,20 @@ export interface ExtractOptions {
   maxDepth?: number;
   /** At most this many outlinks are kept (`outlinksTruncated` says when more existed). */
   maxOutlinks?: number;
+  /**
+   * Drop the boilerplate Readability leaves in the article (menus and teasers at its edges, captions, link lines:
+   * {@link dropBoilerplate}); default true. `false` gives Readability's article text as it is.
+   */
+  boilerplate?: boolean;
 }
 
 /** The main text and links of one page. */
 export interface Extracted {
   title: string | null;
-  /** Main text, one line per block, whitespace collapsed; the body text when no article was found. */
+  /**
+   * Main text, one line per block, whitespace collapsed, boilerplate dropped unless `boilerplate: false`; the body
+   * text when no article was found.
+   */
   text: string;
   /** The `<html lang>` attribute, trimmed and lower-cased (`en-us`); null when absent or empty. */
   lang: string | null;
@@ -128,7 +137,13 @@ function extractFrom(doc: DomDocument, parsed: ParsedDom, html: string, opts: Ex
       return copy.dom === 'linkedom' && parsed.dom === 'linkedom' ? copy.document : (copy.dispose(), undefined);
     };
     const { article, document } = runReadability(doc, reparse, fresh);
-    const articleText = article ? blockText(article.content) : '';
+    const articleText = !article
+      ? ''
+      : opts.boilerplate === false
+        ? blockText(article.content)
+        : dropBoilerplate(blockLines(article.content))
+            .map((l) => l.text)
+            .join('\n');
     const text = articleText || (document.body ? blockText(document.body) : '');
     const result: Extracted = {
       title: (article?.title ? normalizeText(article.title) : '') || pageTitle,
