@@ -2,6 +2,7 @@ import { CcpError, layout, sortPartRows, type Batch, type ObjectStore, type Rang
 import type { PartRow } from '@ccpipe/adapters';
 import { processRecord, type Extractor, type QualityOptions, type RecordFailure } from './process-record';
 import type { PageReader } from './page-pool';
+import { newLinkCache } from './outlink-targets';
 
 /** The ports one batch needs. */
 export interface BatchDeps {
@@ -107,6 +108,8 @@ export async function processBatch(batch: Batch, deps: BatchDeps, opts: BatchOpt
   const dropped: Record<string, number> = {};
   const ctx = {
     datasetId: batch.datasetId, reader: deps.reader, extract: deps.extract, includeText: opts.includeText, extractPages: opts.extract !== false,
+    // one per batch: its pages share their navigation (not kept across batches, which are other sites)
+    links: newLinkCache(),
     ...(deps.readPage !== undefined && { readPage: deps.readPage }),
     ...(opts.quality !== undefined && { quality: opts.quality }), ...(signal ? { signal } : {}),
   };
