@@ -86,8 +86,14 @@ describe('dropBoilerplate on real pages', () => {
     expect(on).toEqual(expect.arrayContaining(['HD', 'THE HOME DEPOT INC.', 'LOW']));
   });
 
+  it('keeps a table inside a figure', () => {
+    const { on } = both(evaluationPage('https://www.thebalance.com/coinbase-vs-coinbase-pro-5116733'));
+    expect(on).toEqual(expect.arrayContaining(['SWIFT (GBP)', 'Free deposit, 1 GBP withdrawal']));
+  });
+
   it('leaves a page alone when the rules would take most of it (a slideshow whose captions are the article)', () => {
-    const page = evaluationPage('https://www.popsugar.co.uk/smart-living/Cheap-Homemade-Halloween-Costumes-42432483/amp');
+    const url = 'https://www.popsugar.co.uk/smart-living/Cheap-Homemade-Halloween-Costumes-42432483/amp';
+    const page = evaluationPage(url);
     const { on, off } = both(page);
     expect(on).toEqual(off);
     expect(on.some((l) => l.startsWith('What you need: Timberland boots and a grey sweatsuit'))).toBe(true);

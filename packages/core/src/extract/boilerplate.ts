@@ -38,6 +38,11 @@ function isEdgeLink(line: TextLine, maxWords: number): boolean {
   return linkDensity(line) >= EDGE_LINK_DENSITY && !URLISH.test(line.text) && words(line.text) <= maxWords;
 }
 
+/** A short line that is not a link: "Tags", "More from UK", "Sign In". */
+function isLabel(line: TextLine): boolean {
+  return linkDensity(line) < EDGE_LINK_DENSITY && words(line.text) <= LABEL_MAX_WORDS;
+}
+
 /** Index of the last link line of the run of link lines and labels that `order` walks from the edge; -1 when none. */
 function edgeRun(lines: readonly TextLine[], order: Iterable<number>, maxWords: number): number {
   let last = -1;
@@ -61,11 +66,12 @@ function* down(n: number): Generator<number> {
  * the element a line sits in:
  * - a run of short link lines (and labels between them) that opens the article: a site menu, a breadcrumb;
  * - a run of link lines (and labels) that closes it, with the label just before it: tag lists, "related" teasers;
- * - anywhere, a line of at least four words that is mostly one link's text: "Related: …", "SEE MORE: …";
+ * - anywhere, a line of at least four words that is mostly link text: "Related: …", "SEE MORE: …";
  * - text in a figure or figcaption (captions, credits, gallery counters) or in a nav;
  * - short lines of a `<header>`: dates, bylines, kickers.
- * Lines in table cells and written-out web addresses always stay. When the rules would take three quarters of the
- * characters or more, all lines stay: that page is no article with boilerplate around it. Pure; linear in the lines.
+ * Lines in table cells (unless in an edge run: a layout table's menu) and written-out web addresses stay. When the
+ * rules would take three quarters of the characters or more, all lines stay: that page is no article with boilerplate
+ * around it. Pure; linear in the lines.
  */
 export function dropBoilerplate(lines: readonly TextLine[]): readonly TextLine[] {
   const n = lines.length;
@@ -75,7 +81,7 @@ export function dropBoilerplate(lines: readonly TextLine[]): readonly TextLine[]
   const trail = edgeRun(lines, down(n), TRAIL_MAX_WORDS);
   if (trail >= 0) {
     let from = trail;
-    while (from > 0 && linkDensity(lines[from - 1]!) < EDGE_LINK_DENSITY && words(lines[from - 1]!.text) <= LABEL_MAX_WORDS) from--;
+    while (from > 0 && isLabel(lines[from - 1]!)) from--;
     for (let i = from; i < n; i++) drop[i] = 1;
   }
   let kept = 0;
@@ -84,13 +90,12 @@ export function dropBoilerplate(lines: readonly TextLine[]): readonly TextLine[]
   for (let i = 0; i < n; i++) {
     const line = lines[i]!;
     const w = line.within;
+    const density = linkDensity(line);
     if (
-      (w & (WITHIN_FIGURE | WITHIN_NAV)) !== 0 ||
-      ((w & WITHIN_HEADER) !== 0 && (linkDensity(line) >= EDGE_LINK_DENSITY || words(line.text) <= HEADER_MAX_WORDS)) ||
-      ((w & WITHIN_CELL) === 0 &&
-        linkDensity(line) >= TEASER_LINK_DENSITY &&
-        !URLISH.test(line.text) &&
-        words(line.text) >= TEASER_MIN_WORDS)
+      (w & WITHIN_CELL) === 0 && // a table is data, links or not, also in a figure
+      ((w & (WITHIN_FIGURE | WITHIN_NAV)) !== 0 ||
+        ((w & WITHIN_HEADER) !== 0 && (density >= EDGE_LINK_DENSITY || words(line.text) <= HEADER_MAX_WORDS)) ||
+        (density >= TEASER_LINK_DENSITY && !URLISH.test(line.text) && words(line.text) >= TEASER_MIN_WORDS))
     ) {
       drop[i] = 1;
     }
