@@ -1,7 +1,7 @@
 import { Readability } from '@mozilla/readability';
 import { parseHTML } from 'linkedom';
 import type { DomElement, DomNode } from './dom-types';
-import { hasNonWhitespaceText, isElementWithoutContent, isValidByline } from './readability-fast-paths';
+import { hasNonWhitespaceText, hasSingleTagInsideElement, isElementWithoutContent, isValidByline } from './readability-fast-paths';
 
 const stock = (node: unknown): boolean =>
   (Readability.prototype as unknown as { _isElementWithoutContent(n: unknown): boolean })._isElementWithoutContent.call(Readability.prototype, node);
@@ -53,5 +53,30 @@ describe('isValidByline', () => {
     const { document } = parseHTML(`<html><body>${html}</body></html>`);
     const el = document.body.firstElementChild as unknown as DomElement;
     expect(isValidByline.call(stock, el, matchString)).toBe(stock._isValidByline(el, matchString));
+  });
+});
+
+describe('hasSingleTagInsideElement', () => {
+  const stock = Readability.prototype as unknown as {
+    _hasSingleTagInsideElement(e: unknown, tag: string): boolean;
+    REGEXPS: { byline: RegExp; hasContent: RegExp };
+  };
+
+  it.each([
+    ['<div><p>a</p></div>', 'P'],
+    ['<div> \n <p>a</p>\t</div>', 'P'],
+    ['<div><p>a</p></div>', 'DIV'],
+    ['<div><p>a</p><p>b</p></div>', 'P'],
+    ['<div>x<p>a</p></div>', 'P'],
+    ['<div><p>a</p>x </div>', 'P'],
+    ['<div><!-- c --><p>a</p></div>', 'P'],
+    ['<div></div>', 'P'],
+    ['<div>text only</div>', 'P'],
+    ['<div><section><p>a</p></section></div>', 'SECTION'],
+    ['<div><p>a</p><span></span></div>', 'P'],
+  ])('answers as Readability 0.6.0 does on %s asking for %s', (html, tag) => {
+    const { document } = parseHTML(`<html><body>${html}</body></html>`);
+    const el = document.body.firstElementChild as unknown as DomElement;
+    expect(hasSingleTagInsideElement.call(stock, el, tag)).toBe(stock._hasSingleTagInsideElement.call(stock, el, tag));
   });
 });

@@ -44,7 +44,7 @@ export function isElementWithoutContent(node: DomNode): boolean {
 
 /** What the replacements below read of the Readability instance they are called on. */
 interface ReadabilityPatterns {
-  REGEXPS: { byline: RegExp };
+  REGEXPS: { byline: RegExp; hasContent: RegExp };
 }
 
 /**
@@ -60,4 +60,23 @@ export function isValidByline(this: ReadabilityPatterns, node: DomElement, match
   if (!(rel === 'author' || (itemprop && itemprop.includes('author')) || this.REGEXPS.byline.test(matchString))) return false;
   const length = node.textContent!.trim().length;
   return length > 0 && length < 100;
+}
+
+/** An element as {@link hasSingleTagInsideElement} reads it. */
+interface ElementWithTag extends DomElement {
+  readonly tagName: string;
+}
+
+/**
+ * Readability 0.6.0's `_hasSingleTagInsideElement` with the same answer: exactly one element child, with that tag name,
+ * and no text child ending in a character other than whitespace. Readability asks it of every `<div>` it walks
+ * (twice for some); it listed all element children (`children`) to count them, here the count stops at the second.
+ */
+export function hasSingleTagInsideElement(this: ReadabilityPatterns, element: DomElement, tag: string): boolean {
+  const only = element.firstElementChild as ElementWithTag | null;
+  if (!only || only.nextElementSibling || only.tagName !== tag) return false;
+  for (let node = element.firstChild; node; node = node.nextSibling) {
+    if (node.nodeType === TEXT_NODE && this.REGEXPS.hasContent.test(node.textContent!)) return false;
+  }
+  return true;
 }

@@ -1,6 +1,6 @@
 import { Readability } from '@mozilla/readability';
 import type { DomDocument, DomElement } from './dom-types';
-import { isElementWithoutContent, isValidByline } from './readability-fast-paths';
+import { hasSingleTagInsideElement, isElementWithoutContent, isValidByline } from './readability-fast-paths';
 import { adoptTagCensus } from './tag-census';
 
 /** What extraction keeps of Readability's result. */
@@ -26,6 +26,7 @@ interface ReadabilityInternals {
   _isProbablyVisible(el: DomElement & { hasAttribute(n: string): boolean; className?: unknown }): boolean;
   _isElementWithoutContent(el: unknown): boolean;
   _isValidByline(node: DomElement, matchString: string): boolean;
+  _hasSingleTagInsideElement(element: DomElement, tag: string): boolean;
   _grabArticle(page?: unknown): unknown;
   _unwrapNoscriptImages(doc: DomDocument): void;
   _removeScripts(doc: DomDocument): void;
@@ -106,6 +107,7 @@ function makeReader(document: DomDocument, fast: boolean, fresh?: () => DomDocum
   reader._isProbablyVisible = isProbablyVisible;
   reader._isElementWithoutContent = isElementWithoutContent as (el: unknown) => boolean;
   reader._isValidByline = isValidByline;
+  reader._hasSingleTagInsideElement = hasSingleTagInsideElement;
   if (!fast) {
     if (document.body) ignoreDoctypesInInnerHtml(document.body);
     return reader;
