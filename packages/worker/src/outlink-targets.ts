@@ -9,7 +9,10 @@ type CanonicalLink = { url: string; domain: string } | null;
  */
 export type LinkCache = Map<string, CanonicalLink>;
 
-/** Entries a cache holds before it starts over (≈ 12 MB; a 500-record batch of the dev crawls has ≈ 10,000 distinct links): a bound, not a tuning knob. */
+/**
+ * Entries a cache holds before it starts over (≈ 12 MB; a 500-record batch of the dev crawls has ≈ 10,000 distinct
+ * links): a bound, not a tuning knob.
+ */
 const MAX_ENTRIES = 50_000;
 
 /** An empty {@link LinkCache}. */
