@@ -36,7 +36,10 @@ describe('isElementWithoutContent', () => {
 });
 
 describe('isValidByline', () => {
-  const stock = Readability.prototype as unknown as { _isValidByline(n: unknown, m: string): boolean; REGEXPS: { byline: RegExp } };
+  const stock = Readability.prototype as unknown as {
+    _isValidByline(n: unknown, m: string): boolean;
+    REGEXPS: { byline: RegExp; hasContent: RegExp };
+  };
 
   it.each([
     ['<a rel="author">Jane Doe</a>', ''],
