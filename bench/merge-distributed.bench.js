@@ -7,7 +7,7 @@
 // Every DuckDB runs one thread. Reported: medians of wall seconds (the coordinator's, start to published) and CPU
 // seconds (coordinator + merge-workers, from /proc), load average. Goals: dist-2 wall ≤ 0.6 × dist-1 wall; the
 // distributed CPU ≤ 1.1 × single's. Needs RabbitMQ on 127.0.0.1:5672.
-//   node bench/merge-distributed.bench.js [rows=1000000] [--rounds 3] [--pass-rows 250000]
+//   node bench/merge-distributed.bench.js [rows=1000000] [--rounds 3] [--pass-rows 250000] [--search false]
 const { cpSync, mkdtempSync, readFileSync, rmSync } = require('node:fs');
 const { tmpdir } = require('node:os');
 const { join } = require('node:path');
@@ -26,14 +26,14 @@ function cpuOf(pid) {
   return (Number(rest[11]) + Number(rest[12])) / TICKS;
 }
 
-async function coordinate(dir, prefix, passRows) {
+async function coordinate(dir, prefix, passRows, search) {
   const { runMerge } = require('@ccpipe/index');
   const { FsObjectStore, createLogger } = require('@ccpipe/adapters');
   const { loadConfig } = require('@ccpipe/core');
   const { distributedTaskRunner } = require('../packages/cli/dist/commands/merge-worker');
   const store = new FsObjectStore({ root: dir });
   const phases = {};
-  const opts = { store, dataDir: dir, rowGroupSize: 8192, keepVersions: 2, graceMs: 0, passRows: Number(passRows), onPhase: (name, ms) => (phases[name] = (phases[name] ?? 0) + ms / 1000) };
+  const opts = { store, dataDir: dir, rowGroupSize: 8192, keepVersions: 2, graceMs: 0, passRows: Number(passRows), search: search !== 'false', onPhase: (name, ms) => (phases[name] = (phases[name] ?? 0) + ms / 1000) };
   if (prefix !== '-') {
     const config = loadConfig({}, { rabbitmqUrl: RABBITMQ, queuePrefix: prefix, logLevel: 'silent' });
     opts.tasks = distributedTaskRunner(config, store, createLogger({ service: 'bench', level: 'silent' }));
@@ -58,13 +58,15 @@ async function mainParent() {
   const rows = Number(args.find((a) => /^\d+$/.test(a)) ?? 1_000_000);
   const rounds = Number(flag('--rounds', 3));
   const passRows = Number(flag('--pass-rows', 250_000));
+  // --search false: no search shards (a merge-worker then runs one thread, DuckDB's; with them, a shard-build thread too)
+  const search = flag('--search', 'true');
   const root = mkdtempSync(join(tmpdir(), 'ccpipe-bench-mdist-'));
   const child = childOf(__filename);
   try {
     const parts = join(root, 'parts');
     const gen = spawnSync(process.execPath, [join(__dirname, 'merge.bench.js'), 'gen', parts, String(rows), '0', '1'], { stdio: 'inherit' });
     if (gen.status !== 0) throw new Error('generating the parts failed');
-    console.log(`${rows} rows of synthetic captures, ${rounds} rounds, groups of ${passRows} rows; load before: ${loadAvg()}`);
+    console.log(`${rows} rows of synthetic captures, ${rounds} rounds, groups of ${passRows} rows, search shards ${search === 'false' ? 'off' : 'on'}; load before: ${loadAvg()}`);
     const got = { single: [], 'dist-1': [], 'dist-2': [] };
     const kinds = Object.keys(got);
     for (let r = 0; r < rounds; r++) {
@@ -72,14 +74,14 @@ async function mainParent() {
         const dir = join(root, `run-${r}-${kind}`);
         cpSync(parts, dir, { recursive: true });
         if (kind === 'single') {
-          got[kind].push(child(['--coord', dir, '-', String(passRows)]));
+          got[kind].push(child(['--coord', dir, '-', String(passRows), search]));
         } else {
           const prefix = `ccpipe-bench-${randomBytes(3).toString('hex')}`;
           const workers = startWorkers(kind === 'dist-1' ? 1 : 2, dir, prefix);
           await new Promise((res) => setTimeout(res, 1500)); // subscribed
           const before = workers.map((w) => cpuOf(w.pid));
           const c = await new Promise((resolve, reject) => {
-            const p = spawn(process.execPath, [__filename, '--coord', dir, prefix, String(passRows)], { stdio: ['ignore', 'pipe', 'inherit'] });
+            const p = spawn(process.execPath, [__filename, '--coord', dir, prefix, String(passRows), search], { stdio: ['ignore', 'pipe', 'inherit'] });
             let out = '';
             p.stdout.on('data', (d) => (out += d));
             p.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out.trim().split('\n').pop())) : reject(new Error(`coordinator exited ${code}`))));
@@ -107,5 +109,5 @@ async function mainParent() {
   }
 }
 
-if (process.argv[2] === '--coord') coordinate(process.argv[3], process.argv[4], process.argv[5]).catch((e) => { console.error(e); process.exit(1); });
+if (process.argv[2] === '--coord') coordinate(process.argv[3], process.argv[4], process.argv[5], process.argv[6]).catch((e) => { console.error(e); process.exit(1); });
 else mainParent().catch((e) => { console.error(e); process.exitCode = 1; });
