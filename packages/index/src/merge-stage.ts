@@ -2,11 +2,9 @@ import { join } from 'node:path';
 import { mkdir, readFile, readdir, rm } from 'node:fs/promises';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { CcpError, type ObjectStore } from '@ccpipe/core';
-import { appendTo, openDuck, queryRows, sqlList, sqlString } from './duck';
-import { fencedStore } from './fenced-store';
+import { appendTo, queryRows, sqlList, sqlString } from './duck';
 import { memoryLimitBytes, stagedColumns, stagedSelect } from './lake-write';
-import { openLocalInputs } from './local-inputs';
-import { copyToStore, mergeTaskLayout, requireObjects, type MergeTaskRunner, type StageOutput } from './merge-task';
+import { copyToStore, inTaskSession, mergeTaskLayout, requireObjects, taskFence, type MergeTaskRunner, type RunTaskOptions, type StageOutput } from './merge-task';
 
 /**
  * Staging in merge tasks (docs/merge-tasks.md). A merge reads its new rows from the batches' parts once and deals them
@@ -127,13 +125,9 @@ export async function stageInTasks(conn: DuckDBConnection, store: ObjectStore, r
  * The merge-worker's half: stages one slice of the parts (see {@link StageTask}) in a DuckDB of its own (one thread) and
  * writes each lake group's rows to `merge-tasks/<run>/<n>/staged-<m>-<i>.parquet`, then the result. Idempotent.
  */
-export async function runStageTask(store: ObjectStore, task: StageTask, opts: { tmpDir: string; dataDir?: string; memoryLimit?: string }): Promise<StageTaskResult> {
-  await mkdir(opts.tmpDir, { recursive: true });
-  const db = await openDuck({ memoryLimit: opts.memoryLimit ?? '256MB', tempDir: join(opts.tmpDir, 'spill') });
-  const conn = await db.connect();
-  const inputs = openLocalInputs(store, opts.dataDir, join(opts.tmpDir, 'in'));
+export async function runStageTask(store: ObjectStore, task: StageTask, opts: RunTaskOptions): Promise<StageTaskResult> {
   const own = [task.dom, ...(task.fix === null ? [] : [task.fix])];
-  try {
+  return inTaskSession(store, opts, async ({ conn, inputs }) => {
     await requireObjects(store, [...own, ...task.parts], task.id);
     const [domPath, fixPath] = await inputs.fetch(own);
     const paths = await inputs.fetch(task.parts);
@@ -169,11 +163,7 @@ export async function runStageTask(store: ObjectStore, task: StageTask, opts: { 
     const out = join(opts.tmpDir, 'out');
     await conn.run(`COPY (${fixed}) TO ${sqlString(out)} (FORMAT parquet, PARTITION_BY (g), COMPRESSION zstd, COMPRESSION_LEVEL 1, OVERWRITE_OR_IGNORE)`);
     await inputs.release([...own, ...task.parts]);
-    // the files go to the store only while the task is there: a task of a merge that ended meanwhile writes nothing
-    const live = mergeTaskLayout.task(task.run, task.n);
-    const fenced = fencedStore(store, async () => {
-      if ((await store.head(live)) === null) throw new CcpError('CCP_ERR_MERGE_TASK_GONE', 'the merge this task belongs to has ended: its files are not written', { retryable: false, detail: { task: task.id } });
-    });
+    const fenced = taskFence(store, task);
     const m = task.n.slice(1);
     const outputs: StageOutput[] = [];
     const groups = (await readdir(out).catch(() => [] as string[])).map((d) => /^g=(\d+)$/.exec(d)).filter((x): x is RegExpExecArray => x !== null);
@@ -189,9 +179,5 @@ export async function runStageTask(store: ObjectStore, task: StageTask, opts: { 
     const result: StageTaskResult = { v: 2, kind: 'merge-stage', id: task.id, outputs };
     await fenced.put(mergeTaskLayout.result(task.run, task.n), Buffer.from(JSON.stringify(result)));
     return result;
-  } finally {
-    conn.closeSync();
-    db.closeSync();
-    await rm(opts.tmpDir, { recursive: true, force: true });
-  }
+  });
 }

@@ -15,6 +15,7 @@ const tick = (ms = 5): Promise<void> => new Promise((r) => setTimeout(r, ms));
 function working(store: MemoryObjectStore, published: number[]): () => MergeTaskPublisher {
   return () => ({
     publish: async (t) => {
+      if (t.kind !== 'merge-lake') throw new Error('only lake tasks are published here');
       published.push(t.n);
       await store.put(mergeTaskLayout.result(t.run, t.n), Buffer.from(JSON.stringify(result(t.n))));
     },

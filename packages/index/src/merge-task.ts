@@ -203,12 +203,8 @@ export interface RunTaskOptions {
  * redelivery after a crash) writes the same files. @throws what writeLake and the store throw
  */
 export async function runMergeTask(store: ObjectStore, task: MergeTask, opts: RunTaskOptions): Promise<MergeTaskResult> {
-  await mkdir(opts.tmpDir, { recursive: true });
-  const db = await openDuck({ memoryLimit: opts.memoryLimit ?? '256MB', tempDir: join(opts.tmpDir, 'spill') });
-  const conn = await db.connect();
   // the task's inputs and the runs it folds or keeps: read in place from a directory store, else copied here
-  const inputs = openLocalInputs(store, opts.dataDir, join(opts.tmpDir, 'in'));
-  try {
+  return inTaskSession(store, opts, async ({ conn, inputs }) => {
     const own = [task.staged, task.rowLists, ...(task.stagedFrom ?? [])].filter((k): k is string => k !== null);
     await requireObjects(store, own, task.id);
     const ownPaths = new Map(own.map((k, i) => [k, i]));
@@ -234,11 +230,7 @@ export async function runMergeTask(store: ObjectStore, task: MergeTask, opts: Ru
     const runPaths = await inputs.fetch(runKeys);
     const old = (r: TaskRun): OldLakeFile => ({ key: r.key, rows: r.rows, fileId: r.fileId, datasetId: r.datasetId, prefix: r.prefix, path: runPaths[at.get(r.key)!]!, ...(r.stripText !== undefined && { stripText: r.stripText }) });
     const targets: LakeTarget[] = task.targets.map((t) => ({ datasetId: t.datasetId, prefix: t.prefix, key: t.key, fresh: t.fresh, old: t.old.map(old), keep: t.keep.map(old) }));
-    // lake files go to the store only while the task is there: a task of a merge that ended meanwhile writes nothing
-    const live = mergeTaskLayout.task(task.run, task.n);
-    const fenced = fencedStore(store, async () => {
-      if ((await store.head(live)) === null) throw new CcpError('CCP_ERR_MERGE_TASK_GONE', 'the merge this task belongs to has ended: its files are not written', { retryable: false, detail: { task: task.id } });
-    });
+    const fenced = taskFence(store, task);
     const { entries } = await writeLake(conn, fenced, {
       targets, columns: task.columns, rowGroupSize: task.rowGroupSize, compressionLevel: task.compressionLevel, parquetVersion: task.parquetVersion,
       tmpDir: opts.tmpDir, dropText: task.dropText, ...(task.facts !== null && { facts: task.facts }),
@@ -255,11 +247,42 @@ export async function runMergeTask(store: ObjectStore, task: MergeTask, opts: Ru
     const result: MergeTaskResult = { v: 1, id: task.id, entries, postings, facts, ...(search !== undefined && { search }) };
     await fenced.put(mergeTaskLayout.result(task.run, task.n), Buffer.from(JSON.stringify(result)));
     return result;
+  });
+}
+
+/** What a task runs in ({@link inTaskSession}): its own DuckDB connection, and its inputs as local files. */
+export interface TaskSession {
+  conn: DuckDBConnection;
+  inputs: LocalInputs;
+}
+
+/**
+ * Runs `fn` in a task's session: a DuckDB of its own (one thread, as the merge's; `memoryLimit`, spill in `tmpDir`) and
+ * its inputs, read in place from a directory store or copied under `tmpDir`. The database is closed and `tmpDir`
+ * removed after, whatever happens.
+ */
+export async function inTaskSession<T>(store: ObjectStore, opts: RunTaskOptions, fn: (s: TaskSession) => Promise<T>): Promise<T> {
+  await mkdir(opts.tmpDir, { recursive: true });
+  const db = await openDuck({ memoryLimit: opts.memoryLimit ?? '256MB', tempDir: join(opts.tmpDir, 'spill') });
+  const conn = await db.connect();
+  try {
+    return await fn({ conn, inputs: openLocalInputs(store, opts.dataDir, join(opts.tmpDir, 'in')) });
   } finally {
     conn.closeSync();
     db.closeSync();
     await rm(opts.tmpDir, { recursive: true, force: true });
   }
+}
+
+/**
+ * The store as a task may write to it: only while the task's `task.json` is there, so a task of a merge that ended
+ * meanwhile writes nothing (CCP_ERR_MERGE_TASK_GONE, not retryable).
+ */
+export function taskFence(store: ObjectStore, task: { run: string; n: number | string; id: string }): ObjectStore {
+  const live = mergeTaskLayout.task(task.run, task.n);
+  return fencedStore(store, async () => {
+    if ((await store.head(live)) === null) throw new CcpError('CCP_ERR_MERGE_TASK_GONE', 'the merge this task belongs to has ended: its files are not written', { retryable: false, detail: { task: task.id } });
+  });
 }
 
 /**
