@@ -1,8 +1,7 @@
-import { CcpError, layout, sortPartRows, type Batch, type ObjectStore, type RangeReader } from '@ccpipe/core';
+import { CcpError, layout, newLinkCache, sortPartRows, type Batch, type ObjectStore, type RangeReader } from '@ccpipe/core';
 import type { PartRow } from '@ccpipe/adapters';
 import { processRecord, type Extractor, type QualityOptions, type RecordFailure } from './process-record';
 import type { PageReader } from './page-pool';
-import { newLinkCache } from './outlink-targets';
 
 /** The ports one batch needs. */
 export interface BatchDeps {

@@ -8,8 +8,11 @@ import {
   canonicalizeUrl,
   textQuality,
   errorCode,
+  linkTargets,
+  newLinkCache,
   urlId,
   type BatchRecord,
+  type LinkCache,
   type Config,
   type Extracted,
   type LinkTargets,
@@ -20,7 +23,6 @@ import {
 import { checkRow, type PartQuality, type PartRow } from '@ccpipe/adapters';
 import { readPage, type PageFacts } from './read-page';
 import type { PageReader, PageResult } from './page-pool';
-import { newLinkCache, outlinkTargets, type LinkCache } from './outlink-targets';
 
 /** The quality step's settings: which filters run, and whether a dropped document is kept as a row (`dropped_by`). */
 export interface QualityOptions {
@@ -94,7 +96,7 @@ export async function processRecord(
     datasetId: number; reader: RangeReader; extract: Extractor; includeText: boolean; extractPages?: boolean; quality?: QualityOptions; signal?: AbortSignal;
     /** When set, a record's bytes go to an extraction thread whole (page-pool.ts) instead of being parsed and decoded here. */
     readPage?: PageReader;
-    /** Outlinks canonicalized by earlier records of the batch (outlink-targets.ts); default none shared. */
+    /** Outlinks canonicalized by earlier records of the batch (core LinkCache); default none shared. */
     links?: LinkCache;
   },
 ): Promise<{ row: PartRow | null; failure: RecordFailure | null; bytes: number; dropped?: string }> {
@@ -179,7 +181,7 @@ export async function processRecord(
     try {
       title = extracted.title;
       text = extracted.text;
-      links = outlinkTargets(canon.url, extracted.outlinks, ctx.links ?? newLinkCache());
+      links = linkTargets(canon.url, extracted.outlinks, ctx.links ?? newLinkCache());
       quality = extracted.quality ?? textQuality(extracted.text);
       const q = ctx.quality ?? NO_QUALITY_FILTERS;
       const verdict = applyQualityFilters({ ...quality.signals, text_language: quality.text_language, text_language_confidence: quality.text_language_confidence }, q.config);

@@ -1,9 +1,8 @@
-import { decodeHtml, extractDocument, linkTargets, readWarcRecord, canonicalizeUrl } from '@ccpipe/core';
+import { decodeHtml, extractDocument, linkTargets, newLinkCache, readWarcRecord, canonicalizeUrl } from '@ccpipe/core';
 import { devBatches, devReader } from '../../../tests/support/dev-batches';
 import { DEV_CRAWLS } from '../../../tests/support/corpus';
-import { newLinkCache, outlinkTargets } from './outlink-targets';
 
-describe('outlinkTargets', () => {
+describe("linkTargets with a batch's cache", () => {
   it("gives core linkTargets' answer for every page of a batch, with one cache across the batch", async () => {
     const batches = await devBatches(DEV_CRAWLS[0], { datasetId: 1, maxBlocks: 2 });
     const records = batches.flatMap((b) => b.records).slice(0, 40);
@@ -17,7 +16,7 @@ describe('outlinkTargets', () => {
       // quirks a page's links have: itself (another case, a fragment), repeats, links that do not canonicalize
       const quirky = [...outlinks, page.replace('://', '://WWW.').replace('WWW.www.', 'WWW.'), `${page}#top`, 'http://', 'mailto:a@b.example', outlinks[0] ?? page];
       links += quirky.length;
-      expect(outlinkTargets(page, quirky, cache)).toEqual(linkTargets(page, quirky));
+      expect(linkTargets(page, quirky, cache)).toEqual(linkTargets(page, quirky));
     }
     expect(links).toBeGreaterThan(records.length * 5);
     expect(cache.size).toBeLessThan(links); // pages of one batch share links
