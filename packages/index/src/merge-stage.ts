@@ -4,7 +4,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { CcpError, type ObjectStore } from '@ccpipe/core';
 import { appendTo, queryRows, sqlList, sqlString } from './duck';
 import { memoryLimitBytes, stagedColumns, stagedSelect } from './lake-write';
-import { copyToStore, inTaskSession, mergeTaskLayout, requireObjects, taskFence, type MergeTaskRunner, type RunTaskOptions, type StageOutput } from './merge-task';
+import { copyToStore, inTaskSession, tableExists, mergeTaskLayout, requireObjects, taskFence, type MergeTaskRunner, type RunTaskOptions, type StageOutput } from './merge-task';
 
 /**
  * Staging in merge tasks (docs/merge-tasks.md). A merge reads its new rows from the batches' parts once and deals them
@@ -75,7 +75,7 @@ export async function stageInTasks(conn: DuckDBConnection, store: ObjectStore, r
   try {
     const dom = mergeTaskLayout.stageDom(run);
     await copyToStore(conn, store, 'SELECT domain, domain64, prefix FROM dom', dom, dir, 'COMPRESSION zstd, COMPRESSION_LEVEL 1');
-    const strip = (await queryRows(conn, "SELECT count(*) AS n FROM duckdb_tables() WHERE table_name = 'strip_new'"))[0]!['n'] !== 0n;
+    const strip = await tableExists(conn, 'strip_new');
     // one row per changed new row: lost to a newer capture, given a substitute url_id, or its text dropped
     await conn.run(`CREATE OR REPLACE TEMP TABLE stage_fix AS
       SELECT _f, _r, bool_or(lose) AS lose, max(url_id) AS url_id, bool_or(drop_text) AS drop_text FROM (

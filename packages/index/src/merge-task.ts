@@ -182,7 +182,8 @@ export async function requireObjects(store: ObjectStore, keys: readonly string[]
   }
 }
 
-async function tableExists(conn: DuckDBConnection, name: string): Promise<boolean> {
+/** Whether temp table `name` exists on `conn`. */
+export async function tableExists(conn: DuckDBConnection, name: string): Promise<boolean> {
   const r = await conn.runAndReadAll(`SELECT count(*) FROM duckdb_tables() WHERE table_name = ${sqlString(name)}`);
   return Number(r.getRowsJS()[0]![0]) > 0;
 }

@@ -26,43 +26,11 @@ export function normalizeText(raw: string): string {
 }
 
 /**
- * The text under `root` with a line break at every block element boundary, normalised by
- * {@link normalizeText}. Skips script/style/template content. Iterative: safe on any depth.
+ * The text under `root` with a line break at every block element boundary, normalised as {@link normalizeText} does:
+ * the lines of {@link blockLines}. Skips script/style/template content. Iterative: safe on any depth.
  */
 export function blockText(root: DomNode): string {
-  const parts: string[] = [];
-  let node: DomNode | null = root.firstChild;
-  outer: while (node) {
-    // Open `node`; descend when it has children worth reading.
-    if (node.nodeType === TEXT_NODE || node.nodeType === CDATA_SECTION_NODE) {
-      // Source line breaks inside text are not paragraph breaks: only blocks make new lines.
-      parts.push((node.nodeValue ?? '').replace(/\s+/g, ' '));
-    } else if (node.nodeType === ELEMENT_NODE) {
-      const name = (node as DomElement).localName;
-      if (!SKIP.has(name)) {
-        if (BLOCK.has(name)) parts.push('\n');
-        const child: DomNode | null = node.firstChild;
-        if (child) {
-          node = child;
-          continue;
-        }
-        if (BLOCK.has(name)) parts.push('\n');
-      }
-    }
-    // Close `node` and its finished ancestors until one has a next sibling.
-    for (;;) {
-      const next: DomNode | null = node.nextSibling;
-      if (next) {
-        node = next;
-        continue outer;
-      }
-      const parent: DomNode | null = node.parentNode;
-      if (!parent || parent === root) break outer;
-      node = parent;
-      if (BLOCK.has((node as DomElement).localName)) parts.push('\n');
-    }
-  }
-  return normalizeText(parts.join(''));
+  return blockLines(root).map((l) => l.text).join('\n');
 }
 
 /** {@link TextLine.within}: the line has text inside a `<figure>` or `<figcaption>`. */
@@ -88,9 +56,10 @@ export interface TextLine {
 }
 
 /**
- * The lines of {@link blockText} (the same text: `blockLines(r).map((l) => l.text).join('\n') === blockText(r)`), each
- * with how much of it is link text and which of figure, nav, header or table cell it sits in. One walk, iterative:
- * safe on any depth. Pure.
+ * The lines of the text under `root`: a line break at every block element boundary (`textContent` glues
+ * `<p>a</p><p>b</p>` into "ab"), source line breaks inside text not breaks, script/style/template skipped, whitespace
+ * collapsed, lines trimmed, empty ones dropped — each with how much of it is link text and which of figure, nav,
+ * header or table cell it sits in. One walk, iterative: safe on any depth. Pure.
  */
 export function blockLines(root: DomNode): TextLine[] {
   const lines: TextLine[] = [];
