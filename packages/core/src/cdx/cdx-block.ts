@@ -62,8 +62,16 @@ export function parseCdxText(text: string): CdxBlockResult {
  * instead of becoming a record; lines the fast path does not take are all parsed (a gate never decides for a bad line).
  */
 export function parseCdxBytes(bytes: Buffer, gate?: CdxLineGate): CdxBlockResult {
+  return parseCdxScan(BlockLineScan.of(bytes), gate);
+}
+
+/**
+ * {@link parseCdxBytes} of the block a scan holds (`scan.bytes`); zipnum's parseCdxBlock hands it one inflated straight
+ * into the scan's memory. Not exported from the package.
+ */
+export function parseCdxScan(scan: BlockLineScan, gate?: CdxLineGate): CdxBlockResult {
   const out: CdxBlockResult = { records: [], errors: [], lines: 0 };
-  const scan = BlockLineScan.of(bytes);
+  const { bytes } = scan;
   const { records } = out;
   const at = scan.values.subarray(1);
   const dropped = gate === undefined ? [] : gate.reasons.map(() => 0);

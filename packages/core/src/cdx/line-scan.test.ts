@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { rng } from '../../../../tests/support/rng';
 import { CDX_FIELD_ORDER, parseCdxLine } from './cdx-line';
 import { BlockLineScan, usesWebAssembly } from './line-scan';
@@ -64,6 +65,23 @@ describe('BlockLineScan (the block fast path\'s WebAssembly line scan)', () => {
     const cut = REAL[0]!.slice(0, -2);
     expect(scanLines(Buffer.from(cut, 'latin1'))).toEqual([[0, cut.length, false]]);
     expect(scanLines(Buffer.from(`${cut}\n`, 'latin1'))).toEqual([[0, cut.length, false]]);
+  });
+
+  test('a gzip block inflated by BlockLineScan.inflate is read where it lands, in the module\'s memory: the same lines as a copy', () => {
+    const text = Buffer.from(`${REAL.join('\n')}\n`, 'latin1');
+    const want = scanLines(text);
+    for (const bytes of [text, text.subarray(0, 20000), text]) {
+      const scan = BlockLineScan.inflate(gzipSync(bytes))!;
+      // the module's memory: whole 64 KiB pages, the block at 1024 (else the inflated block was copied there)
+      expect([scan.bytes.byteOffset, scan.bytes.buffer.byteLength % 65536, scan.bytes.equals(bytes)]).toEqual([1024, 0, true]);
+      const got: Array<[number, number, boolean]> = [];
+      for (let s = 0; s < bytes.length; ) {
+        const r = scan.line(s);
+        got.push([s, r >> 1, (r & 1) === 1]);
+        s = (r >> 1) + 1;
+      }
+      expect(got).toEqual(want.filter(([s]) => s < bytes.length).map(([s, e, taken]) => (e < bytes.length ? [s, e, taken] : [s, bytes.length, false])));
+    }
   });
 
   test('line ends: empty lines, a last line without `\\n`, CRLF, lines of random bytes; without WebAssembly none is taken', () => {

@@ -1,4 +1,5 @@
 import { CDX_FIELD_ORDER } from './cdx-line';
+import { gunzipInto } from './gunzip-into';
 
 // The block fast path's line scan (cdx-block.ts), in WebAssembly. Real CC lines are ASCII, escape-free and in one
 // layout, and once the filter's gate spares making most records, finding where their values are is most of a block's
@@ -276,6 +277,13 @@ function instantiate(): LineExports | null {
 
 let wasm: LineExports | null | undefined;
 
+/** The module's memory for a block of `n` bytes, from {@link BASE} (grown when short: views of it made before are then empty). */
+function blockMemory(w: LineExports, n: number): Buffer {
+  const have = w.mem.buffer.byteLength;
+  if (have < BASE + n + PAD) w.mem.grow(Math.ceil((BASE + n + PAD - have) / PAGE));
+  return Buffer.from(w.mem.buffer, BASE, n);
+}
+
 /** Whether the WebAssembly scan is in use (false: every line takes the line parser). */
 export function usesWebAssembly(): boolean {
   if (wasm === undefined) wasm = instantiate();
@@ -283,29 +291,42 @@ export function usesWebAssembly(): boolean {
 }
 
 /**
- * The lines of one block for the fast path: the block is copied into the module's memory, which grows to the largest
- * block scanned (≈1.6 MB for CC's 3,000 lines) and stays. One at a time: a scan's answers are good until the next
- * scan is made. Not exported from the package.
+ * The lines of one block for the fast path: the block is in the module's memory (copied there, or inflated there by
+ * {@link BlockLineScan.inflate}), which grows to the largest block scanned (≈1.6 MB for CC's 3,000 lines) and stays.
+ * One at a time: a scan's answers, and the bytes of a block inflated into the memory, are good until the next scan is
+ * made. Not exported from the package.
  */
 export class BlockLineScan {
   /** `[0]`: the first space of the last line taken; `[1 + 2k]`, `[2 + 2k]`: see {@link CdxLineGate.drop}'s `at`. */
   readonly values: Int32Array;
 
-  private constructor(private readonly bytes: Uint8Array, private readonly wasm: LineExports | null) {
+  private constructor(readonly bytes: Buffer, private readonly wasm: LineExports | null) {
     this.values = wasm === null ? new Int32Array(1 + 2 * CDX_FIELD_ORDER.length) : new Int32Array(wasm.mem.buffer, SLOT, 1 + 2 * CDX_FIELD_ORDER.length);
   }
 
   /** @param useWasm false takes no line (tests: the line parser alone). */
-  static of(bytes: Uint8Array, useWasm = true): BlockLineScan {
+  static of(bytes: Buffer, useWasm = true): BlockLineScan {
     if (wasm === undefined) wasm = instantiate();
     if (!useWasm || wasm === null) return new BlockLineScan(bytes, null);
     const n = bytes.length;
-    const have = wasm.mem.buffer.byteLength;
-    if (have < BASE + n + PAD) wasm.mem.grow(Math.ceil((BASE + n + PAD - have) / PAGE));
-    const mem = new Uint8Array(wasm.mem.buffer, BASE, n + PAD);
-    mem.set(bytes);
-    mem.fill(0x0a, n);
+    if (bytes.buffer !== wasm.mem.buffer || bytes.byteOffset !== BASE) {
+      blockMemory(wasm, n).set(bytes);
+    }
+    new Uint8Array(wasm.mem.buffer, BASE + n, PAD).fill(0x0a);
     return new BlockLineScan(bytes, wasm);
+  }
+
+  /**
+   * The scan of a gzip block inflated straight into the module's memory ({@link gunzipInto}: no new Buffer for the block,
+   * no copy), or of its bytes copied there when they did not land there; null without WebAssembly (the caller inflates).
+   * {@link bytes} is then a view of the module's memory: good until the next scan.
+   * @throws the zlib error when `gz` is not gzip.
+   */
+  static inflate(gz: Uint8Array): BlockLineScan | null {
+    if (wasm === undefined) wasm = instantiate();
+    if (wasm === null) return null;
+    const w = wasm;
+    return BlockLineScan.of(gunzipInto(gz, (n) => blockMemory(w, n)));
   }
 
   /**

@@ -5,7 +5,7 @@ import { hasCode } from '../errors';
 import { formatCdxLine } from './cdx-format';
 import { parseCdxLine } from './cdx-line';
 import { clusterIdxKey, parseClusterIdx } from './cluster-idx';
-import { inflateCdxBlock, parseCdxBlock, writeZipNumShard } from './zipnum';
+import { inflateCdxBlock, parseCdxBlock, parseCdxBytes, writeZipNumShard } from './zipnum';
 
 const CORPUS = join(resolve(__dirname, '../../../..'), '../shared/corpus');
 const MIRROR = join(CORPUS, 'cc-mirror-dev');
@@ -82,6 +82,23 @@ describe('parseCdxBlock on cc-mirror-dev', () => {
     const cut = blocks[0]!.subarray(0, blocks[0]!.length - 30);
     expect(() => parseCdxBlock(cut)).toThrow(expect.objectContaining({ code: 'CCP_ERR_CDX_BLOCK' }));
     expect(() => inflateCdxBlock(Buffer.from('not gzip'))).toThrow(expect.objectContaining({ code: 'CCP_ERR_CDX_BLOCK' }));
+  });
+});
+
+describe('parseCdxBlock inflates into the line scan\'s memory', () => {
+  test('it answers as parseCdxBytes on gunzipSync\'s bytes: one and several members, large and small blocks in turn, bad lines', () => {
+    const plain = lines(readFileSync(join(CORPUS, 'cocrawler-cdx_toolkit/warc_by_cdx/cdx-00187'), 'utf8'));
+    const broken = plain.slice(0, 400).map((l, i) => (i % 37 === 5 ? l.replace('"length": "', '"length": "x') : i % 41 === 7 ? l.replace('"url": "', '"url": "é') : l));
+    const { blocks } = loadCrawl(CRAWLS[0]!);
+    const gzs = [
+      gzipSync(`${plain.join('\n')}\n`),
+      gzipSync(`${broken.join('\n')}\n`),
+      Buffer.concat([gzipSync(`${plain.slice(0, 700).join('\n')}\n`), gzipSync(`${broken.join('\n')}`)]),
+      blocks[0]!,
+      gzipSync(`${plain.join('\n')}\n`),
+      gzipSync(''),
+    ];
+    for (const gz of gzs) expect(parseCdxBlock(gz)).toEqual(parseCdxBytes(gunzipSync(gz)));
   });
 });
 

@@ -1,6 +1,8 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { FormatError } from '../errors';
-import { parseCdxBytes, type CdxBlockResult, type CdxLineGate } from './cdx-block';
+import { parseCdxScan, type CdxBlockResult, type CdxLineGate } from './cdx-block';
+import { gunzipChunkSize } from './gunzip-into';
+import { BlockLineScan } from './line-scan';
 import type { ClusterIdxEntry } from './cluster-idx';
 
 export { decodeCdxText, parseCdxBytes, parseCdxText, type CdxBlockResult, type CdxLineGate, type CdxLineProblem } from './cdx-block';
@@ -17,11 +19,14 @@ export const CDX_BLOCK_ERROR = 'CCP_ERR_CDX_BLOCK';
  */
 export function inflateCdxBlock(gzBytes: Uint8Array): Buffer {
   try {
-    return gunzipSync(gzBytes, { chunkSize: Math.min(1 << 20, Math.max(1 << 14, gzBytes.length * 10)) });
+    return gunzipSync(gzBytes, { chunkSize: gunzipChunkSize(gzBytes.length) });
   } catch (err) {
-    throw new FormatError(CDX_BLOCK_ERROR, 'CDX block does not inflate', { cause: err, detail: { bytes: gzBytes.length } });
+    throw blockError(err, gzBytes);
   }
 }
+
+const blockError = (err: unknown, gzBytes: Uint8Array): FormatError =>
+  new FormatError(CDX_BLOCK_ERROR, 'CDX block does not inflate', { cause: err, detail: { bytes: gzBytes.length } });
 
 /**
  * Inflates one ZipNum block and parses its lines (see {@link parseCdxText}); line numbers count from the
@@ -29,7 +34,14 @@ export function inflateCdxBlock(gzBytes: Uint8Array): Buffer {
  * @throws FormatError `CCP_ERR_CDX_BLOCK` only when the block itself does not inflate.
  */
 export function parseCdxBlock(gzBytes: Uint8Array, gate?: CdxLineGate): CdxBlockResult {
-  return parseCdxBytes(inflateCdxBlock(gzBytes), gate);
+  // inflated straight into the line scan's memory: no Buffer made for the block, no copy (gunzip-into.ts)
+  let scan: BlockLineScan | null;
+  try {
+    scan = BlockLineScan.inflate(gzBytes);
+  } catch (err) {
+    throw blockError(err, gzBytes);
+  }
+  return parseCdxScan(scan ?? BlockLineScan.of(inflateCdxBlock(gzBytes)), gate);
 }
 
 /** Options of {@link writeZipNumShard}. */
