@@ -8,7 +8,7 @@
 // compresses like a real one (≈8:1). Each block is one gzip member (writeZipNumShard, level 6), built at each run
 // and written to a temp file the processes read; nothing is copied into the repo.
 //
-// Sides, each pass a process of its own (no heap or JIT state carried over), alternated (A B C D, then D C B A, …):
+// Sides, each pass a process of its own (no heap or JIT state carried over), alternated (A B C D E, then E D C B A, …):
 //  A  inflate: inflateCdxBlock on each block (the library's inflate, faster than gunzipSync's defaults);
 //  B  batcher: the batcher's own per-block step, keptRecords (packages/batcher, both its modes call it: inflate,
 //     parse, targets, filter, copy into batch records; the filter's line gate drops most lines before their record is
@@ -16,8 +16,12 @@
 //     (compileFilter(filterSpecOf(loadConfig({}))) with registeredDomainOf: status 200, English);
 //  C  json: the obvious alternative to the scanner: inflate, decode, JSON.parse per line into the same record, the
 //     same filter and the same copy, in a plain loop;
-//  D  floor: inflate, the same line gate on value positions found before timing, the same records for the lines it
+//  D  floor: inflate (as B does, E), the same line gate on value positions found before timing, the same records for the lines it
 //     lets through, the same filter and copy: what the batcher's way must still spend with no scan at all (see below).
+//  E  inflate the batcher's way: each block inflated straight into the line scan's WebAssembly memory, as B's
+//     parseCdxBlock does (BlockLineScan.inflate, no Buffer made per block, no copy), and nothing else. A makes a new
+//     Buffer per block, and that allocation costs A more than the parse costs B (docs/cdx.md, Figures): B/E is what
+//     the parse, filter and copy cost over the same inflate.
 // An untimed check first makes sure C and D hand over exactly B's batch records.
 // In each process: one warm-up pass over the blocks, then `--reps` timed passes; CPU (user + system, every thread:
 // GC helpers count) and wall seconds of the timed passes only. Medians over `--rounds` rounds; the ratio is
@@ -134,9 +138,13 @@ const languagesAt = (t, vs, ve, s) => {
   return list.slice();
 };
 
+/** A block inflated as B's parseCdxBlock inflates it: into the line scan's memory (side E alone). */
+let lineScan;
+const inflateAsB = (block) => (lineScan ??= require('@ccpipe/core/dist/cdx/line-scan').BlockLineScan).inflate(block).bytes;
+
 /** Side D's records of one block from its value positions (see valuePositions): only the lines the gate keeps. */
 function recordsAt(core, block, r, gate, dropped) {
-  const bytes = core.inflateCdxBlock(block);
+  const bytes = inflateAsB(block);
   const records = [];
   const at = new Int32Array(ROW - 2);
   for (let o = 0, s = 0; o < r.length; o += ROW) {
@@ -166,6 +174,12 @@ function sideOf(side, blocks) {
   if (side === 'A') {
     return async () => {
       for (const b of blocks) core.inflateCdxBlock(b);
+      return [blocks.length * BLOCK_LINES, 0];
+    };
+  }
+  if (side === 'E') {
+    return async () => {
+      for (const b of blocks) inflateAsB(b);
       return [blocks.length * BLOCK_LINES, 0];
     };
   }
@@ -267,18 +281,18 @@ function main(o) {
 function report(o, distinct, blocks, input) {
   const gz = blocks.reduce((n, b) => n + b.length, 0);
   const raw = blocks.reduce((n, b) => n + gunzipSync(b).length, 0);
-  console.log(`cdx bench (#25): ${o.blocks} blocks of ${BLOCK_LINES} lines cut from ${distinct} real corpus lines repeated in sorted order, one gzip member each: ${(gz / 1e6).toFixed(2)} MB gz → ${(raw / 1e6).toFixed(2)} MB (${(raw / gz).toFixed(1)}:1, ${Math.round(gz / o.blocks / 1000)} KB a block); ${o.reps} timed passes per process after one warm-up; ${o.rounds} rounds of A B C D alternated; load average ${loadAvg()}`);
+  console.log(`cdx bench (#25): ${o.blocks} blocks of ${BLOCK_LINES} lines cut from ${distinct} real corpus lines repeated in sorted order, one gzip member each: ${(gz / 1e6).toFixed(2)} MB gz → ${(raw / 1e6).toFixed(2)} MB (${(raw / gz).toFixed(1)}:1, ${Math.round(gz / o.blocks / 1000)} KB a block); ${o.reps} timed passes per process after one warm-up; ${o.rounds} rounds of A B C D E alternated; load average ${loadAvg()}`);
   const run = childOf(__filename);
   const checked = run(['--child', 'check', ...input]);
   if (!checked.same.C || !checked.same.D) throw new Error(`C or D does not give the batcher's batch records: ${JSON.stringify(checked)}`);
-  const sides = ['A', 'B', 'C', 'D'];
-  const names = { A: 'A inflate only', B: 'B batcher: inflate+parse+filter+copy', C: 'C JSON.parse per line', D: 'D floor: positions known, gate' };
-  const runs = { A: [], B: [], C: [], D: [] };
+  const sides = ['A', 'B', 'C', 'D', 'E'];
+  const names = { A: 'A inflate only', B: 'B batcher: inflate+parse+filter+copy', C: 'C JSON.parse per line', D: 'D floor: positions known, gate', E: 'E inflate into the scan\'s memory' };
+  const runs = { A: [], B: [], C: [], D: [], E: [] };
   for (let round = 0; round < o.rounds; round++) {
     for (const side of round % 2 === 0 ? sides : [...sides].reverse()) {
       const r = run(['--child', side, '--reps', String(o.reps), ...input]);
       runs[side].push(r);
-      console.log(`round ${round + 1} ${side}: ${r.cpuS.toFixed(3)} CPU-s, ${r.wallS.toFixed(3)} s wall, ${(r.records / r.cpuS / 1e6).toFixed(2)} M rec/CPU-s, ${(r.records / r.wallS / 1e6).toFixed(2)} M rec/s wall${r.side !== 'A' ? `, kept ${r.kept}/${r.records}` : ''}; load ${r.load1.toFixed(2)}`);
+      console.log(`round ${round + 1} ${side}: ${r.cpuS.toFixed(3)} CPU-s, ${r.wallS.toFixed(3)} s wall, ${(r.records / r.cpuS / 1e6).toFixed(2)} M rec/CPU-s, ${(r.records / r.wallS / 1e6).toFixed(2)} M rec/s wall${r.side !== 'A' && r.side !== 'E' ? `, kept ${r.kept}/${r.records}` : ''}; load ${r.load1.toFixed(2)}`);
     }
   }
   const m = (side, f) => median(runs[side].map(f));
@@ -290,17 +304,18 @@ function report(o, distinct, blocks, input) {
   const keep = runs.B[0] ? runs.B[0].kept / runs.B[0].records : NaN;
   const ratio = (side) => `${(cpuRate(side) / cpuRate('A')).toFixed(2)} on CPU time, ${(wallRate(side) / wallRate('A')).toFixed(2)} on wall time`;
   // rounds run their sides back to back, so a round's own ratio shows how much the load moved the figures
-  const perRound = (side) => runs[side].map((r, i) => runs.A[i].cpuS / r.cpuS).sort((x, y) => x - y);
-  const spread = (side) => `${perRound(side)[0].toFixed(2)}–${perRound(side).at(-1).toFixed(2)}`;
+  const perRound = (side, base = 'A') => runs[side].map((r, i) => runs[base][i].cpuS / r.cpuS).sort((x, y) => x - y);
+  const spread = (side, base = 'A') => `${perRound(side, base)[0].toFixed(2)}–${perRound(side, base).at(-1).toFixed(2)}`;
   console.log(`ratio B/A (goal ≥ 0.7): ${ratio('B')} (rounds' own CPU ratios ${spread('B')}); the filter kept ${(100 * keep).toFixed(1)}% of the records`);
   console.log(`JSON.parse alternative C/A: ${ratio('C')}; floor D/A (no scan can do better: positions known, records only past the gate): ${ratio('D')} (rounds ${spread('D')})`);
+  console.log(`B over the same inflate, B/E: ${(cpuRate('B') / cpuRate('E')).toFixed(2)} on CPU time, ${(wallRate('B') / wallRate('E')).toFixed(2)} on wall time (rounds ${spread('B', 'E')}); E/A ${ratio('E')}`);
   console.log(`load average after: ${loadAvg()}`);
 }
 
 const argv = process.argv.slice(2);
 if (argv[0] === '--child') {
   const side = argv[1];
-  if (!['A', 'B', 'C', 'D', 'check'].includes(side)) throw new Error(`bad side ${side}`);
+  if (!['A', 'B', 'C', 'D', 'E', 'check'].includes(side)) throw new Error(`bad side ${side}`);
   const o = opts(argv.slice(2));
   (side === 'check' ? check(o) : child(side, o)).then((r) => console.log(JSON.stringify(r)), (err) => {
     console.error(err);
