@@ -1,5 +1,5 @@
 import { normalizePercent } from './percent';
-import { registeredDomainsOfHost } from './registered-domain';
+import { icannDomainOfHost, registeredDomainsOfHost } from './registered-domain';
 import { buildSurt } from './surt';
 import { UrlError } from './url-error';
 
@@ -93,4 +93,39 @@ export function canonicalizeUrl(raw: string, base?: string): CanonicalUrl {
   const url = query.length === 0 ? `${scheme}://${authority}${path}` : `${scheme}://${authority}${path}?${query}`;
   const { domain, privateDomain } = registeredDomainsOfHost(host);
   return { raw, url, scheme, host, port, path, query, domain, privateDomain, surt: buildSurt(base === undefined ? raw : u.href, host, port, pathname, search) };
+}
+
+/** A link as the link graph keeps it: its canonical URL and the registered domain it counts under. */
+export interface LinkTarget {
+  /** `canonicalizeUrl(raw).url`. */
+  url: string;
+  /** `canonicalizeUrl(raw).domain`, or its host when that is null (a public suffix). */
+  domain: string;
+}
+
+/**
+ * What a link target needs of `canonicalizeUrl(raw)`, the same answer, at less cost: the canonical URL and the
+ * ICANN registered domain (the host when there is none), without the SURT key, the private-section domain and the
+ * other parts, and `null` instead of an error object for a link that does not canonicalize (not http(s), not a URL).
+ * Outlinks are most of the URLs a worker canonicalizes (≈ 50 a page), and none of them needs a SURT. Pure; never
+ * throws; idempotent as canonicalizeUrl is.
+ */
+export function canonicalLinkTarget(raw: string): LinkTarget | null {
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    return null;
+  }
+  const proto = u.protocol;
+  if (proto !== 'http:' && proto !== 'https:') return null;
+  // as canonicalizeUrl: a trailing dot dropped (not from a host of only dots), the default port dropped
+  let host = u.hostname;
+  if (host.length > 1 && host.endsWith('.') && host.charCodeAt(host.length - 2) !== 46) host = host.slice(0, -1);
+  const port = u.port;
+  const path = canonicalPath(u.pathname);
+  const query = canonicalQuery(u.search);
+  const authority = port === '' ? host : `${host}:${Number(port)}`;
+  const base = `${proto}//${authority}${path}`;
+  return { url: query.length === 0 ? base : `${base}?${query}`, domain: icannDomainOfHost(host) ?? host };
 }

@@ -37,6 +37,17 @@ export function registeredDomainsOfHost(host: string): RegisteredDomains {
 }
 
 /**
+ * The ICANN registered domain of a canonical hostname: `registeredDomainsOfHost(host).domain` without the private
+ * section's lookup (one PSL walk instead of up to two), for callers that need only that (link targets, core
+ * `canonicalLinkTarget`). Pure; never throws.
+ */
+export function icannDomainOfHost(host: string): string | null {
+  if (isIpHost(host)) return host;
+  if (host.includes('..')) return null;
+  return getDomain(host, ICANN_OPTS);
+}
+
+/**
  * Normalises a bare host the way the WHATWG parser would for the common cases: lower-case, IDNA to
  * punycode, trailing dot dropped, `:port` dropped, a bare IPv6 address bracketed. Returns '' when the
  * host is not valid.
