@@ -11,7 +11,7 @@ import type { VersionBase, VersionWriter } from './version-files';
 
 /** What the merge hands {@link writeDerived} once the new version's lake files and index are written. */
 export interface DerivedInput {
-  /** The merge's connection: table `strip_old` (the content-versions policy) is read from it. */
+  /** A connection of the merge's database for these structures alone (the merge builds its domain index meanwhile on its own). */
   conn: DuckDBConnection;
   /** The merge's database: the search shards read lake files on connections of their own. */
   db: DuckDBInstance;
@@ -31,8 +31,8 @@ export interface DerivedInput {
   inputs: LocalInputs;
   tmp: string;
   lakeCols: readonly string[];
-  /** Previous lake files (ids as strip_old names them) some of whose rows the content-versions policy took the text of. */
-  stripFiles: ReadonlyMap<number, number>;
+  /** Kept lake files some of whose rows lost their text to the content-versions policy, with those rows ({@link stripRowsOf}). */
+  strip: ReadonlyMap<string, number[]>;
   orderings: boolean;
   links: boolean;
   /** Whether the version has search shards (search on, a lake with the columns they read: {@link SEARCH_LAKE_COLUMNS}). */
@@ -85,17 +85,10 @@ export async function writeDerived(d: DerivedInput): Promise<number> {
   }
   if (d.search) {
     // each new lake file gets its search shard; a kept file whose rows lost their text to the content-versions policy
-    // without a rewrite gets its shard again without them (readers hide that text: the search must not find it).
-    // Read now, before the link graph may be using the connection.
-    const strip = new Map<string, number[]>();
-    for (const id of d.stripFiles.keys()) {
-      const f = prev!.files[-id - 1]!;
-      if (d.replaced.has(f.key)) continue;
-      strip.set(f.key, (await queryRows(conn, `SELECT _r FROM strip_old WHERE _f = ${id}`)).map((r) => Number(r['_r'])));
-    }
+    // without a rewrite gets its shard again without them (readers hide that text: the search must not find it)
     phases.push(['search', async () => {
       const shards = await writeSearchShards(() => d.db.connect(), store, {
-        version, files, previous: prev === null ? [] : await readSearchShards(store, prev.toc.version, prev.toc), built: d.builtSearch ?? [], rebuild: strip,
+        version, files, previous: prev === null ? [] : await readSearchShards(store, prev.toc.version, prev.toc), built: d.builtSearch ?? [], rebuild: d.strip,
         languages: lakeCols.includes('languages'), ...paths, tmpDir: tmp,
       });
       await out.put(SEARCH_FILE, jsonBytes(shards));
@@ -106,9 +99,28 @@ export async function writeDerived(d: DerivedInput): Promise<number> {
   return Date.now() - t0;
 }
 
-/** Waits for every promise to settle, then rejects with the first rejection (none is left running unobserved). */
-async function settleAll(work: readonly Promise<void>[]): Promise<void> {
+/**
+ * The rows of kept lake files (by key) whose text the content-versions policy took: their search shards are built again
+ * without them. Read from table `strip_old` of the merge's connection `conn` (temp tables are a connection's own);
+ * empty without search.
+ */
+export async function stripRowsOf(
+  conn: DuckDBConnection, prev: VersionBase | null, stripFiles: ReadonlyMap<number, number>, replaced: ReadonlySet<string>, search: boolean,
+): Promise<Map<string, number[]>> {
+  const strip = new Map<string, number[]>();
+  if (!search) return strip;
+  for (const id of stripFiles.keys()) {
+    const f = prev!.files[-id - 1]!;
+    if (replaced.has(f.key)) continue;
+    strip.set(f.key, (await queryRows(conn, `SELECT _r FROM strip_old WHERE _f = ${id}`)).map((r) => Number(r['_r'])));
+  }
+  return strip;
+}
+
+/** Waits for every promise to settle, then gives their values, or rejects with the first rejection (none is left running unobserved). */
+export async function settleAll<T extends readonly unknown[]>(work: readonly [...{ [K in keyof T]: Promise<T[K]> }]): Promise<T> {
   const settled = await Promise.allSettled(work);
   const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failed) throw failed.reason;
+  return settled.map((r) => (r as PromiseFulfilledResult<unknown>).value) as unknown as T;
 }

@@ -25,7 +25,7 @@ import { MergeCache, type CachedObject } from './merge-cache';
 import { acquireMergeLease, type MergeLease } from './merge-lease';
 import { openStageRoot } from './stage-root';
 import { assignPositions } from './orderings';
-import { writeDerived } from './merge-derived';
+import { settleAll, stripRowsOf, writeDerived } from './merge-derived';
 import { SEARCH_LAKE_COLUMNS, type SearchShardEntry } from './search-index';
 import { TOP_DOMAINS_FILE, TopDomains } from './top-domains';
 import { lakeFileId, markTextVersions } from './text-versions';
@@ -123,7 +123,9 @@ export interface MergeOptions {
   onStaleTemp?: (dir: string) => void;
   /**
    * Called after each phase with its wall time (metrics, benchmarks). `domains` stages the new rows (a distributed merge:
-   * their keys); `stage` is de-duplication, the plan, and a distributed merge's stage tasks (merge-stage.ts).
+   * their keys); `stage` is de-duplication, the plan, and a distributed merge's stage tasks (merge-stage.ts). `index`
+   * is the domain index and every file of the version; `orderings`, `links` and `search` are built beside the domain
+   * index, so their times are inside `index`'s, and reported as well.
    */
   onPhase?: (phase: 'load' | 'read' | 'domains' | 'collisions' | 'stage' | 'lake' | 'index' | 'orderings' | 'links' | 'search' | 'publish', ms: number) => void;
   /**
@@ -520,6 +522,8 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
   let db: DuckDBInstance | null = null;
   let opened: DuckDBConnection | null = null;
   let side: DuckDBConnection | null = null;
+  /** The connection the derived structures are built on, beside the index build. */
+  let derivedConn: DuckDBConnection | null = null;
   /** The merge cache, when one is configured and the store is not read in place. */
   let cache: MergeCache | undefined;
   /** The merge-task run of this merge (`<version>.<nonce>`, as decodeMergeTask checks): its folder goes when it ends. */
@@ -820,7 +824,18 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
     // each file written gets its positions (orderings.ts); a dataset of files from before positions gets them all anew
     const keptFiles = (prev?.files ?? []).filter((f) => !replaced.has(f.key)).map((f) => ({ ...f }));
     const renumbered = assignPositions(prev?.files ?? [], keptFiles, newFiles);
-    const built = await buildIndex(conn, prev, prevIndex?.index ?? null, replaced, keptFiles, newFiles, writeShard, facts, opts.indexShards);
+    // the new version's lake files in files.json order (by key)
+    const files = [...keptFiles, ...newFiles].sort((a, b) => (a.key < b.key ? -1 : 1));
+    // The secondary orderings, the link graph and the search shards (merge-derived.ts) are built beside the domain
+    // index, on a connection of their own: they read the lake files, the index build streams `conn` in JS — two
+    // cores where one waited for the other.
+    derivedConn = await db!.connect();
+    const derived = writeDerived({
+      conn: derivedConn, db: db!, store, out, version, files, prev, newFiles, replaced, renumbered, listed, inputs, tmp, lakeCols, builtSearch,
+      strip: await stripRowsOf(conn, prev, stripFiles, replaced, withSearch),
+      orderings: opts.orderings !== false, links: opts.links !== false, search: withSearch, ...(opts.onPhase && { onPhase: opts.onPhase }),
+    });
+    const [built] = await settleAll([buildIndex(conn, prev, prevIndex?.index ?? null, replaced, files, newFiles, writeShard, facts, opts.indexShards), derived]);
     if (prevIndex !== null) await inputs.release(prevIndex.keys);
     for (const k of prevIndex?.keys ?? []) {
       const e = listed.get(k);
@@ -832,11 +847,6 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
       rewrittenFiles: newFiles.length, collisions: Object.keys(collisions).length, partitionBits: bits, ...(textVersions !== undefined && { textVersions }), lakeColumns: columnSet, lakeColumnList: [...lakeCols], ...nextInboxState(prev?.status, scan, withoutEntry, scanAt), datasets: built.datasets,
       ...(await ingestTotalsOf(store, prev?.status ?? null, merged, markers).then((ingested) => ({ ingested }), () => ({}))), mergeMs: Date.now() - t0,
     };
-    // the secondary orderings, the link graph and the search shards of the new version (merge-derived.ts)
-    tp += await writeDerived({
-      conn, db: db!, store, out, version, files: built.files, prev, newFiles, replaced, renumbered, listed, inputs, tmp, lakeCols, stripFiles, builtSearch,
-      orderings: opts.orderings !== false, links: opts.links !== false, search: withSearch, ...(opts.onPhase && { onPhase: opts.onPhase }),
-    });
     if (shardNo !== built.shardSizes.length) throw new IndexFormatError('CCP_ERR_INDEX_FORMAT', 'index shards written differ from the shards built', { written: shardNo, built: built.shardSizes.length });
     await out.put(SHARD_TABLE, jsonBytes({ v: 1, shards: built.shardSizes.map((domains) => ({ domains })) }));
     await out.put('files.json', jsonBytes(built.files));
@@ -872,6 +882,7 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
     if (cache && damaged) await cache.retain([]).catch(() => 0);
     throw err;
   } finally {
+    derivedConn?.closeSync();
     side?.closeSync();
     opened?.closeSync();
     db?.closeSync();
@@ -899,10 +910,9 @@ async function deletePrefix(store: ObjectStore, prefix: string): Promise<void> {
  * @throws IndexFormatError when a domain's key differs between the previous version and the new runs
  */
 async function buildIndex(
-  conn: DuckDBConnection, prev: VersionBase | null, dict: OnDemandDomainIndex | null, replaced: ReadonlySet<string>, keptFiles: readonly LakeFileEntry[],
+  conn: DuckDBConnection, prev: VersionBase | null, dict: OnDemandDomainIndex | null, replaced: ReadonlySet<string>, files: readonly LakeFileEntry[],
   newFiles: readonly LakeFileEntry[], writeShard: (b: ShardBuild) => Promise<void>, facts: boolean, limits?: ShardLimits,
 ) {
-  const files = [...keptFiles, ...newFiles].sort((a, b) => (a.key < b.key ? -1 : 1));
   const fileIdx = new Map(files.map((f, i) => [f.key, i]));
   const w = new IndexWriter((ids) => new RoaringBitmap32(ids).serialize('portable'), limits, { facts });
   const ds = new Map<number, { urlCount: number; domainCount: number }>();

@@ -260,7 +260,10 @@ export class VersionWriter {
 
   /** Writes version.json; returns its CRC32 for the manifest. */
   async finish(parent: string | null, createdAt: string): Promise<number> {
-    const tocBytes = jsonBytes({ v: 1, version: this.version, parent, createdAt, files: this.files } satisfies VersionToc);
+    // by name: files are put from work that runs side by side (the index build, the derived structures), and the same
+    // version must read the same whatever finished first
+    const files = Object.fromEntries(Object.entries(this.files).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+    const tocBytes = jsonBytes({ v: 1, version: this.version, parent, createdAt, files } satisfies VersionToc);
     await this.store.put(indexLayout.toc(this.version), tocBytes);
     return crcOf(tocBytes);
   }
