@@ -20,7 +20,9 @@
 // everything else besides. Rounds alternate A/B order; medians are reported, never a best-of, with the load average.
 // Goal (#25): A ≥ 0.9 of B per CPU-second.
 //
-//   node bench/ingest.bench.js [--rounds 5] [--copies 2] [--batch-size 500] [--threads N] [--worker-flags '…'] [--floor] [--no-batcher]
+//   node bench/ingest.bench.js [--rounds 5] [--copies 2] [--batch-size 500] [--threads N] [--worker-flags '…'] [--floor] [--no-batcher] [--also BIN]
+//   --also BIN: also, each round right after A, the worker of another build (BIN: its packages/cli/bin/ccpipe.js, e.g. a
+//   copy of the tree with a change not made here), as A2 with its own A2/B: two builds compared on the same rounds' load
 //   --floor: also, each round, the worker with --extract false and B's process with no page, for the best A/B any
 //   worker around this extraction could reach (everything but decoding and extraction is still done)
 //   node bench/ingest.bench.js --prepare DIR     only the inputs (batches.json, pages.bin)
@@ -224,7 +226,7 @@ function measured(args, onLine, env = {}) {
 }
 
 /** One round of side A: a fresh store and queue, every batch published, then the worker process until all are done. */
-async function roundWorker(input, mirror, copies, threads, flags = extraWorkerFlags) {
+async function roundWorker(input, mirror, copies, threads, flags = extraWorkerFlags, bin = CCPIPE_BIN) {
   const core = require('@ccpipe/core');
   const { AmqpBatchPublisher, AmqpConnection, declareTopology, deleteTopology, topologyNames, FsObjectStore } = require('@ccpipe/adapters');
   const data = mkdtempSync(join(tmpdir(), 'ccpipe-bench-ingest-'));
@@ -259,7 +261,7 @@ async function roundWorker(input, mirror, copies, threads, flags = extraWorkerFl
     let threadsCpu = null;
     let rows = 0;
     let failed = 0;
-    const workerArgs = [CCPIPE_BIN, 'worker', '--data', data, '--base-url', mirror.url, '--queue-prefix', prefix, '--metrics-port', '0'];
+    const workerArgs = [bin, 'worker', '--data', data, '--base-url', mirror.url, '--queue-prefix', prefix, '--metrics-port', '0'];
     if (threads !== null) workerArgs.push('--extract-threads', String(threads));
     workerArgs.push(...flags);
     const u = await measured(workerArgs, (line, markDone, child) => {
@@ -388,6 +390,11 @@ async function main() {
       r.cpu -= out.inputCpu;
       return r;
     };
+    const also = arg('--also', null);
+    const a2 = [];
+    const runA2 = async () => {
+      if (also !== null) a2.push(await roundWorker(input, mirror, copies, threadsArg === null ? null : threads, extraWorkerFlags, also));
+    };
     const runB = async () => {
       const r = await extractOnlyRun(copies);
       b.push(r);
@@ -404,13 +411,14 @@ async function main() {
     };
     for (let r = 0; r < rounds; r++) {
       // alternate the order each round so neither side always runs on a warmer or cooler machine
-      const order = r % 2 === 0 ? [runA, runB] : [runB, runA];
+      const order = r % 2 === 0 ? [runA, runA2, runB] : [runB, runA, runA2];
       if (floor) order.push(runFloor);
       for (const f of order) await f();
       const ra = a[a.length - 1];
       const rb = b[b.length - 1];
       console.log(
-        `round ${r + 1}: A worker cpu ${ra.cpu.toFixed(2)} s (threads ${threadList(ra.threads)}) wall ${ra.wall.toFixed(2)} s (${ra.rows} rows, ${ra.failed} failed) | B extraction cpu ${rb.cpu.toFixed(2)} s (threads ${threadList(rb.threads)}; input read ${rb.inputCpu.toFixed(2)} left out) wall ${rb.wall.toFixed(2)} s | A/B per CPU-s ${(rb.cpu / ra.cpu).toFixed(3)}, wall ${(rb.wall / ra.wall).toFixed(3)}  [load ${loadAvg()}]`,
+        `round ${r + 1}: A worker cpu ${ra.cpu.toFixed(2)} s (threads ${threadList(ra.threads)}) wall ${ra.wall.toFixed(2)} s (${ra.rows} rows, ${ra.failed} failed) | ${
+          also === null ? '' : `A2 cpu ${a2[a2.length - 1].cpu.toFixed(2)} s (threads ${threadList(a2[a2.length - 1].threads)}), A2/B ${(rb.cpu / a2[a2.length - 1].cpu).toFixed(3)} | `}B extraction cpu ${rb.cpu.toFixed(2)} s (threads ${threadList(rb.threads)}; input read ${rb.inputCpu.toFixed(2)} left out) wall ${rb.wall.toFixed(2)} s | A/B per CPU-s ${(rb.cpu / ra.cpu).toFixed(3)}, wall ${(rb.wall / ra.wall).toFixed(3)}  [load ${loadAvg()}]`,
       );
     }
     const m = (xs, f) => median(xs.map(f));
@@ -422,6 +430,11 @@ async function main() {
     console.log(`  A worker      cpu ${aCpu.toFixed(2)} s (user ${m(a, (x) => x.user).toFixed(2)}, sys ${m(a, (x) => x.sys).toFixed(2)}; main thread ${m(a, (x) => x.threads?.main ?? NaN).toFixed(2)})  wall ${aWall.toFixed(2)} s  ${(docs / aCpu).toFixed(1)} docs/CPU-s  ${(docs / aWall).toFixed(1)} docs/s  max RSS ${Math.round(m(a, (x) => x.maxRssKiB) / 1024)} MiB`);
     console.log(`  B extraction  cpu ${bCpu.toFixed(2)} s (user ${m(b, (x) => x.user).toFixed(2)}, sys ${m(b, (x) => x.sys).toFixed(2)}; main thread ${m(b, (x) => x.threads?.main ?? NaN).toFixed(2)})  wall ${bWall.toFixed(2)} s  ${(docs / bCpu).toFixed(1)} docs/CPU-s  ${(docs / bWall).toFixed(1)} docs/s  max RSS ${Math.round(m(b, (x) => x.maxRssKiB) / 1024)} MiB`);
     console.log(`  A/B per CPU-s: median of rounds ${m(a.map((x, i) => b[i].cpu / x.cpu), (x) => x).toFixed(3)}, of medians ${(bCpu / aCpu).toFixed(3)} (goal ≥ 0.9); A/B wall: ${(bWall / aWall).toFixed(3)}`);
+    if (also !== null) {
+      const a2Cpu = m(a2, (x) => x.cpu);
+      console.log(`  A2 ${also}  cpu ${a2Cpu.toFixed(2)} s (main thread ${m(a2, (x) => x.threads?.main ?? NaN).toFixed(2)})  wall ${m(a2, (x) => x.wall).toFixed(2)} s  ${(docs / a2Cpu).toFixed(1)} docs/CPU-s`);
+      console.log(`  A2/B per CPU-s: median of rounds ${m(a2.map((x, i) => b[i].cpu / x.cpu), (x) => x).toFixed(3)}, of medians ${(bCpu / a2Cpu).toFixed(3)}; A CPU / A2 CPU (median of rounds) ${m(a2.map((x, i) => a[i].cpu / x.cpu), (x) => x).toFixed(3)}`);
+    }
     const last = a[a.length - 1];
     const noText = extraWorkerFlags.join(' ').includes('--include-text false');
     console.log(`  parquet: ${(last.partBytes / last.rows).toFixed(0)} B/capture ${noText ? 'without' : 'with'} text (${last.rows} rows in ${last.batches} parts)`);
