@@ -72,4 +72,35 @@ describe('queueTaskRunner (the coordinator of merge --distribute)', () => {
     expect(err).toMatchObject({ code: 'CCP_ERR_MERGE_TASK', detail: { task: `${RUN}/0`, code: 'CCP_ERR_MERGE_TASK_INPUT' } });
     feed2.close();
   });
+
+  it('lists the results folder while it waits, the whole run only now and then, and still finds a result where older merge-workers wrote it', async () => {
+    const store = new MemoryObjectStore();
+    // a run's inputs: what a listing of the whole run would walk at every round
+    for (let n = 0; n < 20; n++) await store.put(`merge-tasks/${RUN}/${n}/staged-0-0.parquet`, Buffer.from('x'));
+    const listed: string[] = [];
+    const list = store.list.bind(store);
+    store.list = (prefix: string) => {
+      listed.push(prefix);
+      return list(prefix);
+    };
+    const feed = new Channel<MergeTask>();
+    const running = queueTaskRunner({
+      store, pollMs: 1,
+      // a merge-worker from before the results folder answers beside the task
+      publisher: () => ({
+        publish: async (t) => {
+          setTimeout(() => void store.put(mergeTaskLayout.resultBefore34(t.run, t.n), Buffer.from(JSON.stringify(result(t.n as number)))), 60);
+        },
+        close: async () => undefined,
+      }),
+    }).run(feed);
+    feed.push(task(0));
+    feed.close();
+    const got = await running;
+    expect(got.map((r) => r.id)).toEqual([`${RUN}/0`]);
+    const whole = listed.filter((p) => p === mergeTaskLayout.prefix(RUN)).length;
+    expect(listed.filter((p) => p === mergeTaskLayout.results(RUN)).length).toBeGreaterThan(10);
+    expect(whole).toBeGreaterThanOrEqual(1);
+    expect(whole).toBeLessThanOrEqual(listed.length / 10);
+  });
 });

@@ -97,9 +97,17 @@ export const mergeTaskLayout = {
   rowLists: (run: string, n: number): string => `merge-tasks/${run}/${n}/rows.parquet`,
   postings: (run: string, n: number): string => `merge-tasks/${run}/${n}/postings.parquet`,
   facts: (run: string, n: number): string => `merge-tasks/${run}/${n}/facts.parquet`,
-  result: (run: string, n: number | string): string => `merge-tasks/${run}/${n}/result.json`,
+  /**
+   * Results and errors have a folder of their own, which the coordinator lists while it waits: a short listing, however
+   * many inputs the run's task folders hold (stage tasks × lake tasks files).
+   */
+  results: (run: string): string => `merge-tasks/${run}/results/`,
+  result: (run: string, n: number | string): string => `merge-tasks/${run}/results/${n}.json`,
   /** What a merge-worker writes when the task cannot be done (then dead-lettered): the coordinator fails the merge. */
-  error: (run: string, n: number | string): string => `merge-tasks/${run}/${n}/error.json`,
+  error: (run: string, n: number | string): string => `merge-tasks/${run}/results/${n}.error.json`,
+  /** Where merge-workers before stop 34 write a result and an error (the coordinator still looks there, less often). */
+  resultBefore34: (run: string, n: number | string): string => `merge-tasks/${run}/${n}/result.json`,
+  errorBefore34: (run: string, n: number | string): string => `merge-tasks/${run}/${n}/error.json`,
   /** The stage tasks' inputs: the merge's domain table, and the new rows the coordinator changed. */
   stageDom: (run: string): string => `merge-tasks/${run}/stage/dom.parquet`,
   stageFix: (run: string): string => `merge-tasks/${run}/stage/fix.parquet`,

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RoaringBitmap32 } from 'roaring';
 import { Channel, CcpError, domain64FromInt64, domain64ToInt64, errorCode, foreignBatchReason, layout, parseDatasetRegistry, type DatasetRegistry, type ObjectStore } from '@ccpipe/core';
@@ -99,6 +99,13 @@ export interface MergeOptions {
    * partition is sorted on its own, so memory does not depend on it.
    */
   passRows?: number;
+  /**
+   * DuckDB threads of a distributed merge's coordinator while it works on the new rows' keys alone — reading them from
+   * the parts, the collision check, de-duplication, the content-versions policy and the plan — where nothing it writes
+   * depends on the order of rows (it is one thread elsewhere: COPY keeps ROW_GROUP_SIZE and row order only so). Those
+   * phases run while the merge-workers wait for their tasks. Default: the machine's cores.
+   */
+  keyThreads?: number;
   /**
    * Directory under which the merge makes its temp dir (DuckDB spill, staged inputs of a remote store, files before
    * upload); default the OS temp dir (`TMPDIR`). Deleted when the merge ends, whatever the outcome; one a killed merge left
@@ -578,6 +585,8 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
     let stripFiles = new Map<number, number>();
     // A distributed merge stages only the new rows' keys here; its stage tasks read the rows (merge-stage.ts).
     const stageKeysOnly = taskRun !== null;
+    const keyThreads = opts.keyThreads ?? availableParallelism();
+    if (!Number.isInteger(keyThreads) || keyThreads < 1) throw new CcpError('CCP_ERR_CONFIG', 'keyThreads must be an integer ≥ 1', { detail: { keyThreads } });
     /** The merge's parts (store key, local path) in the order that numbers them (`_f`), and their columns' SQL types. */
     let partList: { key: string; path: string }[] = [];
     let partTypes: Record<string, string> = {};
@@ -618,6 +627,7 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
       // each domain's partition, computed here once per domain (in the staging join it would be once per row)
       await conn.run(`CREATE OR REPLACE TEMP TABLE dom AS SELECT domain, domain64, ${partitionSql('domain64', ids.layout, bits)} AS prefix FROM dom`);
       phase('read');
+      if (stageKeysOnly) await conn.run(`SET GLOBAL threads = ${keyThreads}`);
       // The new rows are read from their parts once, into `staged` in partition order; a distributed merge stages
       // their keys only, and its stage tasks read the rows.
       const newRows = `SELECT r.* EXCLUDE (file_row_number), (r.file_index + 1)::INTEGER AS _f, r.file_row_number AS _r, dom.domain64, dom.prefix FROM ${partsSql} r JOIN dom USING (domain)`;
@@ -661,6 +671,7 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
         const fold = runsToFold(runs.map((r) => r.rows), a.rows, runs.flatMap((r, i) => (losing.has(r.fileId) ? [i] : [])), maxRuns);
         return { a, fold: runs.filter((_, i) => fold.has(i)), keep: runs.filter((_, i) => !fold.has(i)) };
       }).filter((p) => p.a.rows > 0 || p.fold.length > 0);
+      if (stageKeysOnly) await conn.run('SET GLOBAL threads = 1');
     } else {
       // nothing staged: the folds below skip no old row
       await conn.run('CREATE TEMP TABLE lose_old (_f INTEGER, _r BIGINT)');
