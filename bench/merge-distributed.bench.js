@@ -33,7 +33,16 @@ async function coordinate(dir, prefix, passRows, search) {
   const { distributedTaskRunner } = require('../packages/cli/dist/commands/merge-worker');
   const store = new FsObjectStore({ root: dir });
   const phases = {};
-  const opts = { store, dataDir: dir, rowGroupSize: 8192, keepVersions: 2, graceMs: 0, passRows: Number(passRows), search: search !== 'false', onPhase: (name, ms) => (phases[name] = (phases[name] ?? 0) + ms / 1000) };
+  const phaseCpu = {};
+  let cpuAt = process.cpuUsage();
+  // each phase's wall time (the merge's own report) and the coordinator's CPU seconds since the previous report
+  const onPhase = (name, ms) => {
+    phases[name] = (phases[name] ?? 0) + ms / 1000;
+    const c = process.cpuUsage(cpuAt);
+    cpuAt = process.cpuUsage();
+    phaseCpu[name] = (phaseCpu[name] ?? 0) + (c.user + c.system) / 1e6;
+  };
+  const opts = { store, dataDir: dir, rowGroupSize: 8192, keepVersions: 2, graceMs: 0, passRows: Number(passRows), search: search !== 'false', onPhase };
   if (prefix !== '-') {
     const config = loadConfig({}, { rabbitmqUrl: RABBITMQ, queuePrefix: prefix, logLevel: 'silent' });
     opts.tasks = distributedTaskRunner(config, store, createLogger({ service: 'bench', level: 'silent' }));
@@ -42,7 +51,7 @@ async function coordinate(dir, prefix, passRows, search) {
   const t0 = process.hrtime.bigint();
   const r = await runMerge(opts);
   const cpu = process.cpuUsage(cpu0);
-  console.log(JSON.stringify({ wall: Number(process.hrtime.bigint() - t0) / 1e9, cpu: (cpu.user + cpu.system) / 1e6, rowsIn: r.rowsIn, files: r.rewrittenFiles, phases }));
+  console.log(JSON.stringify({ wall: Number(process.hrtime.bigint() - t0) / 1e9, cpu: (cpu.user + cpu.system) / 1e6, rowsIn: r.rowsIn, files: r.rewrittenFiles, phases, phaseCpu }));
 }
 
 function startWorkers(n, dir, prefix) {
@@ -101,6 +110,8 @@ async function mainParent() {
     const names = [...new Set(kinds.flatMap((k) => got[k].flatMap((x) => Object.keys(x.phases))))];
     console.log(`  coordinator's phases, median wall seconds: ${names.join(', ')}`);
     for (const k of kinds) console.log(`  ${k.padEnd(7)} ${names.map((n) => m(k, (x) => x.phases[n] ?? 0).toFixed(2)).join('  ')}`);
+    console.log(`  the coordinator's CPU seconds in each phase (median; orderings, links and search run inside index):`);
+    for (const k of kinds) console.log(`  ${k.padEnd(7)} ${names.map((n) => m(k, (x) => x.phaseCpu?.[n] ?? 0).toFixed(2)).join('  ')}`);
     console.log(`dist-2 / dist-1 wall: ${(m('dist-2', (x) => x.wall) / m('dist-1', (x) => x.wall)).toFixed(3)}  (goal ≤ 0.6)`);
     console.log(`dist-1 CPU / single CPU: ${(m('dist-1', (x) => x.cpu) / m('single', (x) => x.cpu)).toFixed(3)}  (goal ≤ 1.1)`);
     console.log(`load after: ${loadAvg()}`);
