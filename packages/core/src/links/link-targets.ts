@@ -1,4 +1,4 @@
-import { canonicalizeUrl } from '../url';
+import { canonicalLinkTarget } from '../url';
 
 /** A page's outlinks as the link graph keeps them: canonical URLs and, in step, their registered domains. */
 export interface LinkTargets {
@@ -28,21 +28,12 @@ export function newLinkCache(): LinkCache {
   return new Map();
 }
 
-function canonicalLink(link: string): CanonicalLink {
-  try {
-    const c = canonicalizeUrl(link);
-    return { url: c.url, domain: c.domain ?? c.host };
-  } catch {
-    return null;
-  }
-}
-
 /**
  * The link graph's view of a page's outlinks (docs/links.md): each link canonicalized as the URL index canonicalizes
  * its rows, so an inlink of a URL is counted under the same key as the URL's own row; links to the page itself
  * (after canonicalization: `#top`, an empty href, a differently-cased host) dropped; duplicates counted once.
  * `pageUrl` must already be canonical. With `cache`, each distinct link is canonicalized once across the calls that
- * share it (the same answer: canonicalizeUrl is pure). Never throws.
+ * share it (the same answer: canonicalization is pure). Never throws.
  */
 export function linkTargets(pageUrl: string, outlinks: readonly string[], cache?: LinkCache): LinkTargets {
   const urls: string[] = [];
@@ -52,7 +43,8 @@ export function linkTargets(pageUrl: string, outlinks: readonly string[], cache?
   for (const link of outlinks) {
     let c = cache?.get(link);
     if (c === undefined) {
-      c = canonicalLink(link);
+      // canonicalizeUrl's url and domain, without the SURT and the private domain a link target does not need
+      c = canonicalLinkTarget(link);
       if (cache !== undefined) {
         if (cache.size >= MAX_CACHED) cache.clear();
         cache.set(link, c);
