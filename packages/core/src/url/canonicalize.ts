@@ -62,6 +62,20 @@ export function canonicalQuery(search: string): string {
   return params.length === 0 ? '' : params.join('&');
 }
 
+/** The canonical scheme, host, port, path, query and URL of a parsed http(s) URL (see {@link canonicalizeUrl}). */
+function canonicalParts(u: URL, proto: 'http:' | 'https:'): Pick<CanonicalUrl, 'scheme' | 'host' | 'port' | 'path' | 'query' | 'url'> {
+  const scheme = proto === 'http:' ? 'http' : 'https';
+  let host = u.hostname;
+  // 'example.com.' and 'example.com' are one site; a host of only dots ('http://./') stays as is
+  if (host.length > 1 && host.endsWith('.') && host.charCodeAt(host.length - 2) !== 46) host = host.slice(0, -1);
+  const port = u.port === '' ? null : Number(u.port);
+  const path = canonicalPath(u.pathname);
+  const query = canonicalQuery(u.search);
+  const authority = port === null ? host : `${host}:${port}`;
+  const url = query.length === 0 ? `${scheme}://${authority}${path}` : `${scheme}://${authority}${path}?${query}`;
+  return { scheme, host, port, path, query, url };
+}
+
 /**
  * Canonicalises an absolute http(s) URL: WHATWG parse (lower-case scheme and host, IDNA → punycode,
  * IPv4 forms normalised, default port dropped, dot segments resolved), then: fragment and userinfo
@@ -80,19 +94,9 @@ export function canonicalizeUrl(raw: string, base?: string): CanonicalUrl {
   }
   const proto = u.protocol;
   if (proto !== 'http:' && proto !== 'https:') throw new UrlError('CCP_ERR_URL_SCHEME', 'only http and https URLs are indexed', raw);
-  const scheme = proto === 'http:' ? 'http' : 'https';
-  let host = u.hostname;
-  // 'example.com.' and 'example.com' are one site; a host of only dots ('http://./') stays as is
-  if (host.length > 1 && host.endsWith('.') && host.charCodeAt(host.length - 2) !== 46) host = host.slice(0, -1);
-  const port = u.port === '' ? null : Number(u.port);
-  const pathname = u.pathname;
-  const search = u.search;
-  const path = canonicalPath(pathname);
-  const query = canonicalQuery(search);
-  const authority = port === null ? host : `${host}:${port}`;
-  const url = query.length === 0 ? `${scheme}://${authority}${path}` : `${scheme}://${authority}${path}?${query}`;
+  const { scheme, host, port, path, query, url } = canonicalParts(u, proto);
   const { domain, privateDomain } = registeredDomainsOfHost(host);
-  return { raw, url, scheme, host, port, path, query, domain, privateDomain, surt: buildSurt(base === undefined ? raw : u.href, host, port, pathname, search) };
+  return { raw, url, scheme, host, port, path, query, domain, privateDomain, surt: buildSurt(base === undefined ? raw : u.href, host, port, u.pathname, u.search) };
 }
 
 /** A link as the link graph keeps it: its canonical URL and the registered domain it counts under. */
@@ -119,13 +123,6 @@ export function canonicalLinkTarget(raw: string): LinkTarget | null {
   }
   const proto = u.protocol;
   if (proto !== 'http:' && proto !== 'https:') return null;
-  // as canonicalizeUrl: a trailing dot dropped (not from a host of only dots), the default port dropped
-  let host = u.hostname;
-  if (host.length > 1 && host.endsWith('.') && host.charCodeAt(host.length - 2) !== 46) host = host.slice(0, -1);
-  const port = u.port;
-  const path = canonicalPath(u.pathname);
-  const query = canonicalQuery(u.search);
-  const authority = port === '' ? host : `${host}:${Number(port)}`;
-  const base = `${proto}//${authority}${path}`;
-  return { url: query.length === 0 ? base : `${base}?${query}`, domain: icannDomainOfHost(host) ?? host };
+  const { host, url } = canonicalParts(u, proto);
+  return { url, domain: icannDomainOfHost(host) ?? host };
 }
