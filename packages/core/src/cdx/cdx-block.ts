@@ -1,5 +1,5 @@
 import { isAscii } from 'node:buffer';
-import { cdxLineReason, parseCdxLineAt, SpecialCharFinder, type CdxLineReason, type CdxRecord } from './cdx-line';
+import { CDX_FIELD_ORDER, cdxLineReason, parseCdxLineAt, SpecialCharFinder, type CdxLineReason, type CdxRecord } from './cdx-line';
 import { languagesOf, statusAt } from './cdx-values';
 import { BlockLineScan } from './line-scan';
 
@@ -73,8 +73,13 @@ export function parseCdxScan(scan: BlockLineScan, gate?: CdxLineGate): CdxBlockR
   const out: CdxBlockResult = { records: [], errors: [], lines: 0 };
   const { bytes } = scan;
   const { records } = out;
-  const at = scan.values.subarray(1);
+  const { values } = scan;
+  const at = values.subarray(1);
   const dropped = gate === undefined ? [] : gate.reasons.map(() => 0);
+  // the lines taken and kept wait in `rows` (ROW numbers each: start, end, then `values`) until a line that is not
+  // taken, or the block's end, so that adjacent ones are decoded together (recordsOf)
+  let rows = keptRows;
+  let o = 0;
   let lineNo = 0;
   for (let s = 0, n = bytes.length; s < n; ) {
     lineNo++;
@@ -82,15 +87,23 @@ export function parseCdxScan(scan: BlockLineScan, gate?: CdxLineGate): CdxBlockR
     const nl = r >> 1;
     if ((r & 1) === 1) {
       const d = gate === undefined ? -1 : gate.drop(bytes, at);
-      if (d < 0) records.push(recordAt(bytes, s, nl, scan.values[0]!, at));
-      else dropped[d]!++;
+      if (d < 0) {
+        if (o + ROW > rows.length) rows = keptRows = grown(rows, o);
+        rows[o] = s;
+        rows[o + 1] = nl;
+        for (let i = 0; i < VALUES; i++) rows[o + 2 + i] = values[i]!;
+        o += ROW;
+      } else dropped[d]!++;
     } else if (nl > s && !(nl === s + 1 && bytes[s] === 13)) {
       // an empty line, or one of a lone `\r`, is skipped as parseCdxText skips it
+      recordsOf(bytes, rows, o, records);
+      o = 0;
       const line = bytes.toString('utf8', s, nl);
       parseOne(line, 0, line.length, lineNo, SPECIAL_CHAR.test(line), out);
     }
     s = nl + 1;
   }
+  recordsOf(bytes, rows, o, records);
   out.lines = out.records.length + out.errors.length;
   if (gate !== undefined) {
     out.dropped = {};
@@ -140,34 +153,68 @@ function parseTextInto(text: string, lineNo: number, out: CdxBlockResult): numbe
 }
 
 const [STATUS, LENGTH, OFFSET, FILENAME, LANGUAGES] = [3, 5, 6, 7, 10];
+/** A scan's answer for a line: its first space, then start and end of each key's value. */
+const VALUES = 1 + 2 * CDX_FIELD_ORDER.length;
+/** A kept line in `rows`: its start and end (its `\n`), then its {@link VALUES}. */
+const ROW = 2 + VALUES;
+/** Decoded together, adjacent kept lines make one string of at most this many bytes (a regular heap object). */
+const MAX_RUN = 1 << 15;
+
+/** The rows of kept lines, used again from block to block (grown to the most kept lines of a block). */
+let keptRows: Int32Array = new Int32Array(ROW * 1024);
+
+function grown(rows: Int32Array, used: number): Int32Array {
+  const more = new Int32Array(rows.length * 2);
+  more.set(rows.subarray(0, used));
+  return more;
+}
 
 /**
- * The record of the line `[s, nl)` of `bytes`, which {@link BlockLineScan} took: its first space at `sp1`, its values
- * where `at` says. The line is ASCII: one string for it (Latin-1), the values sliced from it.
+ * The records of the kept lines in `rows[0, end)`, pushed in order. A run of adjacent lines (each starting where the
+ * one before ended) is decoded as one string, and their values are sliced from it: a decode costs ≈95 ns a call plus
+ * ≈0.08 ns a byte, and on real blocks kept lines come in runs (0.46 decodes a kept line on the bench's blocks).
  */
-function recordAt(bytes: Buffer, s: number, nl: number, sp1: number, at: Int32Array): CdxRecord {
-  const t = bytes.toString('latin1', s, nl);
-  const status = at[2 * STATUS]!;
-  const languages = at[2 * LANGUAGES]!;
+function recordsOf(bytes: Buffer, rows: Int32Array, end: number, records: CdxRecord[]): void {
+  for (let o = 0; o < end; ) {
+    const from = rows[o]!;
+    let last = o;
+    while (last + ROW < end && rows[last + ROW]! === rows[last + 1]! + 1 && rows[last + ROW + 1]! - from <= MAX_RUN) last += ROW;
+    const t = bytes.toString('latin1', from, rows[last + 1]!);
+    for (; o <= last; o += ROW) records.push(recordAt(bytes, t, from, rows, o));
+  }
+}
+
+/**
+ * The record of the kept line at `rows[o]`, which {@link BlockLineScan} took (its values where the row says). The line
+ * is ASCII and a part of `t`, which holds the bytes from `from` on (Latin-1); its values are sliced from `t`.
+ */
+function recordAt(bytes: Buffer, t: string, from: number, rows: Int32Array, o: number): CdxRecord {
+  const s = rows[o]! - from;
+  const sp1 = rows[o + 2]! - from;
+  const v = o + 3; // the row's values: start and end of key k's at v + 2k, v + 2k + 1
+  const status = rows[v + 2 * STATUS]!;
+  const languages = rows[v + 2 * LANGUAGES]!;
   // the property order of newRecord (cdx-line.ts): one hidden class for all records
   return {
-    surt: t.slice(0, sp1 - s), timestamp: t.slice(sp1 + 1 - s, sp1 + 15 - s), url: valueOf(t, at, 0, s)!, mime: valueOf(t, at, 1, s),
-    mimeDetected: valueOf(t, at, 2, s), status: status >= 0 && at[2 * STATUS + 1]! - status === 3 ? statusAt(t, status - s) : valueOf(t, at, STATUS, s),
-    digest: valueOf(t, at, 4, s), length: digitsAt(bytes, at, LENGTH), offset: digitsAt(bytes, at, OFFSET), filename: valueOf(t, at, FILENAME, s)!,
-    charset: valueOf(t, at, 9, s), languages: languages >= 0 ? languagesOf(valueOf(t, at, LANGUAGES, s)!) : [], redirect: valueOf(t, at, 8, s),
-    encoding: valueOf(t, at, 11, s), truncated: valueOf(t, at, 12, s), extra: undefined, keyOrder: undefined,
+    surt: t.slice(s, sp1), timestamp: t.slice(sp1 + 1, sp1 + 15), url: valueOf(t, rows, v, from)!, mime: valueOf(t, rows, v + 2, from),
+    mimeDetected: valueOf(t, rows, v + 4, from),
+    status: status >= 0 && rows[v + 2 * STATUS + 1]! - status === 3 ? statusAt(t, status - from) : valueOf(t, rows, v + 2 * STATUS, from),
+    digest: valueOf(t, rows, v + 8, from), length: digitsAt(bytes, rows, v + 2 * LENGTH), offset: digitsAt(bytes, rows, v + 2 * OFFSET),
+    filename: valueOf(t, rows, v + 2 * FILENAME, from)!, charset: valueOf(t, rows, v + 18, from),
+    languages: languages >= 0 ? languagesOf(valueOf(t, rows, v + 2 * LANGUAGES, from)!) : [], redirect: valueOf(t, rows, v + 16, from),
+    encoding: valueOf(t, rows, v + 22, from), truncated: valueOf(t, rows, v + 24, from), extra: undefined, keyOrder: undefined,
   };
 }
 
-/** Key `k`'s value (1–15 digits) as a number. */
-function digitsAt(u8: Uint8Array, at: Int32Array, k: number): number {
+/** The value (1–15 digits) whose start and end are at `rows[i]`, `rows[i + 1]`, as a number. */
+function digitsAt(u8: Uint8Array, rows: Int32Array, i: number): number {
   let v = 0;
-  for (let i = at[2 * k]!, end = at[2 * k + 1]!; i < end; i++) v = v * 10 + u8[i]! - 48;
+  for (let p = rows[i]!, end = rows[i + 1]!; p < end; p++) v = v * 10 + u8[p]! - 48;
   return v;
 }
 
-/** Key `k`'s value in line `t`, which starts at byte `s`, or undefined when the line has none. */
-function valueOf(t: string, at: Int32Array, k: number, s: number): string | undefined {
-  const vs = at[2 * k]!;
-  return vs < 0 ? undefined : t.slice(vs - s, at[2 * k + 1]! - s);
+/** The value whose start and end are at `rows[i]`, `rows[i + 1]` (−1: none), in `t`, which starts at byte `from`. */
+function valueOf(t: string, rows: Int32Array, i: number, from: number): string | undefined {
+  const vs = rows[i]!;
+  return vs < 0 ? undefined : t.slice(vs - from, rows[i + 1]! - from);
 }
