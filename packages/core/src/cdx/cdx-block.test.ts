@@ -210,6 +210,21 @@ describe('parseCdxBytes with a filter\'s line gate drops exactly what the filter
     expectGateAgreesWithFilter(`${lines.join('\n')}\n`, spec);
   });
 
+  test('kept lines decoded together: runs past the 32 KB a string, cut by dropped lines, refused lines and empty lines, to the block\'s end', () => {
+    const kept = REAL.filter((l) => l.includes('"status": "200"') && /"languages": "[^"]*eng/.test(l));
+    const dropped = REAL.find((l) => l.includes('"status": "404"'))!;
+    const refused = kept[3]!.replace('"url": "', '"url": "a\\"b'); // an escaped quote: the line parser's
+    const run = (n: number, from: number): string[] => Array.from({ length: n }, (_, i) => kept[(from + i) % kept.length]!);
+    const lines = [...run(250, 0), dropped, kept[0]!, refused, kept[1]!, '', kept[2]!, dropped, dropped, ...run(80, 7)];
+    expect(lines.slice(0, 250).join('\n').length).toBeGreaterThan(3 << 15);
+    for (const spec of [{}, { status: null, languages: null }]) {
+      expectGateAgreesWithFilter(`${lines.join('\n')}\n`, spec);
+      expectGateAgreesWithFilter(lines.join('\n'), spec);
+      expectGateAgreesWithFilter(`${[refused, ...lines, refused].join('\n')}\n`, spec);
+    }
+    expect(parseCdxBytes(Buffer.from(lines.join('\n'), 'utf8'), compileFilter({}).lineGate).records.length).toBe(250 + 3 + 80 + 1);
+  });
+
   test('status, languages, mime and mime-detected in every odd form: absent, empty, padded, commas, other lengths', () => {
     const base = REAL.find((l) => l.includes('"status": "200"') && l.includes('"languages": "eng"') && l.includes('"mime-detected"'))!;
     const variants: string[] = [];
