@@ -71,9 +71,8 @@ export function parseCdxBytes(bytes: Buffer, gate?: CdxLineGate): CdxBlockResult
  */
 export function parseCdxScan(scan: BlockLineScan, gate?: CdxLineGate): CdxBlockResult {
   const out: CdxBlockResult = { records: [], errors: [], lines: 0 };
-  const { bytes } = scan;
+  const { bytes, values } = scan;
   const { records } = out;
-  const { values } = scan;
   const at = values.subarray(1);
   const dropped = gate === undefined ? [] : gate.reasons.map(() => 0);
   // the lines taken and kept wait in `rows` (ROW numbers each: start, end, then `values`) until a line that is not
