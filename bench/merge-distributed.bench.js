@@ -7,7 +7,8 @@
 // Every DuckDB runs one thread. Reported: medians of wall seconds (the coordinator's, start to published) and CPU
 // seconds (coordinator + merge-workers, from /proc), load average. Goals: dist-2 wall ≤ 0.6 × dist-1 wall; the
 // distributed CPU ≤ 1.1 × single's. Needs RabbitMQ on 127.0.0.1:5672.
-//   node bench/merge-distributed.bench.js [rows=1000000] [--rounds 3] [--pass-rows 250000] [--search false]
+//   node bench/merge-distributed.bench.js [rows=1000000] [--rounds 3] [--pass-rows 250000] [--search false] [--kinds single,dist-1,dist-2]
+//     [--worker-memory SIZE] [--pair-floor]  first, the machine's own floor: task-sized DuckDB work alone and two processes at once
 const { cpSync, mkdtempSync, readFileSync, rmSync } = require('node:fs');
 const { tmpdir } = require('node:os');
 const { join } = require('node:path');
@@ -54,9 +55,9 @@ async function coordinate(dir, prefix, passRows, search) {
   console.log(JSON.stringify({ wall: Number(process.hrtime.bigint() - t0) / 1e9, cpu: (cpu.user + cpu.system) / 1e6, rowsIn: r.rowsIn, files: r.rewrittenFiles, phases, phaseCpu }));
 }
 
-function startWorkers(n, dir, prefix) {
+function startWorkers(n, dir, prefix, workerMemory) {
   return Array.from({ length: n }, () => {
-    const p = spawn(process.execPath, [CCPIPE, 'merge-worker', '--data', dir, '--queue-prefix', prefix, '--metrics-port', '0', '--log-level', 'warn', '--rabbitmq', RABBITMQ], { stdio: ['ignore', 'ignore', 'inherit'] });
+    const p = spawn(process.execPath, [CCPIPE, 'merge-worker', '--data', dir, '--queue-prefix', prefix, '--metrics-port', '0', '--log-level', 'warn', '--rabbitmq', RABBITMQ, ...(workerMemory === '' ? [] : ['--memory-limit', workerMemory])], { stdio: ['ignore', 'ignore', 'inherit'] });
     return p;
   });
 }
@@ -69,15 +70,22 @@ async function mainParent() {
   const passRows = Number(flag('--pass-rows', 250_000));
   // --search false: no search shards (a merge-worker then runs one thread, DuckDB's; with them, a shard-build thread too)
   const search = flag('--search', 'true');
+  // --worker-memory 256MB: the merge-workers' --memory-limit (default: theirs)
+  const workerMemory = flag('--worker-memory', '');
   const root = mkdtempSync(join(tmpdir(), 'ccpipe-bench-mdist-'));
   const child = childOf(__filename);
   try {
     const parts = join(root, 'parts');
     const gen = spawnSync(process.execPath, [join(__dirname, 'merge.bench.js'), 'gen', parts, String(rows), '0', '1'], { stdio: 'inherit' });
     if (gen.status !== 0) throw new Error('generating the parts failed');
+    if (args.includes('--pair-floor')) await pairFloor(parts, rounds);
     console.log(`${rows} rows of synthetic captures, ${rounds} rounds, groups of ${passRows} rows, search shards ${search === 'false' ? 'off' : 'on'}; load before: ${loadAvg()}`);
-    const got = { single: [], 'dist-1': [], 'dist-2': [] };
-    const kinds = Object.keys(got);
+    // --kinds dist-1,dist-2: a subset of the sides (the ratios need the sides they divide)
+    // --kinds none: the pair floor only
+    const kinds = flag('--kinds', 'single,dist-1,dist-2').split(',').filter((k) => k !== 'none');
+    if (kinds.length === 0) return;
+    if ( kinds.some((k) => !['single', 'dist-1', 'dist-2'].includes(k))) throw new Error('--kinds: a list of single, dist-1, dist-2');
+    const got = Object.fromEntries(kinds.map((k) => [k, []]));
     for (let r = 0; r < rounds; r++) {
       for (const kind of r % 2 === 0 ? kinds : [...kinds].reverse()) {
         const dir = join(root, `run-${r}-${kind}`);
@@ -86,7 +94,7 @@ async function mainParent() {
           got[kind].push(child(['--coord', dir, '-', String(passRows), search]));
         } else {
           const prefix = `ccpipe-bench-${randomBytes(3).toString('hex')}`;
-          const workers = startWorkers(kind === 'dist-1' ? 1 : 2, dir, prefix);
+          const workers = startWorkers(kind === 'dist-1' ? 1 : 2, dir, prefix, workerMemory);
           await new Promise((res) => setTimeout(res, 1500)); // subscribed
           const before = workers.map((w) => cpuOf(w.pid));
           const c = await new Promise((resolve, reject) => {
@@ -112,13 +120,66 @@ async function mainParent() {
     for (const k of kinds) console.log(`  ${k.padEnd(7)} ${names.map((n) => m(k, (x) => x.phases[n] ?? 0).toFixed(2)).join('  ')}`);
     console.log(`  the coordinator's CPU seconds in each phase (median; orderings, links and search run inside index):`);
     for (const k of kinds) console.log(`  ${k.padEnd(7)} ${names.map((n) => m(k, (x) => x.phaseCpu?.[n] ?? 0).toFixed(2)).join('  ')}`);
-    console.log(`dist-2 / dist-1 wall: ${(m('dist-2', (x) => x.wall) / m('dist-1', (x) => x.wall)).toFixed(3)}  (goal ≤ 0.6)`);
-    console.log(`dist-1 CPU / single CPU: ${(m('dist-1', (x) => x.cpu) / m('single', (x) => x.cpu)).toFixed(3)}  (goal ≤ 1.1)`);
+    if (got['dist-1'] && got['dist-2']) console.log(`dist-2 / dist-1 wall: ${(m('dist-2', (x) => x.wall) / m('dist-1', (x) => x.wall)).toFixed(3)}  (goal ≤ 0.6)`);
+    if (got['dist-1'] && got.single) console.log(`dist-1 CPU / single CPU: ${(m('dist-1', (x) => x.cpu) / m('single', (x) => x.cpu)).toFixed(3)}  (goal ≤ 1.1)`);
     console.log(`load after: ${loadAvg()}`);
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
 }
 
-if (process.argv[2] === '--coord') coordinate(process.argv[3], process.argv[4], process.argv[5], process.argv[6]).catch((e) => { console.error(e); process.exit(1); });
+/**
+ * One process's share of the pair floor (--pair-floor): in a DuckDB like a merge task's (one thread, 256MB, spill in
+ * `dir`), the rows of `files` read, sorted by domain and URL and written as zstd Parquet — a lake task's kind of work.
+ * Prints its wall and CPU seconds.
+ */
+async function pairChild(dir, files) {
+  const { DuckDBInstance } = require('@duckdb/node-api');
+  const db = await DuckDBInstance.create(':memory:', { threads: '1', memory_limit: '256MB', temp_directory: join(dir, 'spill'), preserve_insertion_order: 'true' });
+  const sqlList = (xs) => `[${xs.map((x) => `'${x}'`).join(', ')}]`;
+  const conn = await db.connect();
+  const cpu0 = process.cpuUsage();
+  const t0 = process.hrtime.bigint();
+  await conn.run(`COPY (SELECT * FROM read_parquet(${sqlList(files)}) ORDER BY domain, url) TO '${join(dir, 'out.parquet')}' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 8192)`);
+  const cpu = process.cpuUsage(cpu0);
+  console.log(JSON.stringify({ wall: Number(process.hrtime.bigint() - t0) / 1e9, cpu: (cpu.user + cpu.system) / 1e6 }));
+  conn.closeSync();
+  db.closeSync();
+}
+
+/**
+ * The machine's own floor for two merge-workers: the same task-sized DuckDB work (pairChild over 500k of the parts'
+ * rows) in one process alone, and in two processes at once, alternated each round. Two merge-workers can finish their
+ * tasks in no less than `paired / (2 × alone)` of one merge-worker's time, whatever the coordinator does.
+ */
+async function pairFloor(parts, rounds) {
+  const { readdirSync } = require('node:fs');
+  const files = readdirSync(join(parts, 'batches', 'dataset_id=1')).sort().map((d) => join(parts, 'batches', 'dataset_id=1', d, 'part.parquet'));
+  const per = Math.max(1, Math.round(500_000 / 50_000));
+  const run = (n) => Promise.all(Array.from({ length: n }, (_, i) => new Promise((resolve, reject) => {
+    const dir = mkdtempSync(join(tmpdir(), 'ccpipe-bench-pair-'));
+    const p = spawn(process.execPath, [__filename, '--pair-child', dir, ...files.slice(i * per, (i + 1) * per)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    p.stdout.on('data', (d) => (out += d));
+    p.on('exit', (code) => {
+      rmSync(dir, { recursive: true, force: true });
+      if (code === 0) resolve(JSON.parse(out.trim().split('\n').pop()));
+      else reject(new Error(`pair child exited ${code}`));
+    });
+  })));
+  const alone = [];
+  const paired = [];
+  for (let r = 0; r < rounds; r++) {
+    for (const n of r % 2 === 0 ? [1, 2] : [2, 1]) {
+      const got = await run(n);
+      (n === 1 ? alone : paired).push(...got);
+    }
+  }
+  const m = (xs, f) => median(xs.map(f));
+  console.log(`pair floor (${rounds} rounds, ${per} parts a process): alone wall ${m(alone, (x) => x.wall).toFixed(2)} s cpu ${m(alone, (x) => x.cpu).toFixed(2)} s; two at once, each: wall ${m(paired, (x) => x.wall).toFixed(2)} s cpu ${m(paired, (x) => x.cpu).toFixed(2)} s`);
+  console.log(`  two merge-workers' tasks can take no less than ${(m(paired, (x) => x.wall) / (2 * m(alone, (x) => x.wall))).toFixed(3)} of one's on this machine now (load ${loadAvg()})`);
+}
+
+if (process.argv[2] === '--pair-child') pairChild(process.argv[3], process.argv.slice(4)).catch((e) => { console.error(e); process.exit(1); });
+else if (process.argv[2] === '--coord') coordinate(process.argv[3], process.argv[4], process.argv[5], process.argv[6]).catch((e) => { console.error(e); process.exit(1); });
 else mainParent().catch((e) => { console.error(e); process.exitCode = 1; });

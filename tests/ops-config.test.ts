@@ -12,7 +12,7 @@ import { workerMetrics } from '../packages/worker/src/metrics';
 import { apiMetrics, indexMetrics, lakeReaderMetrics, searchMetrics } from '../packages/api/src/metrics';
 import { mergeMetrics } from '../packages/cli/src/merge/merge-metrics';
 import { MERGER_METRICS_PORT } from '../packages/cli/src/merge/merger-main';
-import { MERGE_WORKER_METRICS_PORT, mergeWorkerMetrics } from '../packages/cli/src/commands/merge-worker';
+import { MERGE_WORKER_MEMORY_LIMIT, MERGE_WORKER_METRICS_PORT, mergeWorkerMetrics } from '../packages/cli/src/commands/merge-worker';
 import { WORKER_DRAIN_MS } from '../packages/worker/src/main';
 import { buildProgram } from '../packages/cli/src/main';
 import { REPO_ROOT } from './support/corpus';
@@ -265,6 +265,14 @@ describe('prometheus.yml', () => {
     expect(workerPort).toBe(defaultPort('packages/worker/src/main.ts'));
     const job = /job_name: worker\n\s+dns_sd_configs:\n\s+- names: \["worker"\]\n\s+type: A\n\s+port: (\d+)/.exec(prometheus);
     expect(Number(job?.[1])).toBe(workerPort);
+  });
+
+  it("gives merge-workers their own memory limit, the merge-worker's default, not the merger's", () => {
+    const m = /command: \["merge-worker", "--memory-limit", "\$\{MERGE_WORKER_MEMORY_LIMIT:-([^}]+)\}"\]/.exec(serviceLines('merge-worker').join('\n'));
+    expect(m?.[1]).toBe(MERGE_WORKER_MEMORY_LIMIT);
+    expect(MERGE_WORKER_MEMORY_LIMIT).not.toBe('256MB'); // the merger's: a stage task spills under it (docs/merge-tasks.md)
+    const cmd = buildProgram().commands.find((c) => c.name() === 'merge-worker')!;
+    expect(cmd.options.find((o) => o.long === '--memory-limit')?.description).toContain(`default ${MERGE_WORKER_MEMORY_LIMIT}`);
   });
 
   it('finds every merge-worker replica by DNS on the port compose gives it, which is its default', () => {

@@ -22,17 +22,26 @@ import { STORE_KEYS, addConfigFlags, configFlagsOf } from './config-flags';
 
 const MERGE_WORKER: ConfigKey[] = [...STORE_KEYS, 'logLevel', 'rabbitmqUrl', 'brokerGiveUpMs', 'queuePrefix', 'metricsPort', 'metricsHost'];
 
+/**
+ * A merge-worker task's DuckDB memory limit by default. Above the merger's 256MB: a stage task (a slice of ≈ 500k new
+ * rows written out by lake group) ran 35 % faster with 1GB on the 5M-row bench (stage phase medians of 3 alternated
+ * runs, 26 s against 40 s: docs/merge-tasks.md), and two merge-workers then no longer slowed each other's tasks. A
+ * merge-worker is a process of its own, one task at a time; `--memory-limit` sets it.
+ */
+export const MERGE_WORKER_MEMORY_LIMIT = '1GB';
+
 /** The merge-worker's /metrics port by default (batcher 9000, worker 9001, merger 9002). */
 export const MERGE_WORKER_METRICS_PORT = 9003;
 
 /**
  * `ccpipe merge-worker`: runs the lake-writing tasks of distributed merges (`ccpipe merge --distribute`,
  * docs/merge-tasks.md) from the `<prefix>.merge-tasks` queue, one at a time, until SIGTERM (the task in hand finishes
- * first). Scale it like workers. Each task gets a DuckDB of its own (one thread, `--memory-limit`).
+ * first). Scale it like workers. Each task gets a DuckDB of its own (one thread, `--memory-limit`, default
+ * {@link MERGE_WORKER_MEMORY_LIMIT}).
  */
 export function registerMergeWorkerCommand(program: Command): void {
   addConfigFlags(program.command('merge-worker').description('run the lake-writing tasks of distributed merges (ccpipe merge --distribute) from the merge-task queue'), MERGE_WORKER)
-    .option('--memory-limit <size>', "DuckDB memory limit per task, e.g. '256MB' (the default)")
+    .option('--memory-limit <size>', `DuckDB memory limit per task, e.g. '512MB' (default ${MERGE_WORKER_MEMORY_LIMIT}; it spills to --tmp-dir beyond it)`)
     .option('--tmp-dir <dir>', 'where a task keeps its local copies and spill (default: the system temp dir)')
     .action(async (opts: Record<string, unknown>) => {
       const config = loadConfig(process.env, configFlagsOf(opts, MERGE_WORKER));
@@ -66,7 +75,7 @@ export function mergeWorkerMain(config: Config, opts: { memoryLimit?: string; tm
       const dataDir = localStoreDir(config.data);
       const own = join(opts.tmpDir, `ccpipe-merge-worker-${process.pid}`);
       defer(() => rm(own, { recursive: true, force: true })); // each task removes its own folder; this one goes at exit
-      const worker = await startMergeWorker(consumer, store, { tmpDir: own, ...(dataDir !== undefined && { dataDir }), ...(opts.memoryLimit !== undefined && { memoryLimit: opts.memoryLimit }) }, {
+      const worker = await startMergeWorker(consumer, store, { tmpDir: own, ...(dataDir !== undefined && { dataDir }), memoryLimit: opts.memoryLimit ?? MERGE_WORKER_MEMORY_LIMIT }, {
         onTaskDone: (e) => {
           tasks.inc({ outcome: 'done' });
           log.info(e, 'merge task done');
