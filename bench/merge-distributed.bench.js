@@ -8,7 +8,8 @@
 // seconds (coordinator + merge-workers, from /proc), load average. Goals: dist-2 wall ≤ 0.6 × dist-1 wall; the
 // distributed CPU ≤ 1.1 × single's. Needs RabbitMQ on 127.0.0.1:5672.
 //   node bench/merge-distributed.bench.js [rows=1000000] [--rounds 3] [--pass-rows 250000] [--search false] [--kinds single,dist-1,dist-2]
-//     [--worker-memory SIZE] [--pair-floor]  first, the machine's own floor: task-sized DuckDB work alone and two processes at once
+//     [--worker-memory SIZE] [--pair-floor]  each round also measures the machine's own floor: task-sized DuckDB work
+//     alone and in two processes at once (--kinds none: that alone)
 const { cpSync, mkdtempSync, readFileSync, rmSync } = require('node:fs');
 const { tmpdir } = require('node:os');
 const { join } = require('node:path');
@@ -78,15 +79,15 @@ async function mainParent() {
     const parts = join(root, 'parts');
     const gen = spawnSync(process.execPath, [join(__dirname, 'merge.bench.js'), 'gen', parts, String(rows), '0', '1'], { stdio: 'inherit' });
     if (gen.status !== 0) throw new Error('generating the parts failed');
-    if (args.includes('--pair-floor')) await pairFloor(parts, rounds);
     console.log(`${rows} rows of synthetic captures, ${rounds} rounds, groups of ${passRows} rows, search shards ${search === 'false' ? 'off' : 'on'}; load before: ${loadAvg()}`);
     // --kinds dist-1,dist-2: a subset of the sides (the ratios need the sides they divide)
     // --kinds none: the pair floor only
     const kinds = flag('--kinds', 'single,dist-1,dist-2').split(',').filter((k) => k !== 'none');
-    if (kinds.length === 0) return;
-    if ( kinds.some((k) => !['single', 'dist-1', 'dist-2'].includes(k))) throw new Error('--kinds: a list of single, dist-1, dist-2');
+    if (kinds.some((k) => !['single', 'dist-1', 'dist-2'].includes(k))) throw new Error('--kinds: a list of single, dist-1, dist-2');
     const got = Object.fromEntries(kinds.map((k) => [k, []]));
+    const pair = args.includes('--pair-floor') ? { alone: [], paired: [] } : null;
     for (let r = 0; r < rounds; r++) {
+      if (pair !== null) await pairRound(parts, r % 2 === 0 ? [1, 2] : [2, 1], pair);
       for (const kind of r % 2 === 0 ? kinds : [...kinds].reverse()) {
         const dir = join(root, `run-${r}-${kind}`);
         cpSync(parts, dir, { recursive: true });
@@ -112,6 +113,11 @@ async function mainParent() {
       }
     }
     const m = (k, f) => median(got[k].map(f));
+    if (pair !== null) {
+      const pm = (xs, f) => median(xs.map(f));
+      console.log(`  pair floor: task-sized DuckDB work alone wall ${pm(pair.alone, (x) => x.wall).toFixed(2)} s (cpu ${pm(pair.alone, (x) => x.cpu).toFixed(2)}); two processes at once, each ${pm(pair.paired, (x) => x.wall).toFixed(2)} s (cpu ${pm(pair.paired, (x) => x.cpu).toFixed(2)})`);
+      console.log(`  → two merge-workers' tasks can take no less than ${(pm(pair.paired, (x) => x.wall) / (2 * pm(pair.alone, (x) => x.wall))).toFixed(3)} of one's on this machine in these rounds`);
+    }
     for (const k of kinds) {
       console.log(`  ${k.padEnd(7)} wall ${m(k, (x) => x.wall).toFixed(2)} s  cpu ${m(k, (x) => x.cpu).toFixed(2)} s${k === 'single' ? '' : `  (coordinator ${m(k, (x) => x.coordinatorCpu).toFixed(2)} s)`}  rows ${got[k][0].rowsIn}  files ${got[k][0].files}`);
     }
@@ -148,14 +154,15 @@ async function pairChild(dir, files) {
 }
 
 /**
- * The machine's own floor for two merge-workers: the same task-sized DuckDB work (pairChild over 500k of the parts'
- * rows) in one process alone, and in two processes at once, alternated each round. Two merge-workers can finish their
- * tasks in no less than `paired / (2 × alone)` of one merge-worker's time, whatever the coordinator does.
+ * One round of the machine's own floor for two merge-workers: the same task-sized DuckDB work (pairChild over 500k of
+ * the parts' rows) in one process alone, and in two processes at once, in the order `order`. Two merge-workers can
+ * finish their tasks in no less than `paired / (2 × alone)` of one merge-worker's time, whatever the coordinator does;
+ * measured in every round beside the merges, since it moves with the machine's neighbours.
  */
-async function pairFloor(parts, rounds) {
+async function pairRound(parts, order, into) {
   const { readdirSync } = require('node:fs');
   const files = readdirSync(join(parts, 'batches', 'dataset_id=1')).sort().map((d) => join(parts, 'batches', 'dataset_id=1', d, 'part.parquet'));
-  const per = Math.max(1, Math.round(500_000 / 50_000));
+  const per = 10; // the generator's parts hold 50k rows each
   const run = (n) => Promise.all(Array.from({ length: n }, (_, i) => new Promise((resolve, reject) => {
     const dir = mkdtempSync(join(tmpdir(), 'ccpipe-bench-pair-'));
     const p = spawn(process.execPath, [__filename, '--pair-child', dir, ...files.slice(i * per, (i + 1) * per)], { stdio: ['ignore', 'pipe', 'inherit'] });
@@ -167,17 +174,10 @@ async function pairFloor(parts, rounds) {
       else reject(new Error(`pair child exited ${code}`));
     });
   })));
-  const alone = [];
-  const paired = [];
-  for (let r = 0; r < rounds; r++) {
-    for (const n of r % 2 === 0 ? [1, 2] : [2, 1]) {
-      const got = await run(n);
-      (n === 1 ? alone : paired).push(...got);
-    }
+  for (const n of order) {
+    const got = await run(n);
+    into[n === 1 ? 'alone' : 'paired'].push(...got);
   }
-  const m = (xs, f) => median(xs.map(f));
-  console.log(`pair floor (${rounds} rounds, ${per} parts a process): alone wall ${m(alone, (x) => x.wall).toFixed(2)} s cpu ${m(alone, (x) => x.cpu).toFixed(2)} s; two at once, each: wall ${m(paired, (x) => x.wall).toFixed(2)} s cpu ${m(paired, (x) => x.cpu).toFixed(2)} s`);
-  console.log(`  two merge-workers' tasks can take no less than ${(m(paired, (x) => x.wall) / (2 * m(alone, (x) => x.wall))).toFixed(3)} of one's on this machine now (load ${loadAvg()})`);
 }
 
 if (process.argv[2] === '--pair-child') pairChild(process.argv[3], process.argv.slice(4)).catch((e) => { console.error(e); process.exit(1); });
