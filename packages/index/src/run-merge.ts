@@ -100,8 +100,8 @@ export interface MergeOptions {
    */
   passRows?: number;
   /**
-   * DuckDB threads of a distributed merge's coordinator while it works on the new rows' keys alone — reading their
-   * domains and keys from the parts, the collision check, de-duplication, the content-versions policy and the plan — where nothing it writes
+   * DuckDB threads of a distributed merge's coordinator while it works on the new rows' keys alone — reading them from
+   * the parts, the collision check, de-duplication, the content-versions policy and the plan — where nothing it writes
    * depends on the order of rows (it is one thread elsewhere: COPY keeps ROW_GROUP_SIZE and row order only so). Those
    * phases run while the merge-workers wait for their tasks. Default: the machine's cores.
    */
@@ -604,9 +604,6 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
       // integer per row instead of a filename string joined back to a table (≈ 0.3 s CPU less per 1M rows).
       partList = partKeys.map((key, i) => ({ key, path: parts[i]! })).sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
       const sortedParts = partList.map((p) => p.path);
-      // a distributed merge reads the new rows' domains and keys on every core (see keyThreads): nothing it writes
-      // depends on their order until the threads go back to one
-      if (stageKeysOnly) await conn.run(`SET GLOBAL threads = ${keyThreads}`);
       // union_by_name: parts of older workers lack later columns (outlink_domains), which read as null beside newer
       // parts; a lake column no part has at all (every part from an older worker) is added as a typed null
       const readParts = `read_parquet(${sqlList(sortedParts)}, file_row_number = true, hive_partitioning = false, union_by_name = true)`;
@@ -630,6 +627,7 @@ async function mergeHolding(opts: MergeOptions, lease: MergeLease): Promise<Merg
       // each domain's partition, computed here once per domain (in the staging join it would be once per row)
       await conn.run(`CREATE OR REPLACE TEMP TABLE dom AS SELECT domain, domain64, ${partitionSql('domain64', ids.layout, bits)} AS prefix FROM dom`);
       phase('read');
+      if (stageKeysOnly) await conn.run(`SET GLOBAL threads = ${keyThreads}`);
       // The new rows are read from their parts once, into `staged` in partition order; a distributed merge stages
       // their keys only, and its stage tasks read the rows.
       const newRows = `SELECT r.* EXCLUDE (file_row_number), (r.file_index + 1)::INTEGER AS _f, r.file_row_number AS _r, dom.domain64, dom.prefix FROM ${partsSql} r JOIN dom USING (domain)`;
