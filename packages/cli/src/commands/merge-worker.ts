@@ -25,7 +25,7 @@ const MERGE_WORKER: ConfigKey[] = [...STORE_KEYS, 'logLevel', 'rabbitmqUrl', 'br
 /**
  * A merge-worker task's DuckDB memory limit by default. Above the merger's 256MB: a stage task (a slice of ≈ 500k new
  * rows written out by lake group) took 38 % less time with 1GB on the 5M-row bench (stage phase medians of 3 alternated
- * runs, 24.9 s against 40.1 s: docs/merge-tasks.md), and two merge-workers then no longer slowed each other's tasks. A
+ * runs, 24.9 s against 40.1 s: docs/merge-tasks.md). A
  * merge-worker is a process of its own, one task at a time; `--memory-limit` sets it.
  */
 export const MERGE_WORKER_MEMORY_LIMIT = '1GB';
