@@ -195,25 +195,25 @@ function recordAt(bytes: Buffer, t: string, from: number, rows: Int32Array, o: n
   const languages = rows[v + 2 * LANGUAGES]!;
   // the property order of newRecord (cdx-line.ts): one hidden class for all records
   return {
-    surt: t.slice(s, sp1), timestamp: t.slice(sp1 + 1, sp1 + 15), url: valueOf(t, rows, v, from)!, mime: valueOf(t, rows, v + 2, from),
-    mimeDetected: valueOf(t, rows, v + 4, from),
-    status: status >= 0 && rows[v + 2 * STATUS + 1]! - status === 3 ? statusAt(t, status - from) : valueOf(t, rows, v + 2 * STATUS, from),
-    digest: valueOf(t, rows, v + 8, from), length: digitsAt(bytes, rows, v + 2 * LENGTH), offset: digitsAt(bytes, rows, v + 2 * OFFSET),
-    filename: valueOf(t, rows, v + 2 * FILENAME, from)!, charset: valueOf(t, rows, v + 18, from),
-    languages: languages >= 0 ? languagesOf(valueOf(t, rows, v + 2 * LANGUAGES, from)!) : [], redirect: valueOf(t, rows, v + 16, from),
-    encoding: valueOf(t, rows, v + 22, from), truncated: valueOf(t, rows, v + 24, from), extra: undefined, keyOrder: undefined,
+    surt: t.slice(s, sp1), timestamp: t.slice(sp1 + 1, sp1 + 15), url: valueOf(t, rows, v, 0, from)!, mime: valueOf(t, rows, v, 1, from),
+    mimeDetected: valueOf(t, rows, v, 2, from),
+    status: status >= 0 && rows[v + 2 * STATUS + 1]! - status === 3 ? statusAt(t, status - from) : valueOf(t, rows, v, STATUS, from),
+    digest: valueOf(t, rows, v, 4, from), length: digitsAt(bytes, rows, v, LENGTH), offset: digitsAt(bytes, rows, v, OFFSET),
+    filename: valueOf(t, rows, v, FILENAME, from)!, charset: valueOf(t, rows, v, 9, from),
+    languages: languages >= 0 ? languagesOf(valueOf(t, rows, v, LANGUAGES, from)!) : [], redirect: valueOf(t, rows, v, 8, from),
+    encoding: valueOf(t, rows, v, 11, from), truncated: valueOf(t, rows, v, 12, from), extra: undefined, keyOrder: undefined,
   };
 }
 
-/** The value (1–15 digits) whose start and end are at `rows[i]`, `rows[i + 1]`, as a number. */
-function digitsAt(u8: Uint8Array, rows: Int32Array, i: number): number {
-  let v = 0;
-  for (let p = rows[i]!, end = rows[i + 1]!; p < end; p++) v = v * 10 + u8[p]! - 48;
-  return v;
+/** Key `k`'s value (1–15 digits) in the row whose values start at `rows[v]`, as a number. */
+function digitsAt(u8: Uint8Array, rows: Int32Array, v: number, k: number): number {
+  let n = 0;
+  for (let p = rows[v + 2 * k]!, end = rows[v + 2 * k + 1]!; p < end; p++) n = n * 10 + u8[p]! - 48;
+  return n;
 }
 
-/** The value whose start and end are at `rows[i]`, `rows[i + 1]` (−1: none), in `t`, which starts at byte `from`. */
-function valueOf(t: string, rows: Int32Array, i: number, from: number): string | undefined {
-  const vs = rows[i]!;
-  return vs < 0 ? undefined : t.slice(vs - from, rows[i + 1]! - from);
+/** Key `k`'s value in the row whose values start at `rows[v]`, sliced from `t` (which starts at byte `from`); undefined when the line has none. */
+function valueOf(t: string, rows: Int32Array, v: number, k: number, from: number): string | undefined {
+  const vs = rows[v + 2 * k]!;
+  return vs < 0 ? undefined : t.slice(vs - from, rows[v + 2 * k + 1]! - from);
 }
