@@ -18,6 +18,7 @@ const { randomBytes } = require('node:crypto');
 const { childOf, median, loadAvg } = require('./lib/proc');
 
 const RABBITMQ = 'amqp://guest:guest@127.0.0.1:5672';
+const { MERGE_WORKER_MEMORY_LIMIT } = require('../packages/cli/dist/commands/merge-worker');
 const CCPIPE = join(__dirname, '..', 'packages', 'cli', 'bin', 'ccpipe.js');
 const TICKS = 100; // USER_HZ
 
@@ -87,7 +88,7 @@ async function mainParent() {
     const got = Object.fromEntries(kinds.map((k) => [k, []]));
     const pair = args.includes('--pair-floor') ? { alone: [], paired: [] } : null;
     for (let r = 0; r < rounds; r++) {
-      if (pair !== null) await pairRound(parts, r % 2 === 0 ? [1, 2] : [2, 1], pair);
+      if (pair !== null) await pairRound(parts, r % 2 === 0 ? [1, 2] : [2, 1], workerMemory === '' ? MERGE_WORKER_MEMORY_LIMIT : workerMemory, pair);
       for (const kind of r % 2 === 0 ? kinds : [...kinds].reverse()) {
         const dir = join(root, `run-${r}-${kind}`);
         cpSync(parts, dir, { recursive: true });
@@ -135,18 +136,17 @@ async function mainParent() {
 }
 
 /**
- * One process's share of the pair floor (--pair-floor): in a DuckDB like a merge task's (one thread, 256MB, spill in
- * `dir`), the rows of `files` read, sorted by domain and URL and written as zstd Parquet — a lake task's kind of work.
- * Prints its wall and CPU seconds.
+ * One process's share of the pair floor (--pair-floor): in a DuckDB opened as a merge task opens its own (openDuck: one
+ * thread, the merge-workers' memory limit, spill in `dir`), the rows of `files` read, sorted by domain and URL and
+ * written as zstd Parquet — a lake task's kind of work. Prints its wall and CPU seconds.
  */
-async function pairChild(dir, files) {
-  const { DuckDBInstance } = require('@duckdb/node-api');
-  const db = await DuckDBInstance.create(':memory:', { threads: '1', memory_limit: '256MB', temp_directory: join(dir, 'spill'), preserve_insertion_order: 'true' });
-  const sqlList = (xs) => `[${xs.map((x) => `'${x}'`).join(', ')}]`;
+async function pairChild(dir, memoryLimit, files) {
+  const { openDuck, sqlList, sqlString } = require('../packages/index/dist/duck');
+  const db = await openDuck({ memoryLimit, tempDir: join(dir, 'spill') });
   const conn = await db.connect();
   const cpu0 = process.cpuUsage();
   const t0 = process.hrtime.bigint();
-  await conn.run(`COPY (SELECT * FROM read_parquet(${sqlList(files)}) ORDER BY domain, url) TO '${join(dir, 'out.parquet')}' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 8192)`);
+  await conn.run(`COPY (SELECT * FROM read_parquet(${sqlList(files)}) ORDER BY domain, url) TO ${sqlString(join(dir, 'out.parquet'))} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 8192)`);
   const cpu = process.cpuUsage(cpu0);
   console.log(JSON.stringify({ wall: Number(process.hrtime.bigint() - t0) / 1e9, cpu: (cpu.user + cpu.system) / 1e6 }));
   conn.closeSync();
@@ -159,13 +159,13 @@ async function pairChild(dir, files) {
  * finish their tasks in no less than `paired / (2 × alone)` of one merge-worker's time, whatever the coordinator does;
  * measured in every round beside the merges, since it moves with the machine's neighbours.
  */
-async function pairRound(parts, order, into) {
+async function pairRound(parts, order, memoryLimit, into) {
   const { readdirSync } = require('node:fs');
   const files = readdirSync(join(parts, 'batches', 'dataset_id=1')).sort().map((d) => join(parts, 'batches', 'dataset_id=1', d, 'part.parquet'));
   const per = 10; // the generator's parts hold 50k rows each
   const run = (n) => Promise.all(Array.from({ length: n }, (_, i) => new Promise((resolve, reject) => {
     const dir = mkdtempSync(join(tmpdir(), 'ccpipe-bench-pair-'));
-    const p = spawn(process.execPath, [__filename, '--pair-child', dir, ...files.slice(i * per, (i + 1) * per)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const p = spawn(process.execPath, [__filename, '--pair-child', dir, memoryLimit, ...files.slice(i * per, (i + 1) * per)], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     p.stdout.on('data', (d) => (out += d));
     p.on('exit', (code) => {
@@ -180,6 +180,6 @@ async function pairRound(parts, order, into) {
   }
 }
 
-if (process.argv[2] === '--pair-child') pairChild(process.argv[3], process.argv.slice(4)).catch((e) => { console.error(e); process.exit(1); });
+if (process.argv[2] === '--pair-child') pairChild(process.argv[3], process.argv[4], process.argv.slice(5)).catch((e) => { console.error(e); process.exit(1); });
 else if (process.argv[2] === '--coord') coordinate(process.argv[3], process.argv[4], process.argv[5], process.argv[6]).catch((e) => { console.error(e); process.exit(1); });
 else mainParent().catch((e) => { console.error(e); process.exitCode = 1; });
